@@ -1,0 +1,82 @@
+# cukern — build, test, benchmark.
+#   make            build cukern/core.so (gcc for src/, nvcc for kernels/)
+#   make test       install what is missing (Debian, as root), build, run every spec; ends "N passed, N failed"
+#   make demo       the main job: every kernel ladder (GPU if present, else host), report under bench/results
+#   make gpu-check  on the GPU host: sm_90a build, all specs, all ladders, results/logs to $OUT
+#   make install    (luarocks calls this) copies core.so and lua/cukern/*.lua to INST_LIBDIR / INST_LUADIR
+# Variables honoured: CUDA_HOME, CUDA_ARCH, LUA_INCDIR, LUA_LIBDIR, LIBFLAG, CFLAGS, NVCCFLAGS, INST_LIBDIR, INST_LUADIR.
+
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-13.0 /usr/lib/cuda))
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+LUA       ?= lua5.4
+LUA_INCDIR ?= $(firstword $(wildcard /usr/include/lua5.4 /usr/local/include/lua5.4 /usr/local/include))
+LIBFLAG   ?= -shared
+CFLAGS    ?= -O2
+# sm_90a (Hopper) unless told otherwise; CUDA_ARCH=sm_86 etc. for other GPUs.
+CUDA_ARCH ?= 90a
+GENCODE   ?= -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH)
+NVCCFLAGS ?= -O3 -lineinfo
+WERROR    ?=
+
+BUILD := build
+CK_CFLAGS := $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(WERROR) \
+             -Isrc -Ikernels -I$(CUDA_HOME)/include
+CK_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -fPIC -Xcompiler -Wall -Ikernels -Isrc \
+              --expt-relaxed-constexpr $(if $(WERROR),-Werror all-warnings)
+LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnvrtc -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+
+CORE_SRC := $(filter-out src/lcukern.c,$(wildcard src/*.c)) $(wildcard kernels/*.c kernels/*/*.c)
+CU_SRC   := $(wildcard kernels/*/*.cu)
+OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC) src/lcukern.c) $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
+
+.PHONY: all test check bench demo report readme gpu-check install clean deps
+all: cukern/core.so
+
+cukern/core.so: $(OBJ)
+	@mkdir -p cukern
+	$(CC) $(LIBFLAG) -o $@ $(OBJ) $(LDLIBS)
+
+$(BUILD)/src/lcukern.o: src/lcukern.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CK_CFLAGS) -I$(LUA_INCDIR) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CK_NVFLAGS) -MMD -MP -c $< -o $@
+
+-include $(OBJ:.o=.d)
+
+# Debian packages the tests need; installed only when missing (needs root, as on CI).
+deps:
+	@if ! command -v $(LUA) >/dev/null || ! test -f "$(LUA_INCDIR)/lua.h" || ! test -f /usr/share/lua/5.4/busted/runner.lua; then \
+	  echo "installing lua5.4 liblua5.4-dev lua-busted"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q lua5.4 liblua5.4-dev lua-busted; \
+	fi
+	@test -x "$(NVCC)" || { echo "CUDA toolkit not found (set CUDA_HOME); cukern needs nvcc and cuBLAS to build"; exit 1; }
+
+test: deps
+	$(MAKE) all WERROR=-Werror
+	@sh spec/run.sh
+
+check: test
+
+bench demo: deps all
+	$(LUA) examples/demo.lua
+
+report:
+	$(LUA) examples/report.lua bench/results bench/results --readme
+
+gpu-check:
+	sh .ci/gpu-check
+
+install: cukern/core.so
+	mkdir -p $(INST_LIBDIR)/cukern $(INST_LUADIR)/cukern
+	cp cukern/core.so $(INST_LIBDIR)/cukern/
+	cp lua/cukern/*.lua $(INST_LUADIR)/cukern/
+
+clean:
+	rm -rf $(BUILD) cukern

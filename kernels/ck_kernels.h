@@ -1,0 +1,159 @@
+/*
+ * ck_kernels.h — the contract between the C core (src/) and the device code (kernels/).
+ *
+ * Included by C (gcc) and CUDA (nvcc) code alike: no C++ and no Lua here. The core builds a descriptor
+ * (plain data: sizes, element strides, device pointers), picks a variant from the op's registry table and
+ * calls its launcher on the context's stream. Launchers return 0 on success, a cudaError_t, or
+ * CK_KERR_CUBLAS(status); they never synchronise, allocate with cudaMalloc, or print.
+ */
+#ifndef CK_KERNELS_H
+#define CK_KERNELS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CK_MAX_DIMS 8
+
+typedef enum { CK_F32 = 0, CK_F64 = 1, CK_I32 = 2, CK_F16 = 3, CK_BF16 = 4, CK_NDTYPES } ck_dtype;
+#define CK_DT_BIT(d) (1u << (d))
+#define CK_DT_FLOATS (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
+#define CK_DT_ALL3 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64) | CK_DT_BIT(CK_I32))
+
+#define CK_KERR_CUBLAS(s) (100000 + (int)(s))
+
+/* What a launcher gets besides its descriptor. */
+typedef struct ck_env {
+  void *stream;  /* cudaStream_t */
+  void *cublas;  /* cublasHandle_t, already bound to `stream` */
+  int sm_count, cc_major, cc_minor;
+  size_t smem_optin;  /* max dynamic shared memory per block after cudaFuncSetAttribute */
+  size_t l2_bytes;
+  /* Device workspace from the caching allocator; free it before returning (stream order makes that safe). */
+  void *(*ws_alloc)(void *owner, size_t bytes);
+  void (*ws_free)(void *owner, void *p);
+  void *owner;
+} ck_env;
+
+/* One rung of a ladder. */
+typedef struct ck_variant {
+  int id;              /* 0 = library reference */
+  const char *name;    /* short, lowercase: "naive", "smem", "cublas" */
+  const char *summary; /* one line */
+  unsigned dtypes;     /* CK_DT_BIT mask */
+  unsigned flags;      /* CK_VF_* below */
+  int (*launch)(const void *desc, const ck_env *env);
+  const char *(*supports)(const void *desc); /* NULL: yes; else the reason it cannot (static string) */
+} ck_variant;
+
+/* Layout needs a dispatcher satisfies (by copying) before it calls the launcher. */
+#define CK_VF_ROWMAJOR 1u   /* matmul: a_cs == b_cs == c_cs == 1; transpose: in_cs == 1 and out_cs == 1 */
+#define CK_VF_BLAS 2u       /* matmul: each operand has a unit stride in one of its two dims (cuBLAS) */
+#define CK_VF_CONTIGUOUS 4u /* elementwise: every operand contiguous, same shape (scalars allowed) */
+#define CK_VF_BENCH_ONLY 8u /* a bound, not an implementation of the op (e.g. memcpy in the transpose ladder) */
+
+/* ---------------------------------------------------------------- matmul
+ * C[b,i,j] = alpha * sum_p A[b,i,p] * B[b,p,j] + beta * C[b,i,j]   (beta == 0: C is not read; it may hold NaN)
+ * A[b,i,p] at a + b*a_bs + i*a_rs + p*a_cs (element strides). a_bs/b_bs may be 0 (broadcast batch).
+ * Any m, n, k >= 0 (k == 0: C = beta*C). batch >= 1.                                                    */
+typedef struct ck_mm_desc {
+  int dtype;
+  int64_t batch, m, n, k;
+  const void *a;
+  int64_t a_bs, a_rs, a_cs;
+  const void *b;
+  int64_t b_bs, b_rs, b_cs;
+  void *c;
+  int64_t c_bs, c_rs, c_cs;
+  double alpha, beta;
+} ck_mm_desc;
+
+/* ---------------------------------------------------------------- reduce
+ * x is contiguous and viewed as [outer, len, inner]: element (o, r, i) at x[(o*len + r)*inner + i].
+ * out[o*inner + i] = op over r. len >= 1 (the dispatcher handles len == 0). outer*inner >= 1.
+ * SUM/PROD/MEAN propagate NaN; MAX/MIN return NaN if any element is NaN; ARGMAX/ARGMIN treat NaN as the
+ * extreme (first NaN wins); ties go to the first index. idx (i32, 1-based) is written when non-NULL
+ * (ARG ops, and MAX/MIN when indices are wanted). i32 SUM/PROD wrap modulo 2^32. MEAN = SUM / len.      */
+enum { CK_RED_SUM, CK_RED_PROD, CK_RED_MAX, CK_RED_MIN, CK_RED_MEAN, CK_RED_ARGMAX, CK_RED_ARGMIN, CK_RED_NOPS };
+typedef struct ck_red_desc {
+  int dtype, op;
+  const void *x;
+  int64_t outer, len, inner;
+  void *out;    /* outer*inner values of dtype, or NULL (pure ARG ops) */
+  int32_t *idx; /* outer*inner 1-based indices, or NULL */
+} ck_red_desc;
+
+/* ---------------------------------------------------------------- transpose
+ * out(i, j) = in(j, i) for each batch index: in is rows x cols, out is cols x rows.
+ * in(r, c)  at in  + in_boff(b)  + r*in_rs  + c*in_cs
+ * out(i, j) at out + out_boff(b) + i*out_rs + j*out_cs      (i < cols, j < rows)
+ * The batch index b runs over nb dims (row-major, bshape[0] slowest) with per-dim strides for in and out.
+ * Moves bits: elem_size is 4 (f32, i32) or 8 (f64). Any rows, cols >= 0.                               */
+typedef struct ck_tr_desc {
+  int dtype, elem_size;
+  int64_t rows, cols;
+  const void *in;
+  int64_t in_rs, in_cs;
+  void *out;
+  int64_t out_rs, out_cs;
+  int nb;
+  int64_t bshape[CK_MAX_DIMS], bin_st[CK_MAX_DIMS], bout_st[CK_MAX_DIMS];
+} ck_tr_desc;
+
+/* ---------------------------------------------------------------- elementwise
+ * out[idx] = f(a[idx'], b[idx'']) over the ndim-d index space `shape` (the broadcast shape); a_st/b_st are
+ * element strides with 0 on broadcast dims. Comparisons give 1/0 in the input dtype. Generators (FILL,
+ * ARANGE, EYE, RAND, RANDN) read no input. COPY casts a_dtype -> out_dtype; every other op has
+ * a_dtype == b_dtype == out_dtype. b == NULL with b_scalar: b is the number s1 (or a is, if scalar_left). */
+enum {
+  /* unary */
+  CK_EW_COPY, CK_EW_NEG, CK_EW_ABS, CK_EW_EXP, CK_EW_LOG, CK_EW_SQRT, CK_EW_SIN, CK_EW_COS, CK_EW_TANH,
+  CK_EW_SIGMOID, CK_EW_RELU, CK_EW_FLOOR, CK_EW_CEIL, CK_EW_SIGN, CK_EW_POWS /* a^s1 */,
+  CK_EW_CLAMP /* min(max(a, s1), s2) */,
+  /* binary */
+  CK_EW_ADD, CK_EW_SUB, CK_EW_MUL, CK_EW_DIV, CK_EW_POW, CK_EW_MAXIMUM, CK_EW_MINIMUM, CK_EW_EQ, CK_EW_NE,
+  CK_EW_LT, CK_EW_LE, CK_EW_GT, CK_EW_GE,
+  /* generators */
+  CK_EW_FILL, CK_EW_ARANGE, CK_EW_EYE, CK_EW_RAND, CK_EW_RANDN,
+  CK_EW_NOPS
+};
+#define CK_EW_IS_BINARY(op) ((op) >= CK_EW_ADD && (op) <= CK_EW_GE)
+#define CK_EW_IS_GENERATOR(op) ((op) >= CK_EW_FILL && (op) < CK_EW_NOPS)
+typedef struct ck_ew_desc {
+  int op, ndim;
+  int64_t shape[CK_MAX_DIMS];
+  int64_t numel;
+  int out_dtype;
+  void *out;
+  int64_t out_st[CK_MAX_DIMS];
+  int a_dtype;
+  const void *a;
+  int64_t a_st[CK_MAX_DIMS];
+  int b_dtype;
+  const void *b;
+  int64_t b_st[CK_MAX_DIMS];
+  int b_scalar, scalar_left;
+  double s1, s2;
+} ck_ew_desc;
+
+/* Variant tables, one per op (kernels/<op>/variants.c). */
+extern const ck_variant ck_matmul_variants[];
+extern const int ck_matmul_nvariants;
+extern const int ck_matmul_preferred[]; /* default order, -1 terminated */
+extern const ck_variant ck_reduce_variants[];
+extern const int ck_reduce_nvariants;
+extern const int ck_reduce_preferred[];
+extern const ck_variant ck_transpose_variants[];
+extern const int ck_transpose_nvariants;
+extern const int ck_transpose_preferred[];
+extern const ck_variant ck_ew_variants[];
+extern const int ck_ew_nvariants;
+extern const int ck_ew_preferred[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+--- Shared spec helpers: tolerances, comparisons against the host reference, poison, random inputs.
+package.path = "./lua/?.lua;./lua/?/init.lua;./?.lua;" .. package.path
+package.cpath = "./?.so;" .. package.cpath
+
+local ck = require "cukern"
+local H = {ck = ck}
+
+H.has_cuda = ck.has_cuda()
+H.no_cuda_reason = H.has_cuda and nil or ("no CUDA device here (" .. tostring(ck.device().why_host) ..
+  "); GPU specs run on the GPU host via `make gpu-check`")
+
+function H.devices() return H.has_cuda and {"host", "cuda"} or {"host"} end
+
+--- Wrap an `it` body that needs the GPU: it is marked pending, with the reason, where there is none.
+function H.gpu(fn)
+  return function(...)
+    if not H.has_cuda then return pending(H.no_cuda_reason) end
+    return fn(...)
+  end
+end
+
+-- Fresh inputs on every run unless CUKERN_SPEC_SEED pins them (the seed is printed on failure).
+H.seed = tonumber(os.getenv("CUKERN_SPEC_SEED")) or (os.time() * 1000 + math.floor(os.clock() * 1e6) % 1000)
+math.randomseed(H.seed)
+ck.seed(H.seed)
+
+local TOL = {f32 = {rtol = 1e-5, atol = 1e-6}, f64 = {rtol = 1e-12, atol = 1e-13}, i32 = {rtol = 0, atol = 0}}
+function H.tol(dtype) local t = TOL[dtype]; return {rtol = t.rtol, atol = t.atol} end
+
+local function flat_f64(a) return a:to("host"):to("f64"):flat() end
+
+local function shape_str(a) return "[" .. table.concat(a:shape(), "x") .. "]" end
+
+--- Compare got with ref (any devices, same shape): |got - ref| <= atol + rtol * |ref| everywhere; NaN only
+-- where the reference is NaN. Returns ok, message (the worst element, its index and error).
+function H.allclose(got, ref, tol)
+  tol = tol or H.tol(ref:dtype())
+  if shape_str(got) ~= shape_str(ref) then
+    return false, ("shape %s, expected %s"):format(shape_str(got), shape_str(ref))
+  end
+  local g, r = flat_f64(got), flat_f64(ref)
+  local worst, wi, bad, nbad = -1, nil, nil, 0
+  for i = 1, #r do
+    local a, b = g[i], r[i]
+    local ok
+    if b ~= b then ok = a ~= a
+    elseif b == math.huge or b == -math.huge then ok = a == b
+    else ok = a == a and math.abs(a - b) <= tol.atol + tol.rtol * math.abs(b) end
+    if not ok then
+      nbad = nbad + 1
+      local e = (a ~= a) and math.huge or math.abs(a - b)
+      if e > worst then worst, wi, bad = e, i, {a, b} end
+    end
+  end
+  if nbad == 0 then return true end
+  return false, ("%d of %d elements differ; worst at flat index %d: got %.17g, expected %.17g (rtol %g, atol %g, seed %d)")
+    :format(nbad, #r, wi, bad[1], bad[2], tol.rtol, tol.atol, H.seed)
+end
+
+function H.assert_close(got, ref, tol, label)
+  local ok, msg = H.allclose(got, ref, tol)
+  assert(ok, (label and (label .. ": ") or "") .. tostring(msg))
+end
+
+--- Exact equality, NaN matching NaN, in the arrays' own dtype (for copies and transposes: bits move).
+function H.assert_equal(got, ref, label)
+  assert(shape_str(got) == shape_str(ref), ("%sshape %s, expected %s"):format(label and label .. ": " or "",
+    shape_str(got), shape_str(ref)))
+  assert(got:dtype() == ref:dtype(), (label or "") .. ": dtype " .. got:dtype() .. " vs " .. ref:dtype())
+  local g, r = got:to("host"):flat(), ref:to("host"):flat()
+  for i = 1, #r do
+    if not (g[i] == r[i] or (g[i] ~= g[i] and r[i] ~= r[i])) then
+      error(("%sflat index %d: got %.17g, expected %.17g (seed %d)"):format(label and label .. ": " or "", i, g[i],
+        r[i], H.seed), 2)
+    end
+  end
+end
+
+--- Poison: NaN for floats, INT32_MIN for i32, so that unwritten outputs show.
+function H.poison(a)
+  return a:fill(a:dtype() == "i32" and -2147483648 or 0 / 0)
+end
+
+--- Fresh random values: floats uniform in [-1, 1) (never all zeros), ints in [-50, 50].
+function H.rand(shape, dtype, device)
+  dtype, device = dtype or "f32", device or "host"
+  local u = ck.rand(shape, {dtype = dtype == "i32" and "f64" or dtype, device = device})
+  if dtype == "i32" then return (u * 101 - 50.5):floor():to("i32") end
+  return u * 2 - 1
+end
+
+H.shapes_awkward = {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {31, 33}, {64, 64}, {127, 255}, {1000, 37}, {37, 1000}}
+
+return H

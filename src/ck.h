@@ -1,0 +1,231 @@
+/*
+ * ck.h — the public API of the cukern core.
+ *
+ * The core is plain C11 (plus the CUDA runtime API); it never includes lua.h, never exits, prints or longjmps.
+ * Every fallible function takes the context first and returns a ck_status; on failure the context holds a
+ * message (ck_errmsg) naming the op, shapes, dtypes, variant and any CUDA error string.
+ *
+ * Ownership: a ck_tensor is a small value (metadata + one reference to a refcounted ck_storage). Functions
+ * that produce a tensor into `out` take a new reference; ck_release drops it. A tensor whose `st` is NULL is
+ * "empty": ops that take an `out` allocate it when out->st == NULL and write into it otherwise.
+ */
+#ifndef CK_H
+#define CK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../kernels/ck_kernels.h" /* dtypes, descriptors and the variant registry shared with kernels/ */
+
+#define CK_VERSION "0.1.0"
+
+typedef enum {
+  CK_OK = 0,
+  CK_ERR_ARG,         /* bad argument value */
+  CK_ERR_SHAPE,       /* incompatible or invalid shapes */
+  CK_ERR_DTYPE,       /* dtype not supported by the op/variant */
+  CK_ERR_DEVICE,      /* mixing host and GPU operands, or no GPU */
+  CK_ERR_OOM,         /* out of memory (after the retry) */
+  CK_ERR_CUDA,        /* a CUDA runtime call failed */
+  CK_ERR_CUBLAS,      /* a cuBLAS call failed */
+  CK_ERR_NVRTC,       /* run-time compilation failed */
+  CK_ERR_UNSUPPORTED, /* no variant can run this case */
+  CK_ERR_FREED,       /* use of a freed array */
+  CK_ERR_IO,          /* file I/O */
+  CK_ERR_INTERNAL,
+  CK_NOT_APPLICABLE = -1 /* internal: a fast path declined; the caller falls back */
+} ck_status;
+
+typedef enum { CK_HOST = 0, CK_CUDA = 1 } ck_devkind;
+
+typedef struct ck_ctx ck_ctx;
+
+/* Refcounted storage. `ptr` is device memory for CK_CUDA, 64-byte aligned host memory for CK_HOST. */
+typedef struct ck_storage {
+  int refs;
+  ck_devkind dev;
+  void *ptr;
+  size_t bytes;      /* requested */
+  size_t cap;        /* size class actually held (device) */
+  ck_ctx *ctx;
+} ck_storage;
+
+typedef struct ck_tensor {
+  ck_storage *st; /* NULL: not allocated, or freed */
+  ck_dtype dtype;
+  int ndim; /* 0..CK_MAX_DIMS; 0 = scalar (numel 1) */
+  int64_t shape[CK_MAX_DIMS];
+  int64_t stride[CK_MAX_DIMS]; /* in elements; may be 0 (expand) */
+  int64_t offset;              /* in elements */
+} ck_tensor;
+
+/* Which variant an op actually ran (for the user and for benchmarks). */
+typedef struct ck_ran {
+  int id;
+  char name[32];
+  char note[160]; /* e.g. "asked for 'vec4': needs K % 4 == 0; ran 'cublas'" */
+} ck_ran;
+
+/* ---------------------------------------------------------------- context (context.c) */
+ck_status ck_ctx_create(ck_ctx **out); /* never fails for lack of a GPU: falls back to host */
+void ck_ctx_destroy(ck_ctx *ctx);
+const char *ck_errmsg(const ck_ctx *ctx);
+ck_status ck_error(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prefix the current message with "what: " (used by dispatchers to add op context to lower-level errors). */
+ck_status ck_error_prefix(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ck_status ck_cuda_fail(ck_ctx *ctx, int cuda_err, const char *file, int line, const char *what);
+bool ck_has_cuda(const ck_ctx *ctx);
+ck_devkind ck_default_device(const ck_ctx *ctx);
+void ck_set_default_device(ck_ctx *ctx, ck_devkind dev);
+bool ck_sync_mode(const ck_ctx *ctx);   /* CUKERN_SYNC=1 */
+void ck_set_sync_mode(ck_ctx *ctx, bool on);
+/* Launch environment for kernels/ (stream, cuBLAS handle created lazily, device properties, workspace). */
+ck_status ck_env_get(ck_ctx *ctx, ck_env *env);
+/* After a launcher returns `kerr` (0, a cudaError_t or CK_KERR_CUBLAS(s)): record the error with `what`
+ * (op, variant, shapes), and in sync mode synchronise and check for device faults. */
+ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what);
+ck_status ck_synchronize(ck_ctx *ctx);
+
+typedef struct ck_devinfo {
+  char backend[8]; /* "cuda" or "host" */
+  char name[256];
+  int cc_major, cc_minor, sm_count;
+  size_t total_mem, free_mem, l2_bytes, smem_optin;
+  int driver_version, runtime_version, device_count;
+  char why_host[160]; /* when backend is host: why (no driver, no device, ...) */
+} ck_devinfo;
+void ck_device_info(ck_ctx *ctx, ck_devinfo *info);
+
+/* Time `fn(ctx, ud)` on the stream with CUDA events (or a monotonic clock on the host): `warmup` untimed
+ * calls, then `reps` timed ones; between reps, `flush_bytes` of scratch are written to evict L2 (0: none).
+ * ms_out receives reps values. */
+typedef ck_status (*ck_bench_fn)(ck_ctx *ctx, void *ud);
+ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
+                     size_t flush_bytes, double *ms_out);
+
+/* ---------------------------------------------------------------- storage (storage.c) */
+ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out);
+void ck_storage_retain(ck_storage *s);
+void ck_storage_release(ck_storage *s);
+/* Raw device workspace from the caching allocator (stream-ordered reuse is safe: one stream). */
+void *ck_dev_alloc(ck_ctx *ctx, size_t bytes);
+void ck_dev_free(ck_ctx *ctx, void *p);
+typedef struct ck_memstats {
+  size_t in_use, cached, peak, allocations, cuda_mallocs, frees, cache_hits, oom_retries;
+  size_t host_in_use;
+} ck_memstats;
+void ck_memory_stats(ck_ctx *ctx, ck_memstats *out);
+void ck_empty_cache(ck_ctx *ctx);
+/* Called once on cudaMalloc failure before the retry (the binding runs a full Lua GC here). */
+void ck_set_oom_hook(ck_ctx *ctx, void (*hook)(void *ud), void *ud);
+/* Extra device bytes newly allocated since the last call (the binding reports them to Lua's GC). */
+size_t ck_take_alloc_debt(ck_ctx *ctx);
+
+/* ---------------------------------------------------------------- tensors and views (tensor.c) */
+size_t ck_dtype_size(ck_dtype dt);
+const char *ck_dtype_name(ck_dtype dt);
+bool ck_dtype_parse(const char *s, ck_dtype *out);
+bool ck_dtype_is_float(ck_dtype dt);
+const char *ck_dev_name(ck_devkind d);
+int64_t ck_numel(const ck_tensor *t);
+bool ck_is_contiguous(const ck_tensor *t);
+static inline void *ck_data(const ck_tensor *t) {
+  return (char *)t->st->ptr + t->offset * (int64_t)ck_dtype_size(t->dtype);
+}
+static inline ck_devkind ck_dev(const ck_tensor *t) { return t->st ? t->st->dev : CK_HOST; }
+/* "f32[3x4] cuda" style description, for error messages. buf >= 96 bytes. Returns buf. */
+char *ck_describe(const ck_tensor *t, char *buf, size_t n);
+char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n); /* "[3x4]" */
+/* Check the product of dims fits (elements * dtype size < 2^62); shape entries must be >= 0. */
+ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt);
+ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev);
+ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
+void ck_release(ck_tensor *t);                          /* idempotent */
+void ck_view_of(ck_tensor *dst, const ck_tensor *src); /* dst = src, +1 ref */
+/* Fails with CK_ERR_FREED naming `op` if t was freed. */
+ck_status ck_check_live(ck_ctx *ctx, const char *op, const ck_tensor *t);
+/* Both operands must be on the same device. */
+ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b);
+
+/* Views (share storage; `out` gets a new reference). Dims are 0-based here; the binding converts. */
+ck_status ck_view_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int d1, int d2);
+ck_status ck_view_permute(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, const int *perm);
+ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t start, int64_t len);
+ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t index);
+ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
+ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
+/* Broadcast shape of a and b (NumPy rules); error names both shapes and `op`. */
+ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,
+                             int64_t *shape);
+
+/* ---------------------------------------------------------------- copies (copy.c) */
+/* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */
+ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
+/* out = contiguous copy of t on `dev` with dtype `dt` (a view of t when nothing changes and t is contiguous). */
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_devkind dev, ck_dtype dt);
+ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
+/* Read/write raw values in logical (row-major) order; synchronises. buf holds numel * dtype size bytes. */
+ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf);
+ck_status ck_write(ck_ctx *ctx, ck_tensor *t, const void *buf);
+/* Fast path for copies whose source is a permuted dense layout (implemented in op_transpose.c):
+ * CK_NOT_APPLICABLE when it does not apply. Both on CUDA, same dtype. */
+ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
+
+/* ---------------------------------------------------------------- ops (src/op_*.c) */
+/* Common conventions: `variant` NULL or "" picks the default; otherwise a registry name or decimal id. If the
+ * requested variant cannot run the case, the dispatcher falls back to the default and says so in ran->note.
+ * `ran` may be NULL. Host operands run the host reference and report {id = -1, name = "host"}. */
+
+/* C = alpha * A @ B + beta * C. A: [m,k] or [batch,m,k]; B: [k,n] or [batch,n...]; batch dims broadcast
+ * (a 2-D operand against a 3-D one, or batch 1). If c->st == NULL, c is allocated (beta ignored). */
+ck_status ck_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha,
+                    double beta, const char *variant, ck_ran *ran);
+
+/* Reductions along `dim` (0-based; -1 = all elements -> 0-d result unless keepdim). out: values (NULL for
+ * pure arg ops); idx: i32 1-based indices (ARGMAX/ARGMIN, or MAX/MIN when the caller wants them; else NULL). */
+ck_status ck_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim,
+                    bool keepdim, const char *variant, ck_ran *ran);
+
+/* out = transpose of the last two dims of x, materialised (contiguous). */
+ck_status ck_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, const char *variant, ck_ran *ran);
+
+/* Elementwise. Unary ops take scalars s1, s2 where the op needs them (POWS exponent, CLAMP lo/hi). */
+ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s1, double s2,
+                      const char *variant, ck_ran *ran);
+/* Binary with broadcasting and f32+f64 -> f64 promotion. out may alias a (in-place). */
+ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, const ck_tensor *b,
+                       const char *variant, ck_ran *ran);
+/* Binary with a number: a OP s, or s OP a when scalar_left. */
+ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s,
+                              bool scalar_left, const char *variant, ck_ran *ran);
+/* Generators writing into an allocated `out` (any strides): FILL(s1), ARANGE(s1 + s2*i over the logical
+ * index), EYE, RAND/RANDN (seed in s1, counter offset in s2). */
+ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2);
+
+/* ---------------------------------------------------------------- registry (kernels/registry.c) */
+/* The variant table of op `name` ("matmul", "reduce", "transpose", "elementwise"); NULL if unknown. */
+const ck_variant *ck_variants(const char *name, int *count);
+/* Resolve a requested variant for `desc` (see conventions above). `preferred` is the default order (ids,
+ * terminated by -1). Returns NULL with an error in ctx when nothing can run the case. */
+const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant *tab, int n,
+                                  const char *requested, const int *preferred, ck_dtype dt,
+                                  const void *desc, ck_ran *ran);
+
+/* ---------------------------------------------------------------- run-time kernels (rtc.c) */
+typedef struct ck_rtc_kernel ck_rtc_kernel;
+ck_status ck_rtc_compile(ck_ctx *ctx, const char *src, const char *entry, const char *opts, ck_rtc_kernel **out,
+                         char **log_out);
+ck_status ck_rtc_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3],
+                        size_t smem, void **args);
+void ck_rtc_free(ck_rtc_kernel *k);
+
+/* ---------------------------------------------------------------- host reference (host_*.c) */
+/* The oracle: every GPU variant is checked against these. All take host tensors of any strides. */
+ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha,
+                         double beta);
+ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim);
+ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
+ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* strided, with cast */
+
+#endif

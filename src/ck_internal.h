@@ -1,0 +1,60 @@
+/* ck_internal.h — the context's layout, shared by context.c, storage.c and copy.c only. */
+#ifndef CK_INTERNAL_H
+#define CK_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "ck.h"
+
+/* One free block of device memory held by the cache. */
+typedef struct ck_block {
+  void *ptr;
+  size_t cap;
+  struct ck_block *next;
+} ck_block;
+
+#define CK_NBUCKETS 256
+
+/* Live device allocations: open addressing, ptr -> cap (for workspace frees and stats). */
+typedef struct ck_livemap {
+  void **keys;
+  size_t *caps;
+  size_t n, mask; /* entries in use, capacity - 1 (power of two) */
+} ck_livemap;
+
+struct ck_ctx {
+  char err[1024];
+  bool has_cuda, sync;
+  ck_devkind default_dev;
+  ck_devinfo info;
+  cudaStream_t stream;
+  cublasHandle_t cublas;
+  ck_env env; /* cached launch environment (cublas filled in lazily) */
+  /* caching allocator */
+  ck_block *free_[CK_NBUCKETS];
+  ck_livemap live;
+  ck_memstats stats;
+  size_t alloc_debt;
+  ck_status alloc_st; /* why the last ck_dev_alloc returned NULL */
+  void (*oom_hook)(void *ud);
+  void *oom_ud;
+  /* benchmark scratch */
+  void *flush_buf;
+  size_t flush_bytes;
+};
+
+/* Internal status for CUDA calls in core files: records and jumps to cleanup. */
+#define CK_CUDA(ctx, x)                                                                                   \
+  do {                                                                                                    \
+    cudaError_t e_ = (x);                                                                                 \
+    if (e_ != cudaSuccess) {                                                                              \
+      st = ck_cuda_fail((ctx), (int)e_, __FILE__, __LINE__, #x);                                          \
+      goto cleanup;                                                                                       \
+    }                                                                                                     \
+  } while (0)
+
+void ck_alloc_init(ck_ctx *ctx);
+void ck_alloc_destroy(ck_ctx *ctx);
+
+#endif

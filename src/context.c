@@ -1,0 +1,248 @@
+/*
+ * context.c — device discovery, the stream and cuBLAS handle, error messages, sync mode and timing.
+ *
+ * One context per Lua state. It never fails for lack of a GPU: when the driver or a device is missing it
+ * records why and every array defaults to the host backend.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ck_internal.h"
+
+// ---------------------------------------------------------------- errors
+
+const char *ck_errmsg(const ck_ctx *ctx) { return ctx->err[0] ? ctx->err : "unknown error"; }
+
+ck_status ck_error(ck_ctx *ctx, ck_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+ck_status ck_error_prefix(ck_ctx *ctx, ck_status st, const char *fmt, ...) {
+  char prefix[512], old[sizeof ctx->err];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prefix, sizeof prefix, fmt, ap);
+  va_end(ap);
+  memcpy(old, ctx->err, sizeof old);
+  int k = snprintf(ctx->err, sizeof ctx->err, "%s: ", prefix);
+  if (k >= 0 && (size_t)k < sizeof ctx->err) {
+    size_t room = sizeof ctx->err - (size_t)k - 1, len = strnlen(old, sizeof old);
+    memcpy(ctx->err + k, old, len < room ? len : room);
+    ctx->err[(size_t)k + (len < room ? len : room)] = 0;
+  }
+  return st;
+}
+
+ck_status ck_cuda_fail(ck_ctx *ctx, int cuda_err, const char *file, int line, const char *what) {
+  const char *base = strrchr(file, '/');
+  return ck_error(ctx, CK_ERR_CUDA, "%s failed: %s (%s) at %s:%d", what, cudaGetErrorString((cudaError_t)cuda_err),
+                  cudaGetErrorName((cudaError_t)cuda_err), base ? base + 1 : file, line);
+}
+
+static const char *cublas_status_name(cublasStatus_t s) {
+  switch (s) {
+  case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+  case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+  case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+  default: return "CUBLAS_STATUS_UNKNOWN";
+  }
+}
+
+ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what) {
+  if (kerr >= 100000)
+    return ck_error(ctx, CK_ERR_CUBLAS, "%s: cuBLAS failed: %s", what, cublas_status_name((cublasStatus_t)(kerr - 100000)));
+  if (kerr != 0) {
+    (void)cudaGetLastError();
+    return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
+                    cudaGetErrorName((cudaError_t)kerr));
+  }
+  if (ctx->sync) {
+    cudaError_t e = cudaStreamSynchronize(ctx->stream);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess)
+      return ck_error(ctx, CK_ERR_CUDA, "%s: device fault (CUKERN_SYNC): %s (%s)", what, cudaGetErrorString(e),
+                      cudaGetErrorName(e));
+  }
+  return CK_OK;
+}
+
+ck_status ck_synchronize(ck_ctx *ctx) {
+  if (!ctx->has_cuda) return CK_OK;
+  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  if (e != cudaSuccess)
+    return ck_error(ctx, CK_ERR_CUDA, "synchronize: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- discovery
+
+static void *ws_alloc_cb(void *owner, size_t bytes) { return ck_dev_alloc((ck_ctx *)owner, bytes); }
+static void ws_free_cb(void *owner, void *p) { ck_dev_free((ck_ctx *)owner, p); }
+
+static void discover(ck_ctx *ctx) {
+  ck_devinfo *in = &ctx->info;
+  int n = 0;
+  cudaDriverGetVersion(&in->driver_version);
+  cudaRuntimeGetVersion(&in->runtime_version);
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    snprintf(in->why_host, sizeof in->why_host, "no CUDA device: %s",
+             e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
+    (void)cudaGetLastError();
+    return;
+  }
+  struct cudaDeviceProp p;
+  if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
+      (e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+    snprintf(in->why_host, sizeof in->why_host, "CUDA device unusable: %s", cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return;
+  }
+  ctx->has_cuda = true;
+  in->device_count = n;
+  snprintf(in->name, sizeof in->name, "%s", p.name);
+  in->cc_major = p.major;
+  in->cc_minor = p.minor;
+  in->sm_count = p.multiProcessorCount;
+  in->total_mem = p.totalGlobalMem;
+  in->l2_bytes = (size_t)p.l2CacheSize;
+  in->smem_optin = p.sharedMemPerBlockOptin;
+  ck_env *env = &ctx->env;
+  env->stream = ctx->stream;
+  env->sm_count = p.multiProcessorCount;
+  env->cc_major = p.major;
+  env->cc_minor = p.minor;
+  env->smem_optin = p.sharedMemPerBlockOptin;
+  env->l2_bytes = (size_t)p.l2CacheSize;
+  env->ws_alloc = ws_alloc_cb;
+  env->ws_free = ws_free_cb;
+  env->owner = ctx;
+}
+
+ck_status ck_ctx_create(ck_ctx **out) {
+  ck_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return CK_ERR_OOM;
+  ck_alloc_init(ctx);
+  discover(ctx);
+  ctx->default_dev = ctx->has_cuda ? CK_CUDA : CK_HOST;
+  const char *dev = getenv("CUKERN_DEVICE");
+  if (dev && strcmp(dev, "host") == 0) ctx->default_dev = CK_HOST;
+  const char *sync = getenv("CUKERN_SYNC");
+  ctx->sync = sync && sync[0] && strcmp(sync, "0") != 0;
+  *out = ctx;
+  return CK_OK;
+}
+
+void ck_ctx_destroy(ck_ctx *ctx) {
+  if (!ctx) return;
+  if (ctx->has_cuda) {
+    cudaStreamSynchronize(ctx->stream);
+    if (ctx->flush_buf) ck_dev_free(ctx, ctx->flush_buf);
+    if (ctx->cublas) cublasDestroy(ctx->cublas);
+  }
+  ck_alloc_destroy(ctx);
+  if (ctx->has_cuda) cudaStreamDestroy(ctx->stream);
+  free(ctx);
+}
+
+bool ck_has_cuda(const ck_ctx *ctx) { return ctx->has_cuda; }
+ck_devkind ck_default_device(const ck_ctx *ctx) { return ctx->default_dev; }
+void ck_set_default_device(ck_ctx *ctx, ck_devkind dev) { ctx->default_dev = dev; }
+bool ck_sync_mode(const ck_ctx *ctx) { return ctx->sync; }
+void ck_set_sync_mode(ck_ctx *ctx, bool on) { ctx->sync = on; }
+
+ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
+  if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
+  if (!ctx->cublas) {
+    cublasStatus_t s = cublasCreate(&ctx->cublas);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      ctx->cublas = NULL;
+      return ck_error(ctx, CK_ERR_CUBLAS, "cublasCreate failed: %s", cublas_status_name(s));
+    }
+    if ((s = cublasSetStream(ctx->cublas, ctx->stream)) != CUBLAS_STATUS_SUCCESS)
+      return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
+    ctx->env.cublas = ctx->cublas;
+  }
+  *env = ctx->env;
+  return CK_OK;
+}
+
+void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
+  *info = ctx->info;
+  if (ctx->has_cuda) {
+    snprintf(info->backend, sizeof info->backend, "cuda");
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) info->free_mem = fr;
+    else (void)cudaGetLastError();
+  } else {
+    snprintf(info->backend, sizeof info->backend, "host");
+    if (!info->name[0]) snprintf(info->name, sizeof info->name, "host CPU (reference backend)");
+  }
+}
+
+// ---------------------------------------------------------------- timing
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
+                     size_t flush_bytes, double *ms_out) {
+  ck_status st = CK_OK;
+  cudaEvent_t *ev = NULL;
+  for (int i = 0; i < warmup; ++i)
+    if ((st = fn(ctx, ud)) != CK_OK) return st;
+  if (dev == CK_HOST || !ctx->has_cuda) {
+    for (int i = 0; i < reps; ++i) {
+      double t0 = now_ms();
+      if ((st = fn(ctx, ud)) != CK_OK) return st;
+      ms_out[i] = now_ms() - t0;
+    }
+    return CK_OK;
+  }
+  if (flush_bytes > ctx->flush_bytes) {
+    if (ctx->flush_buf) ck_dev_free(ctx, ctx->flush_buf);
+    ctx->flush_bytes = 0;
+    if (!(ctx->flush_buf = ck_dev_alloc(ctx, flush_bytes)))
+      return ck_error_prefix(ctx, CK_ERR_OOM, "benchmark L2 flush buffer");
+    ctx->flush_bytes = flush_bytes;
+  }
+  ev = calloc((size_t)reps * 2, sizeof *ev);
+  if (!ev) return ck_error(ctx, CK_ERR_OOM, "benchmark: out of host memory");
+  for (int i = 0; i < 2 * reps; ++i) CK_CUDA(ctx, cudaEventCreate(&ev[i]));
+  CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+  for (int i = 0; i < reps; ++i) {
+    if (flush_bytes) CK_CUDA(ctx, cudaMemsetAsync(ctx->flush_buf, i & 0xff, flush_bytes, ctx->stream));
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i], ctx->stream));
+    if ((st = fn(ctx, ud)) != CK_OK) goto cleanup;
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], ctx->stream));
+  }
+  CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+  for (int i = 0; i < reps; ++i) {
+    float ms = 0;
+    CK_CUDA(ctx, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+    ms_out[i] = ms;
+  }
+cleanup:
+  if (ev) {
+    for (int i = 0; i < 2 * reps; ++i)
+      if (ev[i]) cudaEventDestroy(ev[i]);
+    free(ev);
+  }
+  return st;
+}

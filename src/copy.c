@@ -1,0 +1,168 @@
+/*
+ * copy.c — copies between layouts, dtypes and devices; contiguous(); reading and writing raw values.
+ *
+ * On one device a copy is an elementwise COPY (which also casts). On CUDA a permuted dense source goes
+ * through the tiled transpose (ck_copy_permuted) instead, and a contiguous same-dtype copy is a memcpy.
+ * Between devices the data crosses once, contiguous, in the destination's dtype.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ck_internal.h"
+
+// ---------------------------------------------------------------- same-device copies
+
+static void copy_desc(ck_ew_desc *d, const ck_tensor *dst, const ck_tensor *src) {
+  memset(d, 0, sizeof *d);
+  d->op = CK_EW_COPY;
+  d->ndim = dst->ndim;
+  d->numel = ck_numel(dst);
+  d->out_dtype = dst->dtype;
+  d->out = ck_data(dst);
+  d->a_dtype = src->dtype;
+  d->a = ck_data(src);
+  d->b_dtype = dst->dtype;
+  for (int i = 0; i < dst->ndim; ++i) {
+    d->shape[i] = dst->shape[i];
+    d->out_st[i] = dst->stride[i];
+    d->a_st[i] = src->shape[i] == 1 ? 0 : src->stride[i];
+  }
+}
+
+ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_ew_desc d;
+  if (ck_numel(dst) == 0) return CK_OK;
+  copy_desc(&d, dst, src);
+  return ck_host_elementwise(ctx, &d);
+}
+
+static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st;
+  if (dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src)) {
+    cudaError_t e = cudaMemcpyAsync(ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
+                                    cudaMemcpyDeviceToDevice, ctx->stream);
+    return ck_after_launch(ctx, (int)e, "copy (memcpy)");
+  }
+  if (dst->dtype == src->dtype) {
+    st = ck_copy_permuted(ctx, dst, src);
+    if (st != CK_NOT_APPLICABLE) return st;
+  }
+  ck_ew_desc d;
+  ck_env env;
+  ck_ran ran;
+  copy_desc(&d, dst, src);
+  if ((st = ck_env_get(ctx, &env))) return st;
+  const ck_variant *v =
+      ck_pick_variant(ctx, "copy", ck_ew_variants, ck_ew_nvariants, NULL, ck_ew_preferred, dst->dtype, &d, &ran);
+  if (!v) return CK_ERR_UNSUPPORTED;
+  char what[256], a[96], b[96];
+  snprintf(what, sizeof what, "copy (%s) %s <- %s", v->name, ck_describe(dst, a, sizeof a),
+           ck_describe(src, b, sizeof b));
+  return ck_after_launch(ctx, v->launch(&d, &env), what);
+}
+
+// ---------------------------------------------------------------- public
+
+ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st = CK_OK;
+  char s1[96], s2[96];
+  ck_tensor tmp = {0}, tmp2 = {0};
+  if ((st = ck_check_live(ctx, "copy", dst)) || (st = ck_check_live(ctx, "copy", src))) return st;
+  if (dst->ndim != src->ndim || memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)dst->ndim) != 0)
+    return ck_error(ctx, CK_ERR_SHAPE, "copy: shapes differ (destination %s, source %s)",
+                    ck_shape_str(dst->ndim, dst->shape, s1, sizeof s1), ck_shape_str(src->ndim, src->shape, s2, sizeof s2));
+  int64_t n = ck_numel(dst);
+  if (n == 0) return CK_OK;
+  ck_devkind dd = ck_dev(dst), sd = ck_dev(src);
+  if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
+
+  size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
+  if (sd == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
+    if ((st = ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, CK_HOST)) || (st = ck_host_copy(ctx, &tmp, src)))
+      goto cleanup;
+    if (ck_is_contiguous(dst)) {
+      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(dst), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, ctx->stream));
+      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream)); /* tmp is pageable and freed below */
+    } else {
+      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, CK_CUDA))) goto cleanup;
+      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(&tmp2), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, ctx->stream));
+      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+      st = cuda_copy(ctx, dst, &tmp2);
+    }
+  } else { /* cuda -> host: pack on the device in the source dtype, one transfer, cast on the host */
+    if ((st = ck_contiguous(ctx, &tmp2, src))) goto cleanup;
+    if (ck_is_contiguous(dst) && dst->dtype == src->dtype) {
+      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, ctx->stream));
+      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+    } else {
+      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_HOST))) goto cleanup;
+      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(&tmp), ck_data(&tmp2), (size_t)n * ck_dtype_size(src->dtype),
+                                   cudaMemcpyDeviceToHost, ctx->stream));
+      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+      st = ck_host_copy(ctx, dst, &tmp);
+    }
+  }
+cleanup:
+  ck_release(&tmp);
+  ck_release(&tmp2);
+  return st;
+}
+
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_devkind dev, ck_dtype dt) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "to", t))) return st;
+  if (ck_dev(t) == dev && t->dtype == dt && ck_is_contiguous(t)) {
+    ck_view_of(out, t);
+    return CK_OK;
+  }
+  ck_tensor r;
+  if ((st = ck_empty(ctx, &r, dt, t->ndim, t->shape, dev))) return st;
+  if ((st = ck_copy(ctx, &r, t))) {
+    ck_release(&r);
+    return st;
+  }
+  *out = r;
+  return CK_OK;
+}
+
+ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "contiguous", t))) return st;
+  return ck_to(ctx, out, t, ck_dev(t), t->dtype);
+}
+
+/* A tensor header over caller memory (host), for ck_read/ck_write. */
+static void wrap_host(ck_tensor *w, ck_storage *s, const ck_tensor *like, void *buf) {
+  memset(s, 0, sizeof *s);
+  s->refs = 1 << 30; /* never released */
+  s->dev = CK_HOST;
+  s->ptr = buf;
+  memset(w, 0, sizeof *w);
+  w->st = s;
+  w->dtype = like->dtype;
+  w->ndim = like->ndim;
+  int64_t n = 1;
+  for (int i = like->ndim - 1; i >= 0; --i) {
+    w->shape[i] = like->shape[i];
+    w->stride[i] = n;
+    n *= like->shape[i] ? like->shape[i] : 1;
+  }
+}
+
+ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "read", t))) return st;
+  ck_storage s;
+  ck_tensor w;
+  wrap_host(&w, &s, t, buf);
+  return ck_copy(ctx, &w, t);
+}
+
+ck_status ck_write(ck_ctx *ctx, ck_tensor *t, const void *buf) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "write", t))) return st;
+  ck_storage s;
+  ck_tensor w;
+  wrap_host(&w, &s, t, (void *)buf);
+  return ck_copy(ctx, t, &w);
+}

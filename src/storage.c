@@ -1,0 +1,252 @@
+/*
+ * storage.c — refcounted storage and the caching device allocator.
+ *
+ * Device memory is handed out in size classes (four per power of two, at least 512 bytes) and returned to
+ * per-class free lists instead of cudaFree, so that steady-state loops allocate nothing from the driver.
+ * All device work runs on the context's one stream, so a block freed here can be reused by the next launch
+ * without an event: stream order already serialises them. On cudaMalloc failure the binding's hook runs a
+ * full Lua GC (which returns blocks to the cache), the cache is emptied and the allocation retried once.
+ */
+#include <stdlib.h>
+
+#include "ck_internal.h"
+
+// ---------------------------------------------------------------- size classes
+
+static int size_class(size_t bytes, size_t *cap) {
+  if (bytes < 512) bytes = 512;
+  int k = 63 - __builtin_clzll((unsigned long long)bytes); /* 2^k <= bytes < 2^(k+1) */
+  size_t base = (size_t)1 << k, quarter = base >> 2;
+  size_t sub = (bytes - base + quarter - 1) / quarter; /* 0..4 */
+  if (sub == 4) {
+    k += 1;
+    sub = 0;
+    base <<= 1;
+    quarter <<= 1;
+  }
+  *cap = base + sub * quarter;
+  int idx = (k - 9) * 4 + (int)sub;
+  return idx < CK_NBUCKETS ? idx : CK_NBUCKETS - 1;
+}
+
+// ---------------------------------------------------------------- live map (ptr -> cap)
+
+static size_t hash_ptr(void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+static bool live_grow(ck_livemap *m) {
+  size_t ncap = m->keys ? (m->mask + 1) * 2 : 64;
+  void **keys = calloc(ncap, sizeof *keys);
+  size_t *caps = calloc(ncap, sizeof *caps);
+  if (!keys || !caps) {
+    free(keys);
+    free(caps);
+    return false;
+  }
+  if (m->keys) {
+    for (size_t i = 0; i <= m->mask; ++i) {
+      if (!m->keys[i]) continue;
+      size_t j = hash_ptr(m->keys[i]) & (ncap - 1);
+      while (keys[j]) j = (j + 1) & (ncap - 1);
+      keys[j] = m->keys[i];
+      caps[j] = m->caps[i];
+    }
+  }
+  free(m->keys);
+  free(m->caps);
+  m->keys = keys;
+  m->caps = caps;
+  m->mask = ncap - 1;
+  return true;
+}
+
+static bool live_put(ck_livemap *m, void *p, size_t cap) {
+  if (!m->keys || (m->n + 1) * 2 > m->mask + 1)
+    if (!live_grow(m)) return false;
+  size_t j = hash_ptr(p) & m->mask;
+  while (m->keys[j]) j = (j + 1) & m->mask;
+  m->keys[j] = p;
+  m->caps[j] = cap;
+  m->n++;
+  return true;
+}
+
+/* Removes p; returns its cap, 0 if unknown. Backward-shift deletion keeps probe chains intact. */
+static size_t live_take(ck_livemap *m, void *p) {
+  if (!m->keys) return 0;
+  size_t j = hash_ptr(p) & m->mask;
+  while (m->keys[j] && m->keys[j] != p) j = (j + 1) & m->mask;
+  if (!m->keys[j]) return 0;
+  size_t cap = m->caps[j];
+  m->keys[j] = NULL;
+  m->n--;
+  for (size_t k = (j + 1) & m->mask; m->keys[k]; k = (k + 1) & m->mask) {
+    size_t home = hash_ptr(m->keys[k]) & m->mask;
+    /* move k back into the hole j if its home is not in (j, k] cyclically */
+    if (((k - home) & m->mask) >= ((k - j) & m->mask)) {
+      m->keys[j] = m->keys[k];
+      m->caps[j] = m->caps[k];
+      m->keys[k] = NULL;
+      j = k;
+    }
+  }
+  return cap;
+}
+
+// ---------------------------------------------------------------- allocator
+
+void ck_alloc_init(ck_ctx *ctx) { (void)ctx; }
+
+void ck_empty_cache(ck_ctx *ctx) {
+  if (!ctx->has_cuda) return;
+  cudaStreamSynchronize(ctx->stream);
+  for (int b = 0; b < CK_NBUCKETS; ++b) {
+    ck_block *blk = ctx->free_[b];
+    while (blk) {
+      ck_block *next = blk->next;
+      cudaFree(blk->ptr);
+      ctx->stats.cached -= blk->cap;
+      free(blk);
+      blk = next;
+    }
+    ctx->free_[b] = NULL;
+  }
+}
+
+void ck_alloc_destroy(ck_ctx *ctx) {
+  ck_empty_cache(ctx);
+  free(ctx->live.keys);
+  free(ctx->live.caps);
+}
+
+void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
+  size_t cap;
+  int b = size_class(bytes, &cap);
+  void *p = NULL;
+  if (!ctx->has_cuda) {
+    ctx->alloc_st = ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
+    return NULL;
+  }
+  for (ck_block **pp = &ctx->free_[b]; *pp; pp = &(*pp)->next) {
+    if ((*pp)->cap == cap) {
+      ck_block *blk = *pp;
+      *pp = blk->next;
+      p = blk->ptr;
+      free(blk);
+      ctx->stats.cached -= cap;
+      ctx->stats.cache_hits++;
+      break;
+    }
+  }
+  if (!p) {
+    cudaError_t e = cudaMalloc(&p, cap);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      ctx->stats.oom_retries++;
+      if (ctx->oom_hook) ctx->oom_hook(ctx->oom_ud);
+      ck_empty_cache(ctx);
+      e = cudaMalloc(&p, cap);
+    }
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      ctx->alloc_st = ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
+               "out of device memory allocating %zu bytes (%s; in use %zu, cached %zu)", bytes, cudaGetErrorString(e),
+               ctx->stats.in_use, ctx->stats.cached);
+      return NULL;
+    }
+    ctx->stats.cuda_mallocs++;
+    ctx->alloc_debt += cap;
+  }
+  if (!live_put(&ctx->live, p, cap)) {
+    cudaFree(p);
+    ctx->alloc_st = ck_error(ctx, CK_ERR_OOM, "out of host memory (allocator bookkeeping)");
+    return NULL;
+  }
+  ctx->stats.allocations++;
+  ctx->stats.in_use += cap;
+  if (ctx->stats.in_use > ctx->stats.peak) ctx->stats.peak = ctx->stats.in_use;
+  return p;
+}
+
+void ck_dev_free(ck_ctx *ctx, void *p) {
+  if (!p) return;
+  size_t cap = live_take(&ctx->live, p);
+  if (!cap) return; /* not ours: ignore rather than corrupt the cache */
+  size_t c2;
+  int b = size_class(cap, &c2);
+  ck_block *blk = malloc(sizeof *blk);
+  ctx->stats.in_use -= cap;
+  ctx->stats.frees++;
+  if (!blk) { /* cannot cache it: give it back */
+    cudaFree(p);
+    return;
+  }
+  blk->ptr = p;
+  blk->cap = cap;
+  blk->next = ctx->free_[b];
+  ctx->free_[b] = blk;
+  ctx->stats.cached += cap;
+}
+
+void ck_memory_stats(ck_ctx *ctx, ck_memstats *out) { *out = ctx->stats; }
+void ck_set_oom_hook(ck_ctx *ctx, void (*hook)(void *ud), void *ud) {
+  ctx->oom_hook = hook;
+  ctx->oom_ud = ud;
+}
+size_t ck_take_alloc_debt(ck_ctx *ctx) {
+  size_t d = ctx->alloc_debt;
+  ctx->alloc_debt = 0;
+  return d;
+}
+
+// ---------------------------------------------------------------- storage
+
+ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out) {
+  ck_storage *s = calloc(1, sizeof *s);
+  if (!s) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+  s->refs = 1;
+  s->dev = dev;
+  s->bytes = bytes;
+  s->ctx = ctx;
+  if (dev == CK_CUDA) {
+    s->ptr = ck_dev_alloc(ctx, bytes);
+    if (!s->ptr) {
+      free(s);
+      return ctx->alloc_st;
+    }
+    size_t cap;
+    size_class(bytes, &cap);
+    s->cap = cap;
+  } else {
+    size_t cap = (bytes + 63) & ~(size_t)63;
+    if (cap == 0) cap = 64;
+    s->ptr = aligned_alloc(64, cap);
+    if (!s->ptr) {
+      free(s);
+      return ck_error(ctx, CK_ERR_OOM, "out of host memory allocating %zu bytes", bytes);
+    }
+    s->cap = cap;
+    ctx->stats.host_in_use += cap;
+  }
+  *out = s;
+  return CK_OK;
+}
+
+void ck_storage_retain(ck_storage *s) {
+  if (s) s->refs++;
+}
+
+void ck_storage_release(ck_storage *s) {
+  if (!s || --s->refs > 0) return;
+  if (s->dev == CK_CUDA) ck_dev_free(s->ctx, s->ptr);
+  else {
+    s->ctx->stats.host_in_use -= s->cap;
+    free(s->ptr);
+  }
+  free(s);
+}

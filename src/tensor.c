@@ -1,0 +1,291 @@
+/*
+ * tensor.c — dtypes, shapes, strides and offsets; views that share storage.
+ *
+ * A view never copies: it takes a new reference on the storage and rewrites shape/stride/offset. Dims are
+ * 0-based here (the binding converts from Lua's 1-based). Every function checks its arguments and reports
+ * the op, the shape and the offending value.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ck.h"
+
+// ---------------------------------------------------------------- dtypes
+
+static const struct {
+  const char *name;
+  size_t size;
+} DTYPES[CK_NDTYPES] = {{"f32", 4}, {"f64", 8}, {"i32", 4}, {"f16", 2}, {"bf16", 2}};
+
+size_t ck_dtype_size(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].size : 0; }
+const char *ck_dtype_name(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].name : "?"; }
+bool ck_dtype_is_float(ck_dtype dt) { return dt != CK_I32; }
+const char *ck_dev_name(ck_devkind d) { return d == CK_CUDA ? "cuda" : "host"; }
+
+bool ck_dtype_parse(const char *s, ck_dtype *out) {
+  static const struct {
+    const char *alias;
+    ck_dtype dt;
+  } ALIASES[] = {{"f32", CK_F32}, {"float32", CK_F32}, {"single", CK_F32}, {"f64", CK_F64},
+                 {"float64", CK_F64}, {"double", CK_F64}, {"i32", CK_I32}, {"int32", CK_I32}};
+  for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
+    if (strcmp(s, ALIASES[i].alias) == 0) {
+      *out = ALIASES[i].dt;
+      return true;
+    }
+  return false;
+}
+
+// ---------------------------------------------------------------- shapes
+
+int64_t ck_numel(const ck_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= t->shape[i];
+  return n;
+}
+
+bool ck_is_contiguous(const ck_tensor *t) {
+  int64_t expect = 1;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    if (t->shape[i] == 0) return true;
+    if (t->shape[i] != 1 && t->stride[i] != expect) return false;
+    expect *= t->shape[i];
+  }
+  return true;
+}
+
+char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < ndim && k < n; ++i) k += (size_t)snprintf(buf + k, n - k, i ? "x%lld" : "%lld", (long long)shape[i]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+char *ck_describe(const ck_tensor *t, char *buf, size_t n) {
+  char sh[96];
+  snprintf(buf, n, "%s%s %s", ck_dtype_name(t->dtype), ck_shape_str(t->ndim, t->shape, sh, sizeof sh),
+           t->st ? ck_dev_name(t->st->dev) : "freed");
+  return buf;
+}
+
+ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt) {
+  if (ndim < 0 || ndim > CK_MAX_DIMS)
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: %d dims requested, at most %d supported", op, ndim, CK_MAX_DIMS);
+  int64_t limit = ((int64_t)1 << 62) / (int64_t)ck_dtype_size(dt), n = 1;
+  char sh[96];
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0)
+      return ck_error(ctx, CK_ERR_SHAPE, "%s: dim %d of shape %s is negative", op, i + 1,
+                      ck_shape_str(ndim, shape, sh, sizeof sh));
+    if (shape[i] && n > limit / shape[i])
+      return ck_error(ctx, CK_ERR_SHAPE, "%s: shape %s has too many elements (the product of dims overflows)", op,
+                      ck_shape_str(ndim, shape, sh, sizeof sh));
+    n *= shape[i];
+  }
+  return CK_OK;
+}
+
+ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev) {
+  ck_status st = ck_check_shape(ctx, "empty", ndim, shape, dt);
+  if (st) return st;
+  if (dev == CK_CUDA && !ck_has_cuda(ctx)) {
+    ck_devinfo info;
+    ck_device_info(ctx, &info);
+    return ck_error(ctx, CK_ERR_DEVICE, "cannot place an array on cuda: %s", info.why_host);
+  }
+  ck_tensor t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  t.ndim = ndim;
+  int64_t n = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    t.shape[i] = shape[i];
+    t.stride[i] = n;
+    n *= shape[i] ? shape[i] : 1;
+  }
+  int64_t numel = ck_numel(&t);
+  if ((st = ck_storage_new(ctx, dev, (size_t)numel * ck_dtype_size(dt), &t.st))) return st;
+  *out = t;
+  return CK_OK;
+}
+
+ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {
+  return ck_empty(ctx, out, t->dtype, t->ndim, t->shape, ck_dev(t));
+}
+
+void ck_release(ck_tensor *t) {
+  if (t && t->st) {
+    ck_storage_release(t->st);
+    t->st = NULL;
+  }
+}
+
+void ck_view_of(ck_tensor *dst, const ck_tensor *src) {
+  *dst = *src;
+  ck_storage_retain(dst->st);
+}
+
+ck_status ck_check_live(ck_ctx *ctx, const char *op, const ck_tensor *t) {
+  if (!t || !t->st) return ck_error(ctx, CK_ERR_FREED, "%s: use of a freed array", op);
+  return CK_OK;
+}
+
+ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b) {
+  if (ck_dev(a) != ck_dev(b)) {
+    char da[128], db[128];
+    return ck_error(ctx, CK_ERR_DEVICE, "%s: operands on different devices (%s and %s); move one with :to(\"%s\")", op,
+                    ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db), ck_dev_name(ck_dev(a)));
+  }
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- views
+
+static ck_status check_dim(ck_ctx *ctx, const char *op, const ck_tensor *t, int d) {
+  if (d < 0 || d >= t->ndim) {
+    char sh[96];
+    return ck_error(ctx, CK_ERR_ARG, "%s: dim %d out of range for shape %s (1..%d)", op, d + 1,
+                    ck_shape_str(t->ndim, t->shape, sh, sizeof sh), t->ndim);
+  }
+  return CK_OK;
+}
+
+ck_status ck_view_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int d1, int d2) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "transpose", t)) || (st = check_dim(ctx, "transpose", t, d1)) ||
+      (st = check_dim(ctx, "transpose", t, d2)))
+    return st;
+  ck_view_of(out, t);
+  int64_t s = out->shape[d1];
+  out->shape[d1] = out->shape[d2];
+  out->shape[d2] = s;
+  s = out->stride[d1];
+  out->stride[d1] = out->stride[d2];
+  out->stride[d2] = s;
+  return CK_OK;
+}
+
+ck_status ck_view_permute(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, const int *perm) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "permute", t))) return st;
+  bool seen[CK_MAX_DIMS] = {false};
+  for (int i = 0; i < t->ndim; ++i) {
+    if ((st = check_dim(ctx, "permute", t, perm[i]))) return st;
+    if (seen[perm[i]]) return ck_error(ctx, CK_ERR_ARG, "permute: dim %d repeated", perm[i] + 1);
+    seen[perm[i]] = true;
+  }
+  ck_view_of(out, t);
+  for (int i = 0; i < t->ndim; ++i) {
+    out->shape[i] = t->shape[perm[i]];
+    out->stride[i] = t->stride[perm[i]];
+  }
+  return CK_OK;
+}
+
+ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t start, int64_t len) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "narrow", t)) || (st = check_dim(ctx, "narrow", t, dim))) return st;
+  if (start < 0 || len < 0 || start + len > t->shape[dim]) {
+    char sh[96];
+    return ck_error(ctx, CK_ERR_ARG, "narrow: range %lld..%lld out of bounds for dim %d of shape %s (1..%lld)",
+                    (long long)start + 1, (long long)(start + len), dim + 1,
+                    ck_shape_str(t->ndim, t->shape, sh, sizeof sh), (long long)t->shape[dim]);
+  }
+  ck_view_of(out, t);
+  out->offset += start * t->stride[dim];
+  out->shape[dim] = len;
+  return CK_OK;
+}
+
+ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t index) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "select", t)) || (st = check_dim(ctx, "select", t, dim))) return st;
+  if (index < 0 || index >= t->shape[dim]) {
+    char sh[96];
+    return ck_error(ctx, CK_ERR_ARG, "select: index %lld out of bounds for dim %d of shape %s (1..%lld)",
+                    (long long)index + 1, dim + 1, ck_shape_str(t->ndim, t->shape, sh, sizeof sh),
+                    (long long)t->shape[dim]);
+  }
+  ck_view_of(out, t);
+  out->offset += index * t->stride[dim];
+  for (int i = dim; i < t->ndim - 1; ++i) {
+    out->shape[i] = t->shape[i + 1];
+    out->stride[i] = t->stride[i + 1];
+  }
+  out->ndim--;
+  return CK_OK;
+}
+
+ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape) {
+  ck_status st;
+  char s1[96], s2[96];
+  if ((st = ck_check_live(ctx, "reshape", t))) return st;
+  if ((st = ck_check_shape(ctx, "reshape", ndim, shape, t->dtype))) return st;
+  int64_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= shape[i];
+  if (n != ck_numel(t))
+    return ck_error(ctx, CK_ERR_SHAPE, "reshape: cannot view %s (%lld elements) as %s (%lld elements)",
+                    ck_shape_str(t->ndim, t->shape, s1, sizeof s1), (long long)ck_numel(t),
+                    ck_shape_str(ndim, shape, s2, sizeof s2), (long long)n);
+  if (!ck_is_contiguous(t))
+    return ck_error(ctx, CK_ERR_SHAPE,
+                    "reshape: array %s is not contiguous; call :contiguous() first (reshape never copies)",
+                    ck_shape_str(t->ndim, t->shape, s1, sizeof s1));
+  ck_view_of(out, t);
+  out->ndim = ndim;
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    out->shape[i] = shape[i];
+    out->stride[i] = s;
+    s *= shape[i] ? shape[i] : 1;
+  }
+  return CK_OK;
+}
+
+ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape) {
+  ck_status st;
+  char s1[96], s2[96];
+  if ((st = ck_check_live(ctx, "expand", t))) return st;
+  if ((st = ck_check_shape(ctx, "expand", ndim, shape, t->dtype))) return st;
+  if (ndim < t->ndim)
+    return ck_error(ctx, CK_ERR_SHAPE, "expand: cannot expand %s to fewer dims %s",
+                    ck_shape_str(t->ndim, t->shape, s1, sizeof s1), ck_shape_str(ndim, shape, s2, sizeof s2));
+  ck_tensor r = *t;
+  r.ndim = ndim;
+  int lead = ndim - t->ndim;
+  for (int i = 0; i < ndim; ++i) {
+    int j = i - lead;
+    int64_t have = j >= 0 ? t->shape[j] : 1, hs = j >= 0 ? t->stride[j] : 0;
+    if (have == shape[i]) {
+      r.shape[i] = have;
+      r.stride[i] = hs;
+    } else if (have == 1) {
+      r.shape[i] = shape[i];
+      r.stride[i] = 0;
+    } else {
+      return ck_error(ctx, CK_ERR_SHAPE, "expand: cannot expand %s to %s (dim %d is %lld, not 1)",
+                      ck_shape_str(t->ndim, t->shape, s1, sizeof s1), ck_shape_str(ndim, shape, s2, sizeof s2),
+                      j + 1, (long long)have);
+    }
+  }
+  ck_view_of(out, &r);
+  return CK_OK;
+}
+
+ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,
+                             int64_t *shape) {
+  int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+  for (int i = 0; i < n; ++i) {
+    int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      char s1[96], s2[96];
+      return ck_error(ctx, CK_ERR_SHAPE, "%s: shapes %s and %s cannot be broadcast (dim %d: %lld vs %lld)", op,
+                      ck_shape_str(a->ndim, a->shape, s1, sizeof s1), ck_shape_str(b->ndim, b->shape, s2, sizeof s2),
+                      i + 1, (long long)da, (long long)db);
+    }
+    shape[i] = da == 1 ? db : da;
+  }
+  *ndim = n;
+  return CK_OK;
+}
