@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "../src/ck.h"
+#include "../src/ew_ops.h"
+#include "../src/reduce_ops.h"
 
 static const struct {
   const char *name;
@@ -24,14 +26,14 @@ static const struct {
 static const struct {
   const char *alias, *ladder;
 } ALIASES[] = {
-    {"gemm", "matmul"}, {"sum", "reduce"}, {"prod", "reduce"}, {"max", "reduce"}, {"min", "reduce"},
-    {"mean", "reduce"}, {"argmax", "reduce"}, {"argmin", "reduce"}, {"copy", "elementwise"}, {"map", "elementwise"},
-    {"zip", "elementwise"},
+    {"gemm", "matmul"}, {"map", "elementwise"}, {"zip", "elementwise"}, {"contiguous", "transpose"},
 };
 
 const ck_variant *ck_variants(const char *name, int *count) {
   for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
     if (strcmp(name, ALIASES[i].alias) == 0) name = ALIASES[i].ladder;
+  if (ck_ew_op_parse(name) >= 0) name = "elementwise"; /* every elementwise op shares one ladder */
+  if (ck_reduce_op_parse(name) >= 0) name = "reduce";
   for (size_t i = 0; i < sizeof TABLES / sizeof *TABLES; ++i)
     if (strcmp(name, TABLES[i].name) == 0) {
       *count = *TABLES[i].count;

@@ -109,7 +109,7 @@ for _, dev in ipairs(H.devices()) do
       assert.equals("f32", f:dtype())
       H.assert_close(f:to("f64"), a, {rtol = 1e-7, atol = 1e-7})
       local i = ck.array({{1.9, -1.9}, {2.5, -0.2}}, O("f64")):to("i32")
-      assert.same({{1, -2}, {2, 0}}, i:totable()) -- truncation toward zero
+      assert.same({{1, -1}, {2, 0}}, i:totable()) -- truncation toward zero
       local h = a:to("host")
       assert.equals("host", h:device())
       H.assert_equal(h, a:host())
@@ -160,14 +160,15 @@ for _, dev in ipairs(H.devices()) do
       do
         local parent = ck.arange(100, O("f64")):reshape(10, 10)
         v = parent:narrow(1, 3, 4):t()
+        collectgarbage(); collectgarbage() -- the intermediate views
         local _, refs = v:storage_id()
-        assert.equals(2, refs)
+        assert.equals(2, refs) -- parent and v
         parent = nil
       end
       collectgarbage(); collectgarbage()
       local _, refs = v:storage_id()
       assert.equals(1, refs)
-      assert.same({20, 30, 40, 50}, v:totable()[1])
+      assert.same({20, 30}, v:totable()[1]); assert.same({29, 39}, v:totable()[10])
     end)
 
     it("copy_ broadcasts and casts into an existing array and its views", function()

@@ -12,9 +12,21 @@ H.no_cuda_reason = H.has_cuda and nil or ("no CUDA device here (" .. tostring(ck
 function H.devices() return H.has_cuda and {"host", "cuda"} or {"host"} end
 
 --- Wrap an `it` body that needs the GPU: it is marked pending, with the reason, where there is none.
+-- busted puts `pending` in the spec file's environment, not in this module's: take it from the caller's _ENV.
+local function caller_env(level)
+  local f = debug.getinfo(level + 1, "f").func
+  for i = 1, 255 do
+    local name, val = debug.getupvalue(f, i)
+    if not name then break end
+    if name == "_ENV" then return val end
+  end
+  return _ENV
+end
+
 function H.gpu(fn)
+  local env = caller_env(2)
   return function(...)
-    if not H.has_cuda then return pending(H.no_cuda_reason) end
+    if not H.has_cuda then return env.pending(H.no_cuda_reason) end
     return fn(...)
   end
 end

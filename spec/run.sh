@@ -5,8 +5,8 @@ cd "$(dirname "$0")/.." || exit 1
 LUA=${LUA:-lua5.4}
 # busted's runner script, run under Lua 5.4 (Debian's /usr/bin/busted, or the copy packed for the GPU host).
 if [ -n "$BUSTED_SCRIPT" ]; then BUSTED=$BUSTED_SCRIPT
-elif [ -f .gpu-lua/usr/bin/busted ]; then BUSTED=.gpu-lua/usr/bin/busted
-else BUSTED=/usr/bin/busted; fi
+elif [ -f /usr/bin/busted ]; then BUSTED=/usr/bin/busted
+else BUSTED=.gpu-lua/usr/bin/busted; fi
 export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}"
 export LUA_CPATH="./?.so;${LUA_CPATH:-;}"
 [ $# -eq 0 ] && set -- spec

@@ -601,18 +601,21 @@ static int m_transpose(lua_State *L) {
 
 static int m_permute(lua_State *L) {
   ck_tensor *t = check_array(L, 1);
-  int perm[CK_MAX_DIMS], n = lua_gettop(L) - 1;
-  if (n == 1 && lua_istable(L, 2)) { /* a:permute{3,1,2} */
-    n = (int)luaL_len(L, 2);
-    for (int i = 0; i < n && i < CK_MAX_DIMS; ++i) {
-      lua_geti(L, 2, i + 1);
-      lua_replace(L, 3 + i);
+  int perm[CK_MAX_DIMS], n;
+  if (lua_istable(L, 2)) { /* a:permute{3, 1, 2} */
+    int64_t p[CK_MAX_DIMS];
+    n = read_ints(L, 2, p);
+    if (n != t->ndim) return luaL_error(L, "permute: %d dims given for a %d-D array", n, t->ndim);
+    for (int i = 0; i < n; ++i) {
+      if (p[i] < 0) p[i] += t->ndim + 1;
+      if (p[i] < 1 || p[i] > t->ndim) return luaL_argerror(L, 2, lua_pushfstring(L, "dim out of range (1..%d)", t->ndim));
+      perm[i] = (int)p[i] - 1;
     }
-    lua_remove(L, 2);
-    lua_settop(L, 1 + n);
+  } else {
+    n = lua_gettop(L) - 1;
+    if (n != t->ndim) return luaL_error(L, "permute: %d dims given for a %d-D array", n, t->ndim);
+    for (int i = 0; i < n; ++i) perm[i] = check_dim(L, 2 + i, t);
   }
-  if (n != t->ndim) return luaL_error(L, "permute: %d dims given for a %d-D array", n, t->ndim);
-  for (int i = 0; i < n; ++i) perm[i] = check_dim(L, 2 + i, t);
   ck_tensor *r = push_array(L);
   if (ck_view_permute(CTX(L), r, t, perm)) return fail(L);
   return 1;
