@@ -10,6 +10,8 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda /usr/local/cuda-13.0 /usr/li
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 LUA       ?= lua5.4
 LUA_INCDIR ?= $(firstword $(wildcard /usr/include/lua5.4 /usr/local/include/lua5.4 /usr/local/include))
+# Debian's luaconf.h includes lua5.4-deb-multiarch.h from the multiarch include dir beside LUA_INCDIR.
+LUA_MULTIARCH := $(addprefix -I,$(sort $(wildcard $(dir $(LUA_INCDIR))x86_64-linux-gnu $(dir $(LUA_INCDIR))$(shell gcc -print-multiarch 2>/dev/null))))
 LIBFLAG   ?= -shared
 CFLAGS    ?= -O2
 # sm_90a (Hopper) unless told otherwise; CUDA_ARCH=sm_86 etc. for other GPUs.
@@ -38,7 +40,7 @@ cukern/core.so: $(OBJ)
 
 $(BUILD)/src/lcukern.o: src/lcukern.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CK_CFLAGS) -I$(LUA_INCDIR) -MMD -MP -c $< -o $@
+	$(CC) $(CK_CFLAGS) -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -104,6 +104,14 @@ typedef ck_status (*ck_bench_fn)(ck_ctx *ctx, void *ud);
 ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
                      size_t flush_bytes, double *ms_out);
 
+/* A stopwatch for Lua functions: CUDA events on the stream when there is a GPU, else a monotonic clock. */
+typedef struct ck_timer ck_timer;
+ck_status ck_timer_new(ck_ctx *ctx, ck_timer **out);
+ck_status ck_timer_start(ck_ctx *ctx, ck_timer *t);
+ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms); /* waits for the stop event */
+bool ck_timer_is_cuda(const ck_timer *t);
+void ck_timer_free(ck_timer *t);
+
 /* ---------------------------------------------------------------- storage (storage.c) */
 ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out);
 void ck_storage_retain(ck_storage *s);

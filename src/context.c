@@ -246,3 +246,59 @@ cleanup:
   }
   return st;
 }
+
+// ---------------------------------------------------------------- stopwatch
+
+struct ck_timer {
+  bool cuda;
+  cudaEvent_t start, stop;
+  double t0;
+};
+
+ck_status ck_timer_new(ck_ctx *ctx, ck_timer **out) {
+  ck_status st = CK_OK;
+  ck_timer *t = calloc(1, sizeof *t);
+  if (!t) return ck_error(ctx, CK_ERR_OOM, "timer: out of host memory");
+  t->cuda = ctx->has_cuda;
+  if (t->cuda) {
+    CK_CUDA(ctx, cudaEventCreate(&t->start));
+    CK_CUDA(ctx, cudaEventCreate(&t->stop));
+  }
+  *out = t;
+  return CK_OK;
+cleanup:
+  ck_timer_free(t);
+  return st;
+}
+
+ck_status ck_timer_start(ck_ctx *ctx, ck_timer *t) {
+  ck_status st = CK_OK;
+  if (t->cuda) CK_CUDA(ctx, cudaEventRecord(t->start, ctx->stream));
+  else t->t0 = now_ms();
+cleanup:
+  return st;
+}
+
+ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms) {
+  ck_status st = CK_OK;
+  if (!t->cuda) {
+    *ms = now_ms() - t->t0;
+    return CK_OK;
+  }
+  float f = 0;
+  CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->stream));
+  CK_CUDA(ctx, cudaEventSynchronize(t->stop));
+  CK_CUDA(ctx, cudaEventElapsedTime(&f, t->start, t->stop));
+  *ms = f;
+cleanup:
+  return st;
+}
+
+bool ck_timer_is_cuda(const ck_timer *t) { return t->cuda; }
+
+void ck_timer_free(ck_timer *t) {
+  if (!t) return;
+  if (t->start) cudaEventDestroy(t->start);
+  if (t->stop) cudaEventDestroy(t->stop);
+  free(t);
+}

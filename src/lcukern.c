@@ -854,8 +854,12 @@ static ck_status run_opcall(ck_ctx *ctx, void *ud) {
     st = c->b ? ck_ew_binary(ctx, c->op, out, c->a, c->b, c->variant, &c->ran)
               : ck_ew_binary_scalar(ctx, c->op, out, c->a, c->num, c->num_left, c->variant, &c->ran);
     break;
-  case OC_COPY: st = ck_copy(ctx, c->out, c->a); break;
-  case OC_MEMCPY: st = ck_copy(ctx, c->out, c->a); break;
+  case OC_COPY:
+  case OC_MEMCPY:
+    st = ck_copy(ctx, c->out, c->a);
+    c->ran.id = 0;
+    snprintf(c->ran.name, sizeof c->ran.name, "%s", c->kind == OC_COPY ? "copy" : "memcpy");
+    break;
   case OC_FILL: st = ck_ew_generate(ctx, CK_EW_FILL, c->out, c->s1, 0); break;
   }
   ck_release(&tmp);
@@ -966,6 +970,47 @@ static int l_time_op(lua_State *L) {
   lua_pushstring(L, c.ran.note);
   lua_setfield(L, -2, "note");
   return 2;
+}
+
+/* core.timer() -> stopwatch with :start() and :stop() -> ms (CUDA events on the GPU, else a host clock) */
+typedef struct {
+  ck_timer *t;
+} ltimer;
+
+static int l_timer(lua_State *L) {
+  ltimer *u = (ltimer *)lua_newuserdatauv(L, sizeof(ltimer), 0);
+  u->t = NULL;
+  luaL_setmetatable(L, TIMER_MT);
+  if (ck_timer_new(CTX(L), &u->t)) return fail(L);
+  return 1;
+}
+
+static int t_start(lua_State *L) {
+  ltimer *u = (ltimer *)luaL_checkudata(L, 1, TIMER_MT);
+  if (ck_timer_start(CTX(L), u->t)) return fail(L);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int t_stop(lua_State *L) {
+  ltimer *u = (ltimer *)luaL_checkudata(L, 1, TIMER_MT);
+  double ms;
+  if (ck_timer_stop(CTX(L), u->t, &ms)) return fail(L);
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+static int t_kind(lua_State *L) {
+  ltimer *u = (ltimer *)luaL_checkudata(L, 1, TIMER_MT);
+  lua_pushstring(L, ck_timer_is_cuda(u->t) ? "cuda events" : "host clock");
+  return 1;
+}
+
+static int t_gc(lua_State *L) {
+  ltimer *u = (ltimer *)luaL_checkudata(L, 1, TIMER_MT);
+  ck_timer_free(u->t);
+  u->t = NULL;
+  return 0;
 }
 
 static int l_clock(lua_State *L) {
@@ -1154,7 +1199,7 @@ static const luaL_Reg FUNCS[] = {
     {"last_ran", l_last_ran}, {"variants", l_variants}, {"empty", l_empty}, {"generate", l_generate},
     {"from_table", l_from_table}, {"matmul", l_matmul}, {"reduce", l_reduce}, {"transpose", l_transpose},
     {"unary", l_unary}, {"binary", l_binary}, {"time_op", l_time_op}, {"clock", l_clock},
-    {"kernel", l_kernel}, {NULL, NULL}};
+    {"kernel", l_kernel}, {"timer", l_timer}, {NULL, NULL}};
 
 int luaopen_cukern_core(lua_State *L) {
   modstate *ms = (modstate *)lua_newuserdatauv(L, sizeof(modstate), 0); /* upvalue of every function */
@@ -1195,6 +1240,16 @@ int luaopen_cukern_core(lua_State *L) {
   lua_pushvalue(L, -4);
   lua_pushcclosure(L, k_launch, 1);
   lua_setfield(L, -2, "launch");
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+
+  luaL_newmetatable(L, TIMER_MT); /* stopwatches */
+  lua_pushcfunction(L, t_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  static const luaL_Reg TM[] = {{"start", t_start}, {"stop", t_stop}, {"kind", t_kind}, {NULL, NULL}};
+  lua_pushvalue(L, -4);
+  luaL_setfuncs(L, TM, 1);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 

@@ -1,0 +1,50 @@
+-- The short table the GPU-host check prints last: per ladder and case, the reference, the best own variant
+-- and its share of the reference, read back from the results JSON.
+--   lua5.4 examples/summary.lua [results_dir]
+package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+local json = require "cukern.json"
+
+local dir = arg[1] or os.getenv("CUKERN_RESULTS") or "bench/results"
+local RATE = {matmul = "tflops"}
+
+local function case_of(row)
+  local shape = row.shape
+  if type(shape) == "table" then shape = table.concat(shape, "x") end
+  if row.m then shape = ("%dx%dx%d"):format(row.m, row.n, row.k) end
+  return table.concat({row.op or "", row.dtype or "", shape or "", row.dim and ("dim " .. tostring(row.dim)) or ""}, " ")
+    :gsub("%s+", " "):gsub("^ ", "")
+end
+
+local lines = {}
+local p = io.popen('ls "' .. dir .. '"/*.json 2>/dev/null')
+for path in p:lines() do
+  local ok, doc = pcall(json.read, path)
+  if ok and type(doc) == "table" and doc.us_per_op then
+    lines[#lines + 1] = ("%-11s %-34s %-16s %9s %-18s %9.2f us/op"):format("overhead", (doc.case or "a:fill(1)"):sub(1, 34),
+      "-", "-", "cukern", doc.us_per_op)
+  elseif ok and type(doc) == "table" and doc.rows then
+    local ladder = doc.ladder or path:match("([%w_]+)%-[^/]*%.json$") or "?"
+    local rk = RATE[ladder] or "gbps"
+    local cases, order = {}, {}
+    for _, r in ipairs(doc.rows) do
+      if type(r[rk]) == "number" then
+        local c = case_of(r)
+        if not cases[c] then cases[c] = {}; order[#order + 1] = c end
+        local e = cases[c]
+        if r.id == 0 and not e.ref then e.ref = r end
+        if r.id ~= 0 and r.correct ~= false and (not e.best or r[rk] > e.best[rk]) then e.best = r end
+      end
+    end
+    for _, c in ipairs(order) do
+      local e = cases[c]
+      lines[#lines + 1] = ("%-11s %-34s %-16s %9s %-18s %9s %7s"):format(ladder, c:sub(1, 34),
+        e.ref and e.ref.variant or "-", e.ref and ("%.1f"):format(e.ref[rk]) or "-",
+        e.best and e.best.variant or "-", e.best and ("%.1f"):format(e.best[rk]) or "-",
+        e.best and e.best.pct_of_ref and ("%.1f%%"):format(e.best.pct_of_ref) or "-")
+    end
+  end
+end
+p:close()
+print(("%-11s %-34s %-16s %9s %-18s %9s %7s"):format("ladder", "case", "reference", "rate", "best own", "rate", "% ref"))
+for _, l in ipairs(lines) do print(l) end
+print("(rate: TFLOP/s for matmul, GB/s otherwise; % ref: best own variant vs the reference in the same run)")

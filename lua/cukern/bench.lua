@@ -1,0 +1,366 @@
+-- cukern.bench: timing, statistics, progress and results files for the experiment scripts.
+--
+-- Timing happens in C where it can: `bench.run{spec=...}` hands a time_op spec to ck.core.time_op, which
+-- loops warmup + reps launches on the stream with CUDA events (or a monotonic clock on the host) and
+-- writes 2 x L2 of scratch between reps so every rep starts cold. `bench.run{fn=...}` times a Lua function
+-- instead (one timer around each call, after a sync), for things that are not a single op.
+--
+-- "cukern" is required lazily, inside the functions that need it: init.lua requires this module, and the
+-- statistics, tables and JSON helpers work without the C module at all.
+--
+--   bench.run{spec= | fn=, warmup=5, reps=20, flush=true, flops=, bytes=, device=}
+--       -> {ms=median, min=, max=, q1=, q3=, reps=, tflops=, gbps=, device=, timer=, times={...}}
+--   bench.stats(list_of_ms)           -> {ms=, min=, max=, q1=, q3=, reps=}
+--   bench.quantile(sorted, p)         linear interpolation between closest ranks (NumPy's default)
+--   bench.launch_overhead{n=10000}    -> microseconds of host time per small op
+--   bench.table(rows, cols [, out])   aligned text table; cols = {{key=, title=, fmt=}, ...}
+--   bench.progress(i, n, label)       progress bar on stderr
+--   bench.meta()                      device, driver, runtime, date, commit, host, cukern version
+--   bench.slug(name)                  "NVIDIA H200" -> "nvidia-h200"
+--   bench.results_dir()               $CUKERN_RESULTS or "bench/results"
+--   bench.write_json(path, doc), bench.read_json(path)
+
+local json = require "cukern.json"
+
+local bench = {}
+
+local ck_module
+local function ck()
+  if not ck_module then ck_module = require "cukern" end
+  return ck_module
+end
+
+-- ---------------------------------------------------------------------------------------------------
+-- statistics
+
+function bench.quantile(sorted, p)
+  local n = #sorted
+  if n == 0 then return nil end
+  local h = (n - 1) * p + 1
+  local lo = math.floor(h)
+  if lo >= n then return sorted[n] end
+  return sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo])
+end
+
+function bench.stats(times)
+  local s = {}
+  for i, v in ipairs(times) do s[i] = v end
+  table.sort(s)
+  local n = #s
+  if n == 0 then return { reps = 0 } end
+  return {
+    ms = bench.quantile(s, 0.5),
+    min = s[1],
+    max = s[n],
+    q1 = bench.quantile(s, 0.25),
+    q3 = bench.quantile(s, 0.75),
+    reps = n,
+  }
+end
+
+-- ---------------------------------------------------------------------------------------------------
+-- timing
+
+local ARRAY_FIELDS = { "a", "x", "src", "dst", "b", "out" }
+
+-- The device a time_op spec runs on is the device of its arrays.
+local function spec_device(spec)
+  for _, k in ipairs(ARRAY_FIELDS) do
+    local v = spec[k]
+    if type(v) == "userdata" or type(v) == "table" then
+      local ok, d = pcall(function() return v:device() end)
+      if ok and (d == "cuda" or d == "host") then return d end
+    end
+  end
+  return ck().default_device and ck().default_device() or ck().device().backend
+end
+
+local function l2_flush_bytes(device, flush)
+  if not flush or device ~= "cuda" then return 0 end
+  local ok, dev = pcall(function() return ck().device() end)
+  local l2 = ok and dev.l2_bytes or 0
+  return 2 * (tonumber(l2) or 0)
+end
+
+local function host_clock()
+  local ok, m = pcall(ck)
+  if ok and m.core and m.core.clock then return m.core.clock end
+  return os.clock -- CPU time: only without the core, where there is nothing asynchronous to wait for
+end
+
+local function sync()
+  local ok, m = pcall(ck)
+  if ok and m.sync then m.sync() end
+end
+
+local function time_fn(fn, warmup, reps, device, flush)
+  local times = {}
+  for _ = 1, warmup do fn() end
+  sync()
+  local timer, flushbuf
+  if device == "cuda" then
+    local core = ck().core
+    -- events on the stream; without them, the host clock around fn + sync (an upper bound)
+    if core.timer then timer = core.timer() end
+    local fb = l2_flush_bytes(device, flush)
+    if fb > 0 then flushbuf = ck().empty(fb // 4, { device = "cuda" }) end
+  end
+  local clock = timer == nil and host_clock() or nil
+  for i = 1, reps do
+    if flushbuf then flushbuf:fill(i) end
+    sync()
+    if timer then
+      timer:start()
+      fn()
+      times[i] = timer:stop()
+    else
+      local t0 = clock()
+      fn()
+      sync()
+      times[i] = (clock() - t0) * 1e3
+    end
+  end
+  if flushbuf and flushbuf.free then flushbuf:free() end
+  return times, timer and "cuda events" or "host clock"
+end
+
+function bench.run(o)
+  assert(type(o) == "table", "bench.run: expects a table {spec= or fn=, ...}")
+  local warmup = o.warmup or 5
+  local reps = o.reps or 20
+  local flush = o.flush ~= false
+  assert(reps >= 1, "bench.run: reps must be >= 1")
+  local times, device, timer_kind, ran
+  if o.spec then
+    device = o.device or spec_device(o.spec)
+    times, ran = ck().core.time_op(o.spec, warmup, reps, l2_flush_bytes(device, flush))
+    timer_kind = device == "cuda" and "cuda events" or "host clock"
+  elseif o.fn then
+    assert(type(o.fn) == "function", "bench.run: fn must be a function")
+    if o.device then
+      device = o.device
+    else
+      local ok, m = pcall(ck)
+      device = ok and (m.default_device and m.default_device() or m.device().backend) or "host"
+    end
+    times, timer_kind = time_fn(o.fn, warmup, reps, device, flush)
+  else
+    error("bench.run: give spec= (a time_op spec) or fn= (a Lua function)", 2)
+  end
+  local r = bench.stats(times)
+  r.times = times
+  r.device = device
+  r.timer = timer_kind
+  if type(ran) == "table" then
+    -- the variant that actually ran (the dispatcher may have fallen back)
+    r.ran, r.ran_id = ran.name, ran.id
+    if ran.note and ran.note ~= "" then r.ran_note = ran.note end
+  end
+  if r.ms and r.ms > 0 then
+    if o.flops then r.tflops = o.flops / r.ms / 1e9 end
+    if o.bytes then r.gbps = o.bytes / r.ms / 1e6 end
+  end
+  return r
+end
+
+-- Host time per small op: what a Lua loop of tiny launches costs, queueing included.
+function bench.launch_overhead(o)
+  o = o or {}
+  local n = o.n or 10000
+  local m = ck()
+  local a = o.device and m.empty(16, { device = o.device }) or m.empty(16)
+  for _ = 1, math.min(n, 100) do a:fill(1) end
+  m.sync()
+  local clock = m.core.clock
+  local t0 = clock()
+  for _ = 1, n do a:fill(1) end
+  m.sync()
+  local us = (clock() - t0) / n * 1e6
+  if a.free then a:free() end
+  return us
+end
+
+-- ---------------------------------------------------------------------------------------------------
+-- text output
+
+local function cell(v, fmt)
+  if v == nil or v == json.null then return "-" end
+  if type(fmt) == "function" then return tostring(fmt(v)) end
+  if type(v) == "number" then
+    if v ~= v then return "nan" end
+    if fmt then return string.format(fmt, v) end
+    if math.type(v) == "integer" then return tostring(v) end
+    return string.format("%.4g", v)
+  end
+  if type(v) == "table" then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = tostring(x) end
+    return table.concat(parts, "x")
+  end
+  if fmt then return string.format(fmt, v) end
+  return tostring(v)
+end
+
+-- Seed-style table: header, rule, one line per row; numbers right-aligned, text left-aligned.
+function bench.table(rows, cols, out)
+  local cells, width, numeric = {}, {}, {}
+  for j, c in ipairs(cols) do
+    width[j] = utf8.len(c.title or c.key) or #(c.title or c.key)
+    numeric[j] = true
+  end
+  for i, row in ipairs(rows) do
+    cells[i] = {}
+    for j, c in ipairs(cols) do
+      local v = row[c.key]
+      local s = cell(v, c.fmt)
+      cells[i][j] = s
+      if v ~= nil and type(v) ~= "number" then numeric[j] = false end
+      width[j] = math.max(width[j], utf8.len(s) or #s)
+    end
+  end
+  local function pad(s, w, right)
+    local fill = string.rep(" ", w - (utf8.len(s) or #s))
+    return right and fill .. s or s .. fill
+  end
+  local lines = {}
+  local head, rule = {}, {}
+  for j, c in ipairs(cols) do
+    head[j] = pad(c.title or c.key, width[j], numeric[j])
+    rule[j] = string.rep("-", width[j])
+  end
+  lines[1] = (table.concat(head, "  "):gsub("%s+$", ""))
+  lines[2] = table.concat(rule, "  ")
+  for i = 1, #rows do
+    local l = {}
+    for j = 1, #cols do l[j] = pad(cells[i][j], width[j], numeric[j]) end
+    lines[#lines + 1] = (table.concat(l, "  "):gsub("%s+$", ""))
+  end
+  local text = table.concat(lines, "\n") .. "\n"
+  if out ~= false then (out or io.stdout):write(text) end
+  return text
+end
+
+local tty_cache
+local function progress_mode()
+  local env = os.getenv("CUKERN_PROGRESS")
+  if env == "0" then return "off" end
+  if env == "1" then return "bar" end
+  if tty_cache == nil then
+    -- `test -t 2` runs with our stderr, so it tells whether a person is watching.
+    local ok = os.execute("test -t 2")
+    tty_cache = ok and "bar" or "lines"
+  end
+  return tty_cache
+end
+
+function bench.progress(i, n, label)
+  local mode = progress_mode()
+  if mode == "off" or n <= 0 then return end
+  label = label or ""
+  local frac = math.max(0, math.min(1, i / n))
+  if mode == "bar" then
+    local w = 30
+    local filled = math.floor(frac * w + 0.5)
+    io.stderr:write(string.format("\r[%s%s] %3d%% %d/%d %s\27[K", string.rep("#", filled),
+      string.rep(".", w - filled), math.floor(frac * 100 + 0.5), i, n, label))
+    if i >= n then io.stderr:write("\n") end
+  else
+    local step = math.max(1, math.floor(n / 10 + 0.5))
+    if i == 1 or i >= n or i % step == 0 then
+      io.stderr:write(string.format("  %3d%% %d/%d %s\n", math.floor(frac * 100 + 0.5), i, n, label))
+    end
+  end
+  io.stderr:flush()
+end
+
+-- ---------------------------------------------------------------------------------------------------
+-- metadata and results files
+
+local function shell(cmd)
+  local p = io.popen(cmd .. " 2>/dev/null")
+  if not p then return nil end
+  local s = p:read("a")
+  p:close()
+  s = s and s:gsub("%s+$", "")
+  if s == nil or s == "" then return nil end
+  return s
+end
+
+local function version_string(v)
+  -- CUDA encodes versions as 1000*major + 10*minor (13000 -> "13.0").
+  if math.type(v) == "integer" and v >= 1000 then
+    return string.format("%d.%d", v // 1000, (v % 1000) // 10)
+  end
+  return v
+end
+
+function bench.meta()
+  local m = {
+    date = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    -- CUKERN_COMMIT for checkouts without .git (a copied tree on the GPU host)
+    commit = (os.getenv("CUKERN_COMMIT") ~= "" and os.getenv("CUKERN_COMMIT")) or shell("git rev-parse --short HEAD")
+        or "unknown",
+    host = os.getenv("HOSTNAME") or shell("hostname") or "unknown",
+  }
+  local ok, mod = pcall(ck)
+  if ok then
+    local dok, dev = pcall(mod.device)
+    if dok and type(dev) == "table" then
+      -- a GPU machine told to run on the host (CUKERN_DEVICE=host) labels its results as host runs
+      local default = dev.default or (mod.default_device and mod.default_device())
+      if default == "host" and dev.backend ~= "host" then
+        m.gpu_present = dev.name
+        dev = { backend = "host", name = "host", driver = dev.driver, runtime = dev.runtime }
+      end
+      m.backend = dev.backend
+      m.device = dev.backend == "host" and "host" or dev.name
+      m.host_cpu = dev.backend == "host" and type(dev.name) == "string" and not dev.name:match("^host") and dev.name or nil
+      m.cc = dev.cc
+      m.driver = version_string(dev.driver)
+      m.runtime = version_string(dev.runtime)
+      m.why_host = dev.why_host
+    end
+    m.cukern = mod._VERSION or mod.version or (mod.core and mod.core.version)
+  end
+  m.device = m.device or "unknown"
+  m.backend = m.backend or "host"
+  return m
+end
+
+function bench.slug(name)
+  local s = tostring(name or "unknown"):lower():gsub("[^%w]+", "-"):gsub("^%-+", ""):gsub("%-+$", "")
+  return s == "" and "unknown" or s
+end
+
+function bench.results_dir()
+  local d = os.getenv("CUKERN_RESULTS")
+  if d and d ~= "" then return d end
+  return "bench/results"
+end
+
+local function shell_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+function bench.mkdir(dir)
+  if dir == nil or dir == "" or dir == "." then return true end
+  return os.execute("mkdir -p " .. shell_quote(dir))
+end
+
+function bench.write_json(path, doc)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir then bench.mkdir(dir) end
+  local ok, err = json.write(path, doc)
+  if not ok then error("bench.write_json: " .. tostring(err), 2) end
+  return path
+end
+
+function bench.read_json(path)
+  return json.read(path)
+end
+
+-- `<ladder>-<device slug>.json` under the results directory.
+function bench.results_path(ladder, meta)
+  meta = meta or bench.meta()
+  return bench.results_dir() .. "/" .. ladder .. "-" .. bench.slug(meta.device) .. ".json"
+end
+
+return bench
