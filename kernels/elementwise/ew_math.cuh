@@ -1,0 +1,263 @@
+/*
+ * ew_math.cuh — the per-element math of every CK_EW_* op, shared by the elementwise variants
+ * (01_strided.cu, 02_contiguous.cu).
+ *
+ * The semantics match the host reference (src/host_elementwise.c) expression for expression, so that
+ * results agree bitwise for exact ops and to a few ulp for the transcendental ones (CUDA's expf/logf/...
+ * are within 1-2 ulp of glibc's):
+ *  - f32 computes in float, f64 in double. MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) =
+ *    +-0; RELU(NaN) = NaN; SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) in double.
+ *  - i32: ADD SUB MUL NEG ABS wrap (unsigned arithmetic); DIV truncates, x/0 = 0, INT32_MIN/-1 =
+ *    INT32_MIN; POW/POWS/CLAMP go through double and back with f2i (integral exponents by exact
+ *    repeated squaring); FLOOR/CEIL are the identity.
+ *  - float -> i32 (COPY, FILL, ARANGE, POW): truncate toward zero, NaN/out of range -> INT32_MIN. The
+ *    hardware cvt.rzi saturates and maps NaN to 0, so the rule is spelled out here.
+ *  - Generators see LIN (row-major linear index), and for EYE the last two indices (RI, J).
+ */
+#ifndef CK_EW_MATH_CUH
+#define CK_EW_MATH_CUH
+
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "ck_kernels.h"
+#include "philox.h"
+
+namespace ckew {
+
+// ---------------------------------------------------------------- conversions
+
+__device__ __forceinline__ int32_t f2i(double x) {
+  return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
+}
+
+/* double -> T with the library's rules */
+template <typename T> __device__ __forceinline__ T from_double(double v) {
+  if constexpr (std::is_same_v<T, int32_t>) return f2i(v);
+  else return (T)v;
+}
+
+/* COPY: TI -> TO. Through double like the host; same-type copies move bits (NaN payloads kept). */
+template <typename TO, typename TI> __device__ __forceinline__ TO cast(TI v) {
+  if constexpr (std::is_same_v<TO, TI>) return v;
+  else return from_double<TO>((double)v);
+}
+
+/* Same as ck_ew_seed() in src/ew_ops.h: the RNG seed/offset from a double. */
+__host__ __device__ __forceinline__ uint64_t seed_of(double s) {
+  if (!(s == s)) return 0;
+  if (s >= 18446744073709551616.0) return UINT64_MAX;
+  if (s >= 9223372036854775808.0) return (uint64_t)s;
+  if (s <= -9223372036854775808.0) return (uint64_t)INT64_MIN;
+  return (uint64_t)(int64_t)s;
+}
+
+// ---------------------------------------------------------------- float/double overloads
+
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return exp(x); }
+__device__ __forceinline__ float m_log(float x) { return logf(x); }
+__device__ __forceinline__ double m_log(double x) { return log(x); }
+__device__ __forceinline__ float m_sqrt(float x) { return sqrtf(x); }
+__device__ __forceinline__ double m_sqrt(double x) { return sqrt(x); }
+__device__ __forceinline__ float m_sin(float x) { return sinf(x); }
+__device__ __forceinline__ double m_sin(double x) { return sin(x); }
+__device__ __forceinline__ float m_cos(float x) { return cosf(x); }
+__device__ __forceinline__ double m_cos(double x) { return cos(x); }
+__device__ __forceinline__ float m_tanh(float x) { return tanhf(x); }
+__device__ __forceinline__ double m_tanh(double x) { return tanh(x); }
+__device__ __forceinline__ float m_fabs(float x) { return fabsf(x); }
+__device__ __forceinline__ double m_fabs(double x) { return fabs(x); }
+__device__ __forceinline__ float m_floor(float x) { return floorf(x); }
+__device__ __forceinline__ double m_floor(double x) { return floor(x); }
+__device__ __forceinline__ float m_ceil(float x) { return ceilf(x); }
+__device__ __forceinline__ double m_ceil(double x) { return ceil(x); }
+__device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
+__device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
+
+// ---------------------------------------------------------------- i32 helpers (wrap, no UB)
+
+__device__ __forceinline__ int32_t iw_neg(int32_t x) { return (int32_t)(0u - (uint32_t)x); }
+__device__ __forceinline__ int32_t iw_div(int32_t x, int32_t y) {
+  if (y == 0) return 0;
+  if (y == -1) return iw_neg(x);
+  return x / y;
+}
+/* i32 POW/POWS: integral exponents by exact repeated squaring (CUDA's pow(19.0, 3.0) is 6858.999...,
+ * which would truncate to 6858); other exponents through pow. Same loop as the host. */
+__device__ __forceinline__ int32_t ipow(double x, double y) {
+  if (y == floor(y) && fabs(y) <= 1024.0) {
+    int64_t n = (int64_t)fabs(y);
+    double r = 1.0, b = x;
+    while (n) {
+      if (n & 1) r *= b;
+      b *= b;
+      n >>= 1;
+    }
+    return f2i(y < 0 ? 1.0 / r : r);
+  }
+  return f2i(pow(x, y));
+}
+__device__ __forceinline__ double clampd(double x, double lo, double hi) {
+  double t = x < lo ? lo : x;
+  return t > hi ? hi : t;
+}
+
+// ---------------------------------------------------------------- op properties (compile time)
+
+__host__ __device__ constexpr bool is_binary(int op) { return op >= CK_EW_ADD && op <= CK_EW_GE; }
+__host__ __device__ constexpr bool is_generator(int op) { return op >= CK_EW_FILL && op < CK_EW_NOPS; }
+__host__ __device__ constexpr int arity(int op) { return is_generator(op) ? 0 : (is_binary(op) ? 2 : 1); }
+__host__ __device__ constexpr bool float_only(int op) {
+  return (op >= CK_EW_EXP && op <= CK_EW_SIGMOID) || op == CK_EW_RAND || op == CK_EW_RANDN;
+}
+/* Whether (op, T) has a kernel: float-only ops are not instantiated for i32. */
+template <int OP, typename T> __host__ __device__ constexpr bool valid() { return !(float_only(OP) && std::is_same_v<T, int32_t>); }
+
+/* Scalars every element needs (precomputed once per launch). */
+struct Scal {
+  double s1, s2;
+  uint64_t seed, offs;
+};
+
+// ---------------------------------------------------------------- the math
+
+/* out = op(x, y); lin/ri/j are only read by generators. */
+template <int OP, typename T>
+__device__ __forceinline__ T apply(T x, T y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
+  constexpr bool I = std::is_same_v<T, int32_t>;
+  if constexpr (OP == CK_EW_NEG) { if constexpr (I) return iw_neg(x); else return -x; }
+  else if constexpr (OP == CK_EW_ABS) { if constexpr (I) return x < 0 ? iw_neg(x) : x; else return m_fabs(x); }
+  else if constexpr (OP == CK_EW_EXP) return m_exp(x);
+  else if constexpr (OP == CK_EW_LOG) return m_log(x);
+  else if constexpr (OP == CK_EW_SQRT) return m_sqrt(x);
+  else if constexpr (OP == CK_EW_SIN) return m_sin(x);
+  else if constexpr (OP == CK_EW_COS) return m_cos(x);
+  else if constexpr (OP == CK_EW_TANH) return m_tanh(x);
+  else if constexpr (OP == CK_EW_SIGMOID) return (T)1 / ((T)1 + m_exp(-x));
+  else if constexpr (OP == CK_EW_RELU) return x < 0 ? (T)0 : x;
+  else if constexpr (OP == CK_EW_FLOOR) { if constexpr (I) return x; else return m_floor(x); }
+  else if constexpr (OP == CK_EW_CEIL) { if constexpr (I) return x; else return m_ceil(x); }
+  else if constexpr (OP == CK_EW_SIGN) {
+    if constexpr (I) return (x > 0) - (x < 0);
+    else return x > 0 ? (T)1 : (x < 0 ? (T)-1 : x);
+  }
+  else if constexpr (OP == CK_EW_POWS) {
+    if constexpr (I) return ipow((double)x, s.s1); else return m_pow(x, (T)s.s1);
+  }
+  else if constexpr (OP == CK_EW_CLAMP) return from_double<T>(clampd((double)x, s.s1, s.s2));
+  else if constexpr (OP == CK_EW_ADD) { if constexpr (I) return (int32_t)((uint32_t)x + (uint32_t)y); else return x + y; }
+  else if constexpr (OP == CK_EW_SUB) { if constexpr (I) return (int32_t)((uint32_t)x - (uint32_t)y); else return x - y; }
+  else if constexpr (OP == CK_EW_MUL) { if constexpr (I) return (int32_t)((uint32_t)x * (uint32_t)y); else return x * y; }
+  else if constexpr (OP == CK_EW_DIV) { if constexpr (I) return iw_div(x, y); else return x / y; }
+  else if constexpr (OP == CK_EW_POW) {
+    if constexpr (I) return ipow((double)x, (double)y); else return m_pow(x, y);
+  }
+  else if constexpr (OP == CK_EW_MAXIMUM) {
+    if constexpr (I) return x > y ? x : y;
+    else return (x != x || y != y) ? x + y : (x > y ? x : y);
+  }
+  else if constexpr (OP == CK_EW_MINIMUM) {
+    if constexpr (I) return x < y ? x : y;
+    else return (x != x || y != y) ? x + y : (x < y ? x : y);
+  }
+  else if constexpr (OP == CK_EW_EQ) return (T)(x == y);
+  else if constexpr (OP == CK_EW_NE) return (T)(x != y);
+  else if constexpr (OP == CK_EW_LT) return (T)(x < y);
+  else if constexpr (OP == CK_EW_LE) return (T)(x <= y);
+  else if constexpr (OP == CK_EW_GT) return (T)(x > y);
+  else if constexpr (OP == CK_EW_GE) return (T)(x >= y);
+  else if constexpr (OP == CK_EW_FILL) return from_double<T>(s.s1);
+  else if constexpr (OP == CK_EW_ARANGE) return from_double<T>(s.s1 + s.s2 * (double)lin);
+  else if constexpr (OP == CK_EW_EYE) return (T)(ri == j);
+  else if constexpr (OP == CK_EW_RAND)
+    return (T)ck_rand_uniform(s.seed, s.offs, (uint64_t)lin, std::is_same_v<T, double> ? 1 : 0);
+  else if constexpr (OP == CK_EW_RANDN) return (T)ck_rand_normal(s.seed, s.offs, (uint64_t)lin);
+  else {
+    static_assert(OP == CK_EW_COPY, "unhandled elementwise op");
+    return x;
+  }
+}
+
+// ---------------------------------------------------------------- run-time op -> compile-time op
+
+/* Calls F::template run<OP>() for the run-time `op` (CK_EW_COPY included); returns its result, or
+ * cudaErrorInvalidValue (1) for an unknown id. One switch serves both variants' launchers. */
+#define CKEW_CASE(ID) \
+  case ID: return f.template run<ID>();
+template <typename F> __host__ inline int dispatch_op(int op, F &&f) {
+  switch (op) {
+    CKEW_CASE(CK_EW_COPY) CKEW_CASE(CK_EW_NEG) CKEW_CASE(CK_EW_ABS) CKEW_CASE(CK_EW_EXP) CKEW_CASE(CK_EW_LOG)
+    CKEW_CASE(CK_EW_SQRT) CKEW_CASE(CK_EW_SIN) CKEW_CASE(CK_EW_COS) CKEW_CASE(CK_EW_TANH)
+    CKEW_CASE(CK_EW_SIGMOID) CKEW_CASE(CK_EW_RELU) CKEW_CASE(CK_EW_FLOOR) CKEW_CASE(CK_EW_CEIL)
+    CKEW_CASE(CK_EW_SIGN) CKEW_CASE(CK_EW_POWS) CKEW_CASE(CK_EW_CLAMP) CKEW_CASE(CK_EW_ADD)
+    CKEW_CASE(CK_EW_SUB) CKEW_CASE(CK_EW_MUL) CKEW_CASE(CK_EW_DIV) CKEW_CASE(CK_EW_POW)
+    CKEW_CASE(CK_EW_MAXIMUM) CKEW_CASE(CK_EW_MINIMUM) CKEW_CASE(CK_EW_EQ) CKEW_CASE(CK_EW_NE)
+    CKEW_CASE(CK_EW_LT) CKEW_CASE(CK_EW_LE) CKEW_CASE(CK_EW_GT) CKEW_CASE(CK_EW_GE) CKEW_CASE(CK_EW_FILL)
+    CKEW_CASE(CK_EW_ARANGE) CKEW_CASE(CK_EW_EYE) CKEW_CASE(CK_EW_RAND) CKEW_CASE(CK_EW_RANDN)
+    default: return 1;
+  }
+}
+#undef CKEW_CASE
+static_assert(CK_EW_NOPS == 34, "a new CK_EW_* op needs a case in dispatch_op and in apply");
+
+/* Calls F::template run<T>() for the run-time dtype among f32/f64/i32 (else cudaErrorInvalidValue). */
+template <typename F> __host__ inline int dispatch_dtype(int dt, F &&f) {
+  switch (dt) {
+    case CK_F32: return f.template run<float>();
+    case CK_F64: return f.template run<double>();
+    case CK_I32: return f.template run<int32_t>();
+    default: return 1;
+  }
+}
+
+/* dispatch(op, out_dtype, a_dtype, f) calls f.template run<OP, TO, TI>() for the run-time triple: TI == TO
+ * except for COPY (all 9 pairs); float-only ops have no i32 instance (cudaErrorInvalidValue). */
+template <typename F, typename TO> struct ByIn {
+  F &f;
+  template <typename TI> int run() { return f.template run<CK_EW_COPY, TO, TI>(); }
+};
+template <typename F, int OP> struct ByOut {
+  F &f;
+  int adt;
+  template <typename TO> int run() {
+    if constexpr (OP == CK_EW_COPY) return dispatch_dtype(adt, ByIn<F, TO>{f});
+    else if constexpr (!valid<OP, TO>()) return 1;
+    else return f.template run<OP, TO, TO>();
+  }
+};
+template <typename F> struct ByOp {
+  F &f;
+  int odt, adt;
+  template <int OP> int run() { return dispatch_dtype(odt, ByOut<F, OP>{f, adt}); }
+};
+template <typename F> __host__ inline int dispatch(int op, int odt, int adt, F &f) {
+  return dispatch_op(op, ByOp<F>{f, odt, adt});
+}
+
+/* One element of any op: COPY casts, everything else applies the math in TO. */
+template <int OP, typename TO, typename TI>
+__device__ __forceinline__ TO elem(TI x, TI y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
+  if constexpr (OP == CK_EW_COPY) return cast<TO, TI>(x);
+  else return apply<OP, TO>(x, y, s, lin, ri, j);
+}
+
+/* Which input a binary op reads from where: array b, scalar on the right, scalar on the left. */
+enum { BM_ARRAY = 0, BM_RIGHT = 1, BM_LEFT = 2 };
+__host__ inline int bmode_of(const ck_ew_desc *d) {
+  return !d->b_scalar ? BM_ARRAY : (d->scalar_left ? BM_LEFT : BM_RIGHT);
+}
+__host__ inline Scal scal_of(const ck_ew_desc *d) { return Scal{d->s1, d->s2, seed_of(d->s1), seed_of(d->s2)}; }
+
+/* Grid for a grid-stride loop: enough blocks for `work` items, capped at `waves` full-occupancy waves. */
+__host__ inline unsigned grid_for(int64_t work, int threads, int sm_count, int blocks_per_sm) {
+  int64_t want = (work + threads - 1) / threads;
+  int64_t cap = (int64_t)(sm_count > 0 ? sm_count : 132) * blocks_per_sm;
+  if (want > cap) want = cap;
+  return (unsigned)(want < 1 ? 1 : want);
+}
+
+}  // namespace ckew
+
+#endif

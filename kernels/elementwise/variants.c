@@ -1,0 +1,21 @@
+/*
+ * variants.c — the elementwise ladder: the single source of truth for its variant ids and names.
+ * There is no library reference (id 0) for elementwise ops: the bound is device-to-device memcpy, which
+ * benchmarks time through {op="memcpy"}.
+ */
+#include "../ck_kernels.h"
+
+int ck_ew_strided(const void *desc, const ck_env *env);
+const char *ck_ew_strided_supports(const void *desc);
+int ck_ew_contiguous(const void *desc, const ck_env *env);
+const char *ck_ew_contiguous_supports(const void *desc);
+
+const ck_variant ck_ew_variants[] = {
+    {1, "strided", "any strides and broadcasts: per-element div/mod index math, grid-stride", CK_DT_ALL3, 0,
+     ck_ew_strided, ck_ew_strided_supports},
+    {2, "contiguous", "dense operands: 16-byte vector loads/stores, 4 in flight per thread, no index math",
+     CK_DT_ALL3, CK_VF_CONTIGUOUS, ck_ew_contiguous, ck_ew_contiguous_supports},
+};
+const int ck_ew_nvariants = (int)(sizeof ck_ew_variants / sizeof ck_ew_variants[0]);
+/* contiguous first: its supports() refuses broadcasts and strided views, and then strided runs */
+const int ck_ew_preferred[] = {2, 1, -1};

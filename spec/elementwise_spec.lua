@@ -1,0 +1,632 @@
+--- Elementwise ops: map/zip with broadcasting, scalars, views, in-place forms, promotion, generators.
+-- The host backend is checked against independent Lua arithmetic (element by element over :totable()),
+-- then every GPU variant is checked against the host backend on the same inputs.
+local H = require "spec.helpers"
+local ck = H.ck
+
+local INT_MIN = -2147483648
+
+-- H.gpu calls `pending` from the helpers module, where busted does not define it (it lives in the spec
+-- file's environment); this wrapper calls the spec file's own `pending`.
+local function gpu(fn)
+  return function(...)
+    if not H.has_cuda then return pending(H.no_cuda_reason) end
+    return fn(...)
+  end
+end
+
+-- ---------------------------------------------------------------- Lua reference arithmetic
+
+local function flatten(t, out)
+  out = out or {}
+  if type(t) ~= "table" then out[#out + 1] = t return out end
+  for i = 1, #t do flatten(t[i], out) end
+  return out
+end
+
+local function shape_str(s) return "[" .. table.concat(s, "x") .. "]" end
+
+--- float -> i32 as the library does it: truncate, NaN/out of range -> INT32_MIN
+local function f2i(v)
+  if v ~= v or v <= -2147483649 or v >= 2147483648 then return INT_MIN end
+  v = v < 0 and math.ceil(v) or math.floor(v)
+  return math.tointeger(v)
+end
+--- wrap an integer into i32
+local function wrap(v)
+  v = math.tointeger(v) % 4294967296
+  if v >= 2147483648 then v = v - 4294967296 end
+  return v
+end
+local function tanh(x)
+  local e = math.exp(-2 * math.abs(x))
+  local t = (1 - e) / (1 + e)
+  return x < 0 and -t or t
+end
+local function nan2(x, y) return x + y end
+local function b(v) return v and 1 or 0 end
+
+-- f: float semantics (computed in double), i: i32 semantics (nil: the op is float-only).
+-- dom: "pos" keeps inputs positive (log, sqrt).
+local UNARY = {
+  neg = {f = function(x) return -x end, i = function(x) return wrap(-x) end},
+  abs = {f = math.abs, i = function(x) return wrap(math.abs(x)) end},
+  exp = {f = math.exp},
+  log = {f = math.log, dom = "pos"},
+  sqrt = {f = math.sqrt, dom = "pos"},
+  sin = {f = math.sin},
+  cos = {f = math.cos},
+  tanh = {f = tanh},
+  sigmoid = {f = function(x) return 1 / (1 + math.exp(-x)) end},
+  relu = {f = function(x) return x < 0 and 0 or x end, i = function(x) return x < 0 and 0 or x end},
+  floor = {f = math.floor, i = function(x) return x end},
+  ceil = {f = math.ceil, i = function(x) return x end},
+  sign = {f = function(x) return x > 0 and 1 or (x < 0 and -1 or x) end,
+          i = function(x) return x > 0 and 1 or (x < 0 and -1 or 0) end},
+}
+local BINARY = {
+  add = {f = function(x, y) return x + y end, i = function(x, y) return wrap(x + y) end},
+  sub = {f = function(x, y) return x - y end, i = function(x, y) return wrap(x - y) end},
+  mul = {f = function(x, y) return x * y end, i = function(x, y) return wrap(x * y) end},
+  div = {f = function(x, y) return x / y end,
+         i = function(x, y)
+           if y == 0 then return 0 end
+           local q = x / y
+           return wrap(q < 0 and math.ceil(q) or math.floor(q))
+         end},
+  pow = {f = function(x, y) return x ^ y end, i = function(x, y) return f2i(x ^ y) end},
+  maximum = {f = function(x, y) return (x ~= x or y ~= y) and nan2(x, y) or math.max(x, y) end, i = math.max},
+  minimum = {f = function(x, y) return (x ~= x or y ~= y) and nan2(x, y) or math.min(x, y) end, i = math.min},
+  eq = {f = function(x, y) return b(x == y) end},
+  ne = {f = function(x, y) return b(x ~= y) end},
+  lt = {f = function(x, y) return b(x < y) end},
+  le = {f = function(x, y) return b(x <= y) end},
+  gt = {f = function(x, y) return b(x > y) end},
+  ge = {f = function(x, y) return b(x >= y) end},
+}
+for _, k in ipairs {"eq", "ne", "lt", "le", "gt", "ge"} do BINARY[k].i = BINARY[k].f end
+local UNARY_NAMES = {"neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "floor", "ceil", "sign"}
+local BINARY_NAMES = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"}
+local DTYPES = {"f32", "f64", "i32"}
+
+--- NumPy broadcast of two shapes (nil if incompatible)
+local function bshape(sa, sb)
+  local n = math.max(#sa, #sb)
+  local out = {}
+  for i = 1, n do
+    local da, db = sa[i - (n - #sa)] or 1, sb[i - (n - #sb)] or 1
+    if da ~= db and da ~= 1 and db ~= 1 then return nil end
+    out[i] = da == 1 and db or da
+  end
+  return out
+end
+
+--- Flat index into an array of shape `s` for the output multi-index `idx` (broadcast, right-aligned).
+local function src_index(idx, s)
+  local n, k, f = #idx, 0, 0
+  for i = 1, #s do
+    local d = s[i]
+    local j = idx[i + (n - #s)]
+    f = f * d + (d == 1 and 0 or j)
+    k = k + 1
+  end
+  return f + 1
+end
+
+local function numel(s) local n = 1 for _, d in ipairs(s) do n = n * d end return n end
+
+--- Reference: fn applied over the broadcast of flat tables A (shape sa) and B (shape sb). Returns flat, shape.
+local function ref_zip(fn, A, sa, B, sb)
+  local so = assert(bshape(sa, sb))
+  local out, idx = {}, {}
+  for i = 1, #so do idx[i] = 0 end
+  for lin = 1, numel(so) do
+    out[lin] = fn(A[src_index(idx, sa)], B[src_index(idx, sb)])
+    for d = #so, 1, -1 do
+      idx[d] = idx[d] + 1
+      if idx[d] < so[d] then break end
+      idx[d] = 0
+    end
+  end
+  return out, so
+end
+
+--- Nested table of `shape` from a flat table (for ck.array).
+local function nest(flat, shape)
+  if #shape == 0 then return flat[1] end
+  local pos = 0
+  local function build(d)
+    local t = {}
+    for i = 1, shape[d] do
+      if d == #shape then pos = pos + 1; t[i] = flat[pos] else t[i] = build(d + 1) end
+    end
+    return t
+  end
+  return build(1)
+end
+
+--- Array from a flat reference (shapes with a 0 dim become ck.empty).
+local function ref_array(flat, shape, dtype)
+  if numel(shape) == 0 then return ck.empty(shape, {dtype = dtype, device = "host"}) end
+  return ck.array(nest(flat, shape), {dtype = dtype, device = "host"})
+end
+
+--- Random input of a shape; "pos": strictly positive (log, sqrt).
+local function input(shape, dtype, device, dom)
+  local a = H.rand(shape, dtype, device or "host")
+  if dom == "pos" then a = dtype == "i32" and (ck.abs(a) + 1) or (ck.abs(a) + 0.125) end
+  return a
+end
+
+--- Quantise to a handful of values so that comparisons meet ties.
+local function few_values(a)
+  if a:dtype() == "i32" then return ck.div(a, 20) end
+  return ck.floor(a * 3)
+end
+local CMP = {eq = true, ne = true, lt = true, le = true, gt = true, ge = true, maximum = true, minimum = true}
+
+local BCAST = {
+  {{3}, {2, 3}},
+  {{2, 1}, {1, 3}},
+  {{4, 1, 5}, {3, 1}},
+  {{2, 3}, {2, 3}},
+  {{}, {2, 3}},      -- 0-d on the left
+  {{2, 3}, {}},      -- 0-d on the right
+  {{0, 3}, {3}},     -- 0-size
+  {{1, 0}, {4, 1}},  -- 0-size from broadcasting
+}
+
+local function tol_for(dtype, op)
+  local t = H.tol(dtype)
+  if dtype == "f32" then t.rtol, t.atol = 2e-6, 1e-6 end
+  if op == "pow" and dtype ~= "i32" then t.atol = dtype == "f32" and 1e-5 or 1e-12 end
+  return t
+end
+
+-- ---------------------------------------------------------------- host reference vs Lua
+
+describe("elementwise host reference", function()
+  it("adds element by element like Lua does (broadcast {3} + {2,3})", function()
+    local a = ck.array({1.5, -2, 3}, {device = "host", dtype = "f64"})
+    local bb = ck.array({{10, 20, 30}, {40, 50, 60}}, {device = "host", dtype = "f64"})
+    local c = ck.add(a, bb)
+    assert.same({2, 3}, c:shape())
+    assert.same({{11.5, 18, 33}, {41.5, 48, 63}}, c:totable())
+  end)
+
+  for _, dt in ipairs(DTYPES) do
+    for _, name in ipairs(BINARY_NAMES) do
+      it(("%s %s over broadcasts matches Lua"):format(name, dt), function()
+        local spec = BINARY[name]
+        for _, case in ipairs(BCAST) do
+          local a, bb = input(case[1], dt), input(case[2], dt)
+          if name == "pow" and dt ~= "i32" then a = ck.abs(a) + 0.125 end
+          if CMP[name] then a, bb = few_values(a), few_values(bb) end -- ties are common
+          local got = ck[name](a, bb)
+          local A, B = flatten(a:totable()), flatten(bb:totable())
+          local flat, so = ref_zip(dt == "i32" and spec.i or spec.f, A, case[1], B, case[2])
+          assert.same(so, got:shape())
+          assert.equal(dt, got:dtype())
+          H.assert_close(got, ref_array(flat, so, dt), tol_for(dt, name),
+            ("%s %s %s %s"):format(name, dt, shape_str(case[1]), shape_str(case[2])))
+        end
+      end)
+    end
+    for _, name in ipairs(UNARY_NAMES) do
+      local spec = UNARY[name]
+      it(("%s %s matches Lua"):format(name, dt), function()
+        if dt == "i32" and not spec.i then
+          local ok, err = pcall(ck[name], ck.ones(2, 2, {dtype = "i32", device = "host"}))
+          assert.is_false(ok)
+          assert.matches(name, tostring(err), 1, true)
+          assert.matches("i32", tostring(err), 1, true)
+          return
+        end
+        for _, shape in ipairs {{}, {7}, {3, 5}, {0, 4}, {2, 3, 4}} do
+          local a = input(shape, dt, "host", spec.dom)
+          local got = ck[name](a)
+          local A = flatten(a:totable())
+          local flat = {}
+          for i, x in ipairs(A) do flat[i] = (dt == "i32" and spec.i or spec.f)(x) end
+          H.assert_close(got, ref_array(flat, shape, dt), tol_for(dt, name), name .. " " .. dt .. " " .. shape_str(shape))
+        end
+      end)
+    end
+  end
+
+  it("handles special float values like CUDA math (NaN propagation, signed zeros)", function()
+    local a = ck.array({0 / 0, 1, -0.0, -3, 2}, {dtype = "f64", device = "host"})
+    local c = ck.array({1, 0 / 0, 0, 2, 2}, {dtype = "f64", device = "host"})
+    local mx = ck.maximum(a, c):totable()
+    assert.is_true(mx[1] ~= mx[1] and mx[2] ~= mx[2])
+    assert.same({0, 2, 2}, {mx[3], mx[4], mx[5]})
+    local mn = ck.minimum(a, c):totable()
+    assert.is_true(mn[1] ~= mn[1] and mn[2] ~= mn[2])
+    local sg = ck.sign(a):totable()
+    assert.is_true(sg[1] ~= sg[1])
+    assert.equal(-1, sg[4])
+    assert.equal(1 / sg[3], -math.huge) -- sign(-0) = -0
+    local r = ck.relu(a):totable()
+    assert.is_true(r[1] ~= r[1])
+    assert.same({1, 0, 2}, {r[2], r[4], r[5]})
+    local ne = ck.ne(a, a):totable()
+    assert.same({1, 0, 0, 0, 0}, ne)
+  end)
+
+  it("i32: division truncates, x/0 = 0, INT32_MIN/-1 wraps; add/neg/abs wrap", function()
+    local I = {dtype = "i32", device = "host"}
+    local x = ck.array({7, -7, 7, -7, 5, 0, INT_MIN, INT_MIN}, I)
+    local y = ck.array({2, 2, -2, -2, 0, 0, -1, 1}, I)
+    assert.same({3, -3, -3, 3, 0, 0, INT_MIN, INT_MIN}, ck.div(x, y):totable())
+    assert.same({0, 0, 0}, ck.div(ck.array({1, -1, 0}, I), 0):totable())
+    assert.same({INT_MIN}, ck.add(ck.array({2147483647}, I), 1):totable())
+    assert.same({INT_MIN, 2147483647}, ck.neg(ck.array({INT_MIN, -2147483647}, I)):totable())
+    assert.same({INT_MIN, 5}, ck.abs(ck.array({INT_MIN, -5}, I)):totable())
+    assert.same({-1, 0, 1}, ck.sign(ck.array({-9, 0, 4}, I)):totable())
+    assert.same({9, 0, 1}, ck.pow(ck.array({-3, 2, 1}, I), ck.array({2, -1, 0}, I)):totable())
+  end)
+
+  it("pow with a number and clamp", function()
+    for _, dt in ipairs(DTYPES) do
+      local a = input({4, 5}, dt, "host")
+      local A = flatten(a:totable())
+      for _, s in ipairs {2, 3, -1, 0.5} do
+        local got = ck.pow(a, s)
+        local flat = {}
+        for i, x in ipairs(A) do flat[i] = dt == "i32" and f2i(x ^ s) or x ^ s end
+        H.assert_close(got, ref_array(flat, {4, 5}, dt), tol_for(dt, "pow"), ("pow %s ^ %g"):format(dt, s))
+      end
+      local got = ck.clamp(a, -0.5, 0.5)
+      local flat = {}
+      for i, x in ipairs(A) do
+        local t = math.min(math.max(x, -0.5), 0.5)
+        flat[i] = dt == "i32" and f2i(t) or t
+      end
+      H.assert_close(got, ref_array(flat, {4, 5}, dt), H.tol(dt), "clamp " .. dt)
+    end
+  end)
+
+  it("numbers on either side and the Lua operators", function()
+    for _, dt in ipairs {"f32", "f64"} do
+      local a = input({3, 4}, dt)
+      local A = flatten(a:totable())
+      local function check(got, fn, label)
+        local flat = {}
+        for i, x in ipairs(A) do flat[i] = fn(x) end
+        assert.equal(dt, got:dtype(), label)
+        H.assert_close(got, ref_array(flat, {3, 4}, dt), tol_for(dt, "pow"), label .. " " .. dt)
+      end
+      check(a + 2.5, function(x) return x + 2.5 end, "a+s")
+      check(2.5 + a, function(x) return 2.5 + x end, "s+a")
+      check(a - 1, function(x) return x - 1 end, "a-s")
+      check(2 - a, function(x) return 2 - x end, "2-a")
+      check(a / 3, function(x) return x / 3 end, "a/s")
+      check(3 / a, function(x) return 3 / x end, "s/a")
+      check(-a, function(x) return -x end, "-a")
+      check(a ^ 2, function(x) return x * x end, "a^2")
+      check(3 * a, function(x) return 3 * x end, "s*a")
+      check(a * 3, function(x) return x * 3 end, "a*s")
+      check(ck.maximum(0.25, a), function(x) return math.max(0.25, x) end, "maximum(s, a)")
+      check(ck.lt(a, 0), function(x) return x < 0 and 1 or 0 end, "a<0")
+      check(ck.gt(0, a), function(x) return 0 > x and 1 or 0 end, "0>a")
+      local bb = input({3, 4}, dt)
+      local B = flatten(bb:totable())
+      local flat = {}
+      for i = 1, #A do flat[i] = A[i] + B[i] end
+      H.assert_close(a + bb, ref_array(flat, {3, 4}, dt), H.tol(dt), "a+b")
+      for i = 1, #A do flat[i] = A[i] - B[i] end
+      H.assert_close(a - bb, ref_array(flat, {3, 4}, dt), H.tol(dt), "a-b")
+      for i = 1, #A do flat[i] = A[i] / B[i] end
+      H.assert_close(a / bb, ref_array(flat, {3, 4}, dt), H.tol(dt), "a/b")
+    end
+  end)
+
+  it("scalars with i32 arrays: integers stay i32, other numbers compute in f32", function()
+    local a = ck.array({1, 2, 3, -4}, {dtype = "i32", device = "host"})
+    assert.equal("i32", (a + 2):dtype())
+    assert.same({3, 4, 5, -2}, (a + 2):totable())
+    assert.same({0, 1, 1, -2}, (a / 2):totable())
+    local h = a * 0.5
+    assert.equal("f32", h:dtype())
+    assert.same({0.5, 1, 1.5, -2}, h:totable())
+    assert.same({1, 1, 0, 1}, ck.lt(a, 2.5):totable())
+    assert.equal("i32", (a ^ 2):dtype())
+    assert.same({1, 4, 9, 16}, (a ^ 2):totable())
+  end)
+
+  it("promotes f32 + f64 to f64 and i32 + float to the float", function()
+    local a = ck.array({1, 2, 3}, {dtype = "f32", device = "host"})
+    local d = ck.array({0.1, 0.2, 0.3}, {dtype = "f64", device = "host"})
+    local i = ck.array({1, 2, 3}, {dtype = "i32", device = "host"})
+    local c = a + d
+    assert.equal("f64", c:dtype())
+    H.assert_close(c, ck.array({1.1, 2.2, 3.3}, {dtype = "f64", device = "host"}), H.tol("f64"))
+    assert.equal("f64", (d + a):dtype())
+    assert.equal("f32", (i + a):dtype())
+    assert.equal("f64", (d * 1 + i):dtype())
+    assert.same({2, 4, 6}, (i + a):totable())
+  end)
+
+  it("views: transposed, sliced and expanded operands give the same as contiguous copies", function()
+    for _, dt in ipairs(DTYPES) do
+      local base = input({6, 5}, dt)
+      local t = base:t()                           -- 5x6 transposed
+      local s = base:narrow(1, 2, 5):narrow(2, 2, 4) -- 4x3 slice with an offset
+      local e = input({5, 1}, dt):expand(5, 6)     -- expanded (stride 0)
+      local tt = input({6, 5}, dt):t()
+      for _, name in ipairs {"add", "mul", "maximum", "lt"} do
+        H.assert_equal(ck[name](t, e), ck[name](t:contiguous(), e:contiguous()), name .. " t,e " .. dt)
+        H.assert_equal(ck[name](t, tt), ck[name](t:contiguous(), tt:contiguous()), name .. " t,t " .. dt)
+        H.assert_equal(ck[name](s, s:t():t()), ck[name](s:contiguous(), s:contiguous()), name .. " slice " .. dt)
+      end
+      H.assert_equal(ck.neg(t), ck.neg(t:contiguous()), "neg t " .. dt)
+      H.assert_equal(ck.abs(s), ck.abs(s:contiguous()), "abs slice " .. dt)
+      -- a strided out
+      local out = H.poison(ck.empty(6, 5, {dtype = dt, device = "host"})):t()
+      ck.add(t, e, {out = out})
+      H.assert_equal(out, ck.add(t, e), "strided out " .. dt)
+      -- an independent check of the transposed view
+      local A, T = flatten(base:totable()), flatten(t:contiguous():totable())
+      for i = 1, 5 do for j = 1, 6 do assert.equal(A[(j - 1) * 5 + i], T[(i - 1) * 6 + j]) end end
+    end
+  end)
+
+  it("in place: add_, exp_, and add_ with an overlapping transposed view", function()
+    local a = input({4, 4}, "f64")
+    local A = flatten(a:totable())
+    local bb = input({4}, "f64")
+    local B = flatten(bb:totable())
+    local r = a:add_(bb)
+    assert.equal(a, r)
+    local flat = {}
+    for i = 1, 16 do flat[i] = A[i] + B[(i - 1) % 4 + 1] end
+    H.assert_close(a, ref_array(flat, {4, 4}, "f64"), H.tol("f64"), "add_")
+    A = flatten(a:totable())
+    a:exp_()
+    for i = 1, 16 do flat[i] = math.exp(A[i]) end
+    H.assert_close(a, ref_array(flat, {4, 4}, "f64"), H.tol("f64"), "exp_")
+    -- a += a^T must read the original values, not half-updated ones
+    A = flatten(a:totable())
+    a:add_(a:t())
+    for i = 1, 4 do for j = 1, 4 do flat[(i - 1) * 4 + j] = A[(i - 1) * 4 + j] + A[(j - 1) * 4 + i] end end
+    H.assert_close(a, ref_array(flat, {4, 4}, "f64"), H.tol("f64"), "a:add_(a:t())")
+    -- broadcasting into out must match out's shape
+    local ok, err = pcall(function() return bb:add_(a) end)
+    assert.is_false(ok)
+    assert.matches("[4x4]", tostring(err), 1, true)
+  end)
+
+  it("errors name both shapes for incompatible broadcasts", function()
+    local ok, err = pcall(ck.add, ck.ones(2, 3, {device = "host"}), ck.ones(4, {device = "host"}))
+    assert.is_false(ok)
+    assert.matches("[2x3]", tostring(err), 1, true)
+    assert.matches("[4]", tostring(err), 1, true)
+    ok, err = pcall(ck.mul, ck.ones(2, 3, {device = "host"}), ck.ones(3, 2, {device = "host"}))
+    assert.is_false(ok)
+    assert.matches("[3x2]", tostring(err), 1, true)
+    assert.matches("mul", tostring(err), 1, true)
+  end)
+
+  it("0-size operands give 0-size results", function()
+    local c = ck.add(ck.empty(0, 3, {device = "host"}), ck.ones(3, {device = "host"}))
+    assert.same({0, 3}, c:shape())
+    assert.same({0}, (ck.empty(0, {device = "host"}) * 2):shape())
+    assert.same({0, 5}, ck.exp(ck.empty(0, 5, {device = "host"})):shape())
+  end)
+
+  it("casts: f -> i32 truncates, NaN and out of range give INT32_MIN", function()
+    local a = ck.array({1.9, -1.9, 0 / 0, 3e9, -2147483648, 2147483647.5}, {dtype = "f64", device = "host"})
+    assert.same({1, -1, INT_MIN, INT_MIN, INT_MIN, 2147483647}, a:to("i32"):totable())
+    local i = ck.array({5, -7}, {dtype = "i32", device = "host"})
+    assert.same({5, -7}, i:to("f32"):totable())
+    assert.same({5, -7}, i:to("f64"):to("i32"):totable())
+  end)
+
+  it("generators: fill, arange, eye, linspace, rand/randn", function()
+    local H32 = {device = "host", dtype = "i32"}
+    assert.same({0, 1, 2, 3, 4}, ck.arange(5, {device = "host"}):totable())
+    assert.same({10, 7, 4, 1}, ck.arange(10, 0, -3, H32):totable())
+    assert.same({{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}}, ck.eye(3, 4, {device = "host"}):totable())
+    assert.same({{7, 7}, {7, 7}}, ck.full({2, 2}, 7.5, H32):totable())
+    local t = ck.zeros(3, 4, {device = "host", dtype = "f64"}):t()
+    t:fill(2)
+    assert.same({{2, 2, 2}, {2, 2, 2}, {2, 2, 2}, {2, 2, 2}}, t:totable())
+    local u = ck.rand(1000, {device = "host", dtype = "f64"})
+    for _, v in ipairs(u:totable()) do assert.is_true(v >= 0 and v < 1) end
+    local m = 0
+    for _, v in ipairs(ck.randn(4000, {device = "host"}):totable()) do m = m + v / 4000 end
+    assert.is_true(math.abs(m) < 0.1, "randn mean " .. m)
+    local ok, err = pcall(ck.rand, 3, H32)
+    assert.is_false(ok)
+    assert.matches("i32", tostring(err), 1, true)
+    ck.seed(1234)
+    local r1 = ck.rand(5, {device = "host"}):totable()
+    ck.seed(1234)
+    assert.same(r1, ck.rand(5, {device = "host"}):totable())
+  end)
+end)
+
+-- ---------------------------------------------------------------- GPU variants vs the host
+
+describe("elementwise on cuda", function()
+  local VARIANTS = {"strided", "contiguous"}
+
+  local function on_cuda_all(fn_host, fn_cuda, label, dt, tol)
+    local want = fn_host()
+    for _, v in ipairs(VARIANTS) do
+      local got = fn_cuda(v)
+      assert.equal("cuda", got:device(), label)
+      H.assert_close(got, want, tol or H.tol(dt), label .. " (" .. v .. ")")
+    end
+  end
+
+  it("every op x dtype x broadcast case matches the host", gpu(function()
+    for _, dt in ipairs(DTYPES) do
+      for _, name in ipairs(BINARY_NAMES) do
+        for _, case in ipairs(BCAST) do
+          local a, bb = input(case[1], dt), input(case[2], dt)
+          if name == "pow" and dt ~= "i32" then a = ck.abs(a) + 0.125 end
+          if CMP[name] then a, bb = few_values(a), few_values(bb) end
+          local ca, cb = a:cuda(), bb:cuda()
+          on_cuda_all(function() return ck[name](a, bb) end,
+            function(v) return ck[name](ca, cb, {variant = v}) end,
+            ("%s %s %s %s"):format(name, dt, shape_str(case[1]), shape_str(case[2])), dt, tol_for(dt, name))
+        end
+        -- numbers on either side
+        local a = input({5, 7}, dt)
+        local ca = a:cuda()
+        on_cuda_all(function() return ck[name](a, 3) end, function(v) return ck[name](ca, 3, {variant = v}) end,
+          name .. " a,3 " .. dt, dt, tol_for(dt, name))
+        on_cuda_all(function() return ck[name](2, a) end, function(v) return ck[name](2, ca, {variant = v}) end,
+          name .. " 2,a " .. dt, dt, tol_for(dt, name))
+      end
+      for _, name in ipairs(UNARY_NAMES) do
+        if dt ~= "i32" or UNARY[name].i then
+          for _, shape in ipairs {{}, {1}, {13}, {33, 65}, {0, 3}, {2, 3, 4}} do
+            local a = input(shape, dt, "host", UNARY[name].dom)
+            local ca = a:cuda()
+            on_cuda_all(function() return ck[name](a) end, function(v) return ck[name](ca, {variant = v}) end,
+              name .. " " .. dt .. " " .. shape_str(shape), dt, tol_for(dt, name))
+          end
+        end
+      end
+      local a = input({9, 11}, dt)
+      local ca = a:cuda()
+      for _, s in ipairs {2, 0.5, -1} do
+        on_cuda_all(function() return ck.pow(a, s) end, function(v) return ck.pow(ca, s, {variant = v}) end,
+          "pows " .. dt .. " " .. s, dt, tol_for(dt, "pow"))
+      end
+      on_cuda_all(function() return ck.clamp(a, -0.3, 0.6) end, function(v) return ck.clamp(ca, -0.3, 0.6, {variant = v}) end,
+        "clamp " .. dt, dt)
+    end
+  end))
+
+  it("views and awkward shapes match the host on both variants", gpu(function()
+    for _, dt in ipairs(DTYPES) do
+      for _, shape in ipairs(H.shapes_awkward) do
+        local a, bb = input(shape, dt), input({shape[2], shape[1]}, dt)
+        local ca, cb = a:cuda(), bb:cuda()
+        on_cuda_all(function() return ck.add(a, bb:t()) end, function(v) return ck.add(ca, cb:t(), {variant = v}) end,
+          "add a + b:t() " .. dt .. " " .. shape_str(shape), dt)
+        local last = math.max(1, shape[2] - 1)
+        on_cuda_all(function() return ck.mul(a:narrow(2, 1, last), 2) end,
+          function(v) return ck.mul(ca:narrow(2, 1, last), 2, {variant = v}) end,
+          "slice * 2 " .. dt .. " " .. shape_str(shape), dt)
+        local row = input({1, shape[2]}, dt)
+        on_cuda_all(function() return ck.sub(a, row:expand(shape[1], shape[2])) end,
+          function(v) return ck.sub(ca, row:cuda():expand(shape[1], shape[2]), {variant = v}) end,
+          "sub expanded " .. dt .. " " .. shape_str(shape), dt)
+      end
+      -- misaligned contiguous views (offset 1..3 elements) exercise the scalar head and tail
+      local base = input({4099}, dt)
+      local cbase = base:cuda()
+      for off = 1, 3 do
+        local n = 4099 - off - 1 -- elements 1+off .. off+n against 2 .. 1+n (inclusive ranges)
+        on_cuda_all(function() return ck.add(base:narrow(1, 1 + off, off + n), base:narrow(1, 2, 1 + n)) end,
+          function(v) return ck.add(cbase:narrow(1, 1 + off, off + n), cbase:narrow(1, 2, 1 + n), {variant = v}) end,
+          "misaligned add off " .. off .. " " .. dt, dt)
+        on_cuda_all(function() return ck.neg(base:narrow(1, 1 + off, off + n)) end,
+          function(v) return ck.neg(cbase:narrow(1, 1 + off, off + n), {variant = v}) end, "misaligned neg " .. dt, dt)
+      end
+    end
+  end))
+
+  it("casts on the GPU match the host for all 9 dtype pairs", gpu(function()
+    local src = ck.array({1.9, -1.9, 0 / 0, 3e9, -2147483648, 2147483647.5, 0.5, -0.0, 1e-40, 123456789.123},
+      {dtype = "f64", device = "host"})
+    for _, from in ipairs(DTYPES) do
+      local h = src:to(from)
+      local c = h:cuda()
+      for _, to in ipairs(DTYPES) do
+        H.assert_equal(c:to(to), h:to(to), from .. " -> " .. to)
+        -- strided (a transposed destination) goes through the elementwise COPY kernel
+        local m = ck.rand(7, 9, {dtype = "f64", device = "host"}) * 1000 - 500
+        local hm = m:to(from)
+        local dst = ck.empty(9, 7, {dtype = to, device = "cuda"}):t()
+        dst:copy_(hm:cuda())
+        H.assert_equal(dst, hm:to(to), "strided " .. from .. " -> " .. to)
+      end
+    end
+  end))
+
+  it("generators on the GPU match the host exactly (rand/randn same values for the same seed)", gpu(function()
+    for _, dt in ipairs {"f32", "f64"} do
+      for _, shape in ipairs {{1}, {1000}, {37, 129}, {3, 4, 5}} do
+        local s = H.seed + #shape
+        ck.seed(s)
+        local hr = ck.rand(shape, {dtype = dt, device = "host"})
+        ck.seed(s)
+        local cr = ck.rand(shape, {dtype = dt, device = "cuda"})
+        H.assert_equal(cr, hr, "rand " .. dt)
+        ck.seed(s)
+        local hn = ck.randn(shape, {dtype = dt, device = "host"})
+        ck.seed(s)
+        local cn = ck.randn(shape, {dtype = dt, device = "cuda"})
+        H.assert_close(cn, hn, {rtol = dt == "f32" and 1e-6 or 1e-13, atol = 1e-13}, "randn " .. dt)
+      end
+    end
+    for _, dt in ipairs(DTYPES) do
+      H.assert_equal(ck.arange(3, 1000, 7, {dtype = dt, device = "cuda"}), ck.arange(3, 1000, 7, {dtype = dt, device = "host"}), "arange")
+      H.assert_equal(ck.eye(37, 53, {dtype = dt, device = "cuda"}), ck.eye(37, 53, {dtype = dt, device = "host"}), "eye")
+      local t = ck.zeros(5, 6, {dtype = dt, device = "cuda"}):t()
+      t:fill(3)
+      H.assert_equal(t, ck.full({6, 5}, 3, {dtype = dt, device = "host"}), "fill strided")
+    end
+    local ok, err = pcall(ck.randn, 3, {dtype = "i32", device = "cuda"})
+    assert.is_false(ok)
+    assert.matches("i32", tostring(err), 1, true)
+  end))
+
+  it("variants: explicit choice, and the fallback note for contiguous on a strided view", gpu(function()
+    local a, bb = ck.rand(64, 64, {device = "cuda"}), ck.rand(64, 64, {device = "cuda"})
+    for _, v in ipairs(VARIANTS) do
+      ck.add(a, bb, {variant = v})
+      assert.equal(v, ck.last_ran().name)
+    end
+    ck.add(a:t(), bb, {variant = "contiguous"})
+    local ran = ck.last_ran()
+    assert.equal("strided", ran.name)
+    assert.matches("contiguous", ran.note, 1, true)
+    ck.add(a, bb)
+    assert.equal("contiguous", ck.last_ran().name)
+    ck.add(a, bb:narrow(1, 1, 1))
+    assert.equal("strided", ck.last_ran().name)
+  end))
+
+  it("in place, promotion and errors on the GPU", gpu(function()
+    local h = input({33, 33}, "f32")
+    local want = h + h:t()
+    local c = h:cuda()
+    c:add_(c:t())
+    H.assert_close(c, want, H.tol("f32"), "add_(t) cuda")
+    c:exp_()
+    H.assert_close(c, ck.exp(want), H.tol("f32"), "exp_ cuda")
+    local d = input({33}, "f64"):cuda()
+    assert.equal("f64", (c + d):dtype())
+    H.assert_close(c + d, (c:host() + d:host()), H.tol("f64"), "promoted")
+    local ok, err = pcall(ck.add, c, h)
+    assert.is_false(ok)
+    assert.matches("device", tostring(err), 1, true)
+    ok, err = pcall(ck.add, c, ck.ones(5, {device = "cuda"}))
+    assert.is_false(ok)
+    assert.matches("[33x33]", tostring(err), 1, true)
+    assert.matches("[5]", tostring(err), 1, true)
+    local I = {dtype = "i32", device = "cuda"}
+    assert.same({0, 0, 3, -3, INT_MIN}, ck.div(ck.array({1, -1, 7, -7, INT_MIN}, I), ck.array({0, 0, 2, 2, -1}, I)):totable())
+    assert.same({0, 5}, ck.empty(0, 5, {device = "cuda"}):add_(1):shape())
+  end))
+
+  it("large and > 2^24 element cases", gpu(function()
+    local n = 2 ^ 24 + 3
+    local a, bb = ck.rand(n, {device = "cuda"}), ck.rand(n, {device = "cuda"})
+    local got = ck.add(a, bb)
+    local ha, hb = a:host(), bb:host()
+    H.assert_close(got, ha + hb, H.tol("f32"), "2^24+3 add")
+    local m, k = 4097, 4095
+    local x = ck.rand(m, k, {device = "cuda"})
+    local y = ck.rand(k, m, {device = "cuda"})
+    for _, v in ipairs(VARIANTS) do
+      H.assert_close(ck.add(x, y:t(), {variant = v}), x:host() + y:host():t(), H.tol("f32"), "4097x4095 + t " .. v)
+    end
+  end))
+end)

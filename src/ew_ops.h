@@ -1,0 +1,44 @@
+/*
+ * ew_ops.h — elementwise helpers shared by the host reference (host_elementwise.c) and the dispatchers
+ * (op_elementwise.c): op names (also the Lua names), per-op properties, dimension coalescing and the
+ * float -> i32 conversion rule. Plain C; no Lua, no CUDA.
+ */
+#ifndef CK_EW_OPS_H
+#define CK_EW_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ck.h"
+
+/* "add", "exp", ... (lowercase; the Lua names). NULL for an id out of range. */
+const char *ck_ew_op_name(int op);
+/* The CK_EW_* id of a name, or -1 if unknown. "pow" is the binary POW; POWS is "pows". */
+int ck_ew_op_parse(const char *name);
+/* true for ops that have no meaning on i32: EXP LOG SQRT SIN COS TANH SIGMOID RAND RANDN. */
+bool ck_ew_op_float_only(int op);
+/* Number of array inputs the op reads: 0 (generators), 1 (unary, COPY) or 2 (binary). */
+int ck_ew_op_arity(int op);
+
+/* Rewrite d in place to an equivalent descriptor with fewer dims: drops size-1 dims and merges adjacent
+ * dims that are jointly contiguous in every operand the op reads. The row-major linear index of each
+ * element is preserved (ARANGE and RAND depend on it). EYE is left alone (it needs the last two indices).
+ * 0-size descriptors are left alone too. */
+void ck_ew_coalesce(ck_ew_desc *d);
+
+/* float -> i32: truncate toward zero; NaN and values outside [INT32_MIN, INT32_MAX] give INT32_MIN (the
+ * same "integer indefinite" value x86 cvttsd2si produces; the GPU kernels use the identical rule). */
+static inline int32_t ck_ew_f2i(double x) {
+  return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
+}
+
+/* RAND/RANDN seed and counter offset from the descriptor's doubles (negative values wrap like int64). */
+static inline uint64_t ck_ew_seed(double s) {
+  if (!(s == s)) return 0;
+  if (s >= 18446744073709551616.0) return UINT64_MAX;
+  if (s >= 9223372036854775808.0) return (uint64_t)s;
+  if (s <= -9223372036854775808.0) return (uint64_t)INT64_MIN;
+  return (uint64_t)(int64_t)s;
+}
+
+#endif

@@ -1,0 +1,345 @@
+/*
+ * host_elementwise.c — the host (CPU) reference for every CK_EW_* op: the oracle the GPU variants are
+ * checked against, and the host backend itself.
+ *
+ * Shape of the code: each (op, dtype) is one small "row" function generated from a single expression in
+ * the op table below (an X-macro); one generic odometer walks the outer dims and calls the row function on
+ * the innermost dim. Dims are coalesced first (ck_ew_coalesce) so that contiguous and broadcast operands
+ * reduce to long rows the compiler can vectorise.
+ *
+ * Semantics (the GPU kernels in kernels/elementwise/ew_math.cuh implement the same expressions):
+ *  - f32 is computed in float (expf, powf, ...; <tgmath.h> picks them), f64 in double.
+ *  - MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) = +-0; RELU(NaN) = NaN;
+ *    SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) (NaN passes through; lo > hi gives hi).
+ *  - i32: ADD SUB MUL NEG ABS wrap modulo 2^32; DIV truncates toward zero with x/0 = 0 and
+ *    INT32_MIN/-1 = INT32_MIN; POW, POWS, CLAMP go through double and convert back with ck_ew_f2i
+ *    (an integral exponent by exact repeated squaring: 0^-1 = inf -> INT32_MIN, 2^-1 -> 0);
+ *    FLOOR/CEIL are the identity; SIGN gives -1/0/1. EXP LOG SQRT SIN COS TANH SIGMOID RAND RANDN are
+ *    refused (CK_ERR_DTYPE).
+ *  - Comparisons give 1/0 in the operands' dtype.
+ *  - COPY converts a_dtype -> out_dtype; float -> i32 truncates, NaN/out of range give INT32_MIN.
+ *  - Generators: FILL s1; ARANGE s1 + s2*lin (computed in double, rounded once); EYE 1 where the last two
+ *    indices are equal (missing leading indices count as 0, so a 1-d EYE is e0 and a 0-d one is 1);
+ *    RAND/RANDN = ck_rand_uniform / ck_rand_normal(seed s1, offset s2, lin). lin is the row-major logical
+ *    index of the element.
+ */
+#include <math.h>
+#include <string.h>
+#include <tgmath.h>
+
+#include "../kernels/philox.h"
+#include "ck.h"
+#include "ew_ops.h"
+
+// ---------------------------------------------------------------- op names and properties
+
+static const char *const ew_names[CK_EW_NOPS] = {
+    [CK_EW_COPY] = "copy",       [CK_EW_NEG] = "neg",         [CK_EW_ABS] = "abs",
+    [CK_EW_EXP] = "exp",         [CK_EW_LOG] = "log",         [CK_EW_SQRT] = "sqrt",
+    [CK_EW_SIN] = "sin",         [CK_EW_COS] = "cos",         [CK_EW_TANH] = "tanh",
+    [CK_EW_SIGMOID] = "sigmoid", [CK_EW_RELU] = "relu",       [CK_EW_FLOOR] = "floor",
+    [CK_EW_CEIL] = "ceil",       [CK_EW_SIGN] = "sign",       [CK_EW_POWS] = "pows",
+    [CK_EW_CLAMP] = "clamp",     [CK_EW_ADD] = "add",         [CK_EW_SUB] = "sub",
+    [CK_EW_MUL] = "mul",         [CK_EW_DIV] = "div",         [CK_EW_POW] = "pow",
+    [CK_EW_MAXIMUM] = "maximum", [CK_EW_MINIMUM] = "minimum", [CK_EW_EQ] = "eq",
+    [CK_EW_NE] = "ne",           [CK_EW_LT] = "lt",           [CK_EW_LE] = "le",
+    [CK_EW_GT] = "gt",           [CK_EW_GE] = "ge",           [CK_EW_FILL] = "fill",
+    [CK_EW_ARANGE] = "arange",   [CK_EW_EYE] = "eye",         [CK_EW_RAND] = "rand",
+    [CK_EW_RANDN] = "randn",
+};
+
+const char *ck_ew_op_name(int op) { return (op >= 0 && op < CK_EW_NOPS) ? ew_names[op] : NULL; }
+
+int ck_ew_op_parse(const char *name) {
+  if (!name) return -1;
+  for (int op = 0; op < CK_EW_NOPS; ++op)
+    if (ew_names[op] && strcmp(ew_names[op], name) == 0) return op;
+  return -1;
+}
+
+bool ck_ew_op_float_only(int op) {
+  return (op >= CK_EW_EXP && op <= CK_EW_SIGMOID) || op == CK_EW_RAND || op == CK_EW_RANDN;
+}
+
+int ck_ew_op_arity(int op) {
+  if (CK_EW_IS_GENERATOR(op)) return 0;
+  return CK_EW_IS_BINARY(op) ? 2 : 1;
+}
+
+// ---------------------------------------------------------------- coalescing
+
+void ck_ew_coalesce(ck_ew_desc *d) {
+  if (d->op == CK_EW_EYE) return;
+  int64_t numel = 1;
+  for (int k = 0; k < d->ndim; ++k) numel *= d->shape[k];
+  if (numel == 0) return;
+  const int arity = ck_ew_op_arity(d->op);
+  const bool use_a = arity >= 1;
+  const bool use_b = arity == 2 && !d->b_scalar;
+  int n = 0;
+  for (int k = 0; k < d->ndim; ++k) {
+    if (d->shape[k] == 1) continue;
+    if (n > 0) {
+      /* previous kept dim n-1 merges with k when stepping k's full extent equals one step of n-1 */
+      const int p = n - 1;
+      bool ok = d->out_st[p] == d->out_st[k] * d->shape[k];
+      if (use_a) ok = ok && d->a_st[p] == d->a_st[k] * d->shape[k];
+      if (use_b) ok = ok && d->b_st[p] == d->b_st[k] * d->shape[k];
+      if (ok) {
+        d->shape[p] *= d->shape[k];
+        d->out_st[p] = d->out_st[k];
+        d->a_st[p] = d->a_st[k];
+        d->b_st[p] = d->b_st[k];
+        continue;
+      }
+    }
+    d->shape[n] = d->shape[k];
+    d->out_st[n] = d->out_st[k];
+    d->a_st[n] = d->a_st[k];
+    d->b_st[n] = d->b_st[k];
+    ++n;
+  }
+  for (int k = n; k < CK_MAX_DIMS; ++k) d->shape[k] = 1, d->out_st[k] = d->a_st[k] = d->b_st[k] = 0;
+  d->ndim = n;
+  d->numel = numel;
+}
+
+// ---------------------------------------------------------------- scalar math
+
+/* i32 helpers: unsigned arithmetic so that overflow wraps instead of being undefined. */
+static inline int32_t iw_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
+static inline int32_t iw_sub(int32_t x, int32_t y) { return (int32_t)((uint32_t)x - (uint32_t)y); }
+static inline int32_t iw_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (uint32_t)y); }
+static inline int32_t iw_neg(int32_t x) { return (int32_t)(0u - (uint32_t)x); }
+static inline int32_t iw_abs(int32_t x) { return x < 0 ? iw_neg(x) : x; }
+static inline int32_t iw_div(int32_t x, int32_t y) {
+  if (y == 0) return 0;
+  if (y == -1) return iw_neg(x); /* INT32_MIN / -1 would trap */
+  return x / y;
+}
+/* i32 POW/POWS: through double, but an integral exponent is applied by repeated squaring, so that the
+ * result is exact (libm pow is only faithfully rounded on some platforms, CUDA's among them, and 19^3
+ * must not truncate to 6858). The GPU uses the same loop. */
+static inline int32_t ew_ipow(double x, double y) {
+  if (y == floor(y) && fabs(y) <= 1024.0) {
+    int64_t n = (int64_t)fabs(y);
+    double r = 1.0, b = x;
+    while (n) {
+      if (n & 1) r *= b;
+      b *= b;
+      n >>= 1;
+    }
+    return ck_ew_f2i(y < 0 ? 1.0 / r : r);
+  }
+  return ck_ew_f2i(pow(x, y));
+}
+static inline double ew_clamp(double x, double lo, double hi) {
+  double t = x < lo ? lo : x;
+  return t > hi ? hi : t;
+}
+
+/* Row context: n elements along the innermost dim. x/y are the operand values (type T), S1/S2 the
+ * descriptor's scalars (double), i the index along the row, LIN the row-major linear index, RI the index
+ * in the second-to-last dim (EYE). */
+typedef struct ew_row {
+  void *o;
+  const void *a, *b;
+  int64_t n, os, as, bs, lin0, ri;
+  double s1, s2;
+} ew_row;
+typedef void (*ew_rowfn)(const ew_row *r);
+
+#define EW_TO_f32(v) ((float)(v))
+#define EW_TO_f64(v) ((double)(v))
+#define EW_TO_i32(v) ((int32_t)(v))
+#define EW_D2_f32(v) ((float)(v))
+#define EW_D2_f64(v) ((double)(v))
+#define EW_D2_i32(v) ck_ew_f2i(v)
+#define EW_IS64_f32 0
+#define EW_IS64_f64 1
+#define EW_IS64_i32 0
+
+/* X(ID, expression for f32/f64 (T = float or double), expression for i32) */
+#define EW_FLOAT_NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
+#define EW_OPS(X)                                                                                          \
+  X(NEG, -x, iw_neg(x))                                                                                    \
+  X(ABS, fabs(x), iw_abs(x))                                                                               \
+  X(EXP, exp(x), 0)                                                                                        \
+  X(LOG, log(x), 0)                                                                                        \
+  X(SQRT, sqrt(x), 0)                                                                                      \
+  X(SIN, sin(x), 0)                                                                                        \
+  X(COS, cos(x), 0)                                                                                        \
+  X(TANH, tanh(x), 0)                                                                                      \
+  X(SIGMOID, (T)1 / ((T)1 + exp(-x)), 0)                                                                   \
+  X(RELU, x < 0 ? (T)0 : x, x < 0 ? 0 : x)                                                                 \
+  X(FLOOR, floor(x), x)                                                                                    \
+  X(CEIL, ceil(x), x)                                                                                      \
+  X(SIGN, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))                                           \
+  X(POWS, pow(x, (T)S1), ew_ipow((double)x, S1))                                                    \
+  X(CLAMP, (T)ew_clamp(x, S1, S2), ck_ew_f2i(ew_clamp(x, S1, S2)))                                         \
+  X(ADD, x + y, iw_add(x, y))                                                                              \
+  X(SUB, x - y, iw_sub(x, y))                                                                              \
+  X(MUL, x *y, iw_mul(x, y))                                                                               \
+  X(DIV, x / y, iw_div(x, y))                                                                              \
+  X(POW, pow(x, y), ew_ipow((double)x, (double)y))                                                  \
+  X(MAXIMUM, (x != x || y != y) ? EW_FLOAT_NAN2(x, y) : (x > y ? x : y), x > y ? x : y)                     \
+  X(MINIMUM, (x != x || y != y) ? EW_FLOAT_NAN2(x, y) : (x < y ? x : y), x < y ? x : y)                     \
+  X(EQ, (T)(x == y), x == y)                                                                               \
+  X(NE, (T)(x != y), x != y)                                                                               \
+  X(LT, (T)(x < y), x < y)                                                                                 \
+  X(LE, (T)(x <= y), x <= y)                                                                               \
+  X(GT, (T)(x > y), x > y)                                                                                 \
+  X(GE, (T)(x >= y), x >= y)                                                                               \
+  X(FILL, (T)S1, ck_ew_f2i(S1))                                                                            \
+  X(ARANGE, (T)(S1 + S2 * (double)LIN), ck_ew_f2i(S1 + S2 * (double)LIN))                                  \
+  X(EYE, (T)(RI == i), RI == i)                                                                            \
+  X(RAND, (T)ck_rand_uniform(SEED, OFFS, (uint64_t)LIN, IS64), 0)                                          \
+  X(RANDN, (T)ck_rand_normal(SEED, OFFS, (uint64_t)LIN), 0)
+
+/* One row function: out[i] = EXPR(x = a[i], y = b[i]) for i < n, strided. */
+#define EW_ROW(NAME, TY, SUF, EXPR)                                                                        \
+  static void NAME(const ew_row *r) {                                                                      \
+    typedef TY T; /* the expressions name the element type T */                                            \
+    T *o = (T *)r->o;                                                                                      \
+    const T *pa = (const T *)r->a, *pb = (const T *)r->b;                                                  \
+    const double S1 = r->s1, S2 = r->s2;                                                                   \
+    const int64_t RI = r->ri, os = r->os, as = r->as, bs = r->bs, n = r->n;                                \
+    const uint64_t SEED = ck_ew_seed(S1), OFFS = ck_ew_seed(S2);                                           \
+    const int IS64 = EW_IS64_##SUF;                                                                        \
+    (void)S1, (void)S2, (void)RI, (void)SEED, (void)OFFS, (void)IS64;                                      \
+    for (int64_t i = 0; i < n; ++i) {                                                                      \
+      const T x = pa[i * as], y = pb[i * bs];                                                              \
+      const int64_t LIN = r->lin0 + i;                                                                     \
+      (void)x, (void)y, (void)LIN;                                                                         \
+      o[i * os] = EW_TO_##SUF(EXPR);                                                                       \
+    }                                                                                                      \
+  }
+
+#define EW_GEN(ID, FEXPR, IEXPR)                                                                           \
+  EW_ROW(ew_##ID##_f32, float, f32, FEXPR)                                                                 \
+  EW_ROW(ew_##ID##_f64, double, f64, FEXPR)                                                                \
+  EW_ROW(ew_##ID##_i32, int32_t, i32, IEXPR)
+EW_OPS(EW_GEN)
+#undef EW_GEN
+
+#define EW_ENTRY(ID, FEXPR, IEXPR) [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32},
+static const ew_rowfn ew_table[CK_EW_NOPS][3] = {EW_OPS(EW_ENTRY)};
+#undef EW_ENTRY
+
+/* COPY with conversion: all 9 pairs among f32/f64/i32, through double (exact for every pair except the
+ * rounding f64 -> f32 and the truncation to i32, which are the conversions we want). */
+#define EW_CAST(TO, TT, FROM, TF)                                                                          \
+  static void ew_cast_##TO##_##FROM(const ew_row *r) {                                                     \
+    TT *o = (TT *)r->o;                                                                                    \
+    const TF *pa = (const TF *)r->a;                                                                       \
+    for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_D2_##TO((double)pa[i * r->as]);                  \
+  }
+#define EW_CASTS_FROM(TO, TT)                                                                              \
+  EW_CAST(TO, TT, f32, float) EW_CAST(TO, TT, f64, double) EW_CAST(TO, TT, i32, int32_t)
+EW_CASTS_FROM(f32, float)
+EW_CASTS_FROM(f64, double)
+EW_CASTS_FROM(i32, int32_t)
+static const ew_rowfn ew_cast_table[3][3] = {
+    {ew_cast_f32_f32, ew_cast_f32_f64, ew_cast_f32_i32},
+    {ew_cast_f64_f32, ew_cast_f64_f64, ew_cast_f64_i32},
+    {ew_cast_i32_f32, ew_cast_i32_f64, ew_cast_i32_i32},
+};
+
+// ---------------------------------------------------------------- the strided driver
+
+static bool ew_dtype_ok(int dt) { return dt == CK_F32 || dt == CK_F64 || dt == CK_I32; }
+
+static const char *ew_dt_name(int dt) {
+  return (dt >= 0 && dt < CK_NDTYPES) ? ck_dtype_name((ck_dtype)dt) : "?";
+}
+
+ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
+  const int op = desc->op;
+  const char *name = ck_ew_op_name(op);
+  if (!name) return ck_error(ctx, CK_ERR_ARG, "elementwise: unknown op id %d", op);
+  if (desc->ndim < 0 || desc->ndim > CK_MAX_DIMS)
+    return ck_error(ctx, CK_ERR_ARG, "%s: ndim %d out of range 0..%d", name, desc->ndim, CK_MAX_DIMS);
+  const int arity = ck_ew_op_arity(op);
+  const int odt = desc->out_dtype;
+  if (!ew_dtype_ok(odt) || (arity >= 1 && !ew_dtype_ok(desc->a_dtype)))
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s not supported on host (f32, f64, i32 only)", name,
+                    ew_dt_name(ew_dtype_ok(odt) ? desc->a_dtype : odt));
+  if (op != CK_EW_COPY && arity >= 1 && desc->a_dtype != odt)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: input dtype %s differs from output dtype %s", name,
+                    ew_dt_name(desc->a_dtype), ew_dt_name(odt));
+  if (arity == 2 && !desc->b_scalar && desc->b_dtype != odt)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: operand dtypes %s and %s differ", name, ew_dt_name(desc->a_dtype),
+                    ew_dt_name(desc->b_dtype));
+  if (odt == CK_I32 && ck_ew_op_float_only(op))
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: not defined for i32 (floating-point dtypes only)", name);
+
+  ck_ew_desc d = *desc;
+  int64_t numel = 1;
+  for (int k = 0; k < d.ndim; ++k) {
+    if (d.shape[k] < 0) return ck_error(ctx, CK_ERR_SHAPE, "%s: negative dimension", name);
+    numel *= d.shape[k];
+  }
+  if (numel == 0) return CK_OK;
+  if (d.out == NULL || (arity >= 1 && d.a == NULL && !(arity == 2 && d.b_scalar && d.scalar_left)) ||
+      (arity == 2 && d.b == NULL && !d.b_scalar))
+    return ck_error(ctx, CK_ERR_INTERNAL, "%s: NULL operand pointer", name);
+
+  /* A scalar operand becomes a one-element buffer with stride 0; scalar_left swaps it into a. */
+  union {
+    float f;
+    double d;
+    int32_t i;
+  } sbuf, zero;
+  memset(&zero, 0, sizeof zero);
+  if (arity == 2 && d.b_scalar) {
+    if (odt == CK_F32) sbuf.f = (float)d.s1;
+    else if (odt == CK_F64) sbuf.d = d.s1;
+    else sbuf.i = ck_ew_f2i(d.s1);
+    memset(d.b_st, 0, sizeof d.b_st);
+    if (d.scalar_left) {
+      d.b = d.a;
+      memcpy(d.b_st, d.a_st, sizeof d.b_st);
+      d.a = &sbuf;
+      memset(d.a_st, 0, sizeof d.a_st);
+    } else {
+      d.b = &sbuf;
+    }
+    d.b_scalar = 0;
+  }
+  if (arity < 2) d.b = &zero, memset(d.b_st, 0, sizeof d.b_st);
+  if (arity < 1) d.a = &zero, memset(d.a_st, 0, sizeof d.a_st);
+  ck_ew_coalesce(&d);
+
+  ew_rowfn fn = op == CK_EW_COPY ? ew_cast_table[odt][d.a_dtype] : ew_table[op][odt];
+  const int64_t osz = (int64_t)ck_dtype_size((ck_dtype)odt);
+  const int64_t asz = arity >= 1 ? (int64_t)ck_dtype_size((ck_dtype)d.a_dtype) : 0;
+  const int64_t bsz = arity == 2 ? osz : 0;
+  const int nd = d.ndim;
+  const int64_t inner = nd > 0 ? d.shape[nd - 1] : 1;
+  const int64_t rows = numel / inner;
+
+  ew_row r = {.n = inner,
+              .os = nd > 0 ? d.out_st[nd - 1] : 0,
+              .as = nd > 0 ? d.a_st[nd - 1] : 0,
+              .bs = nd > 0 ? d.b_st[nd - 1] : 0,
+              .s1 = d.s1,
+              .s2 = d.s2};
+  /* Odometer over dims 0..nd-2; offsets are element offsets, converted to bytes per row. */
+  int64_t idx[CK_MAX_DIMS] = {0};
+  int64_t oo = 0, ao = 0, bo = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    r.o = (char *)d.out + oo * osz;
+    r.a = (const char *)d.a + ao * asz;
+    r.b = (const char *)d.b + bo * bsz;
+    r.lin0 = row * inner;
+    r.ri = nd >= 2 ? idx[nd - 2] : 0;
+    fn(&r);
+    for (int k = nd - 2; k >= 0; --k) {
+      oo += d.out_st[k], ao += d.a_st[k], bo += d.b_st[k];
+      if (++idx[k] < d.shape[k]) break;
+      oo -= d.out_st[k] * d.shape[k], ao -= d.a_st[k] * d.shape[k], bo -= d.b_st[k] * d.shape[k];
+      idx[k] = 0;
+    }
+  }
+  return CK_OK;
+}
