@@ -149,6 +149,14 @@ char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n); /* "[3x
 ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt);
 ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev);
 ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
+/* Like ck_empty, but when `like` (may be NULL) has this shape and a dense layout (a permutation of a
+ * contiguous one, e.g. a transposed array), out gets the same memory order: elementwise results of
+ * permuted operands then stream through memory instead of gathering (PyTorch keeps layouts the same way). */
+ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev,
+                          const ck_tensor *like);
+/* If t is dense (its elements fill [offset, offset+numel) exactly, in some dim order), write that order
+ * (outermost first) to perm and return true. */
+bool ck_dense_order(const ck_tensor *t, int *perm);
 void ck_release(ck_tensor *t);                          /* idempotent */
 void ck_view_of(ck_tensor *dst, const ck_tensor *src); /* dst = src, +1 ref */
 /* Fails with CK_ERR_FREED naming `op` if t was freed. */

@@ -109,6 +109,41 @@ ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int
   return CK_OK;
 }
 
+bool ck_dense_order(const ck_tensor *t, int *perm) {
+  for (int i = 0; i < t->ndim; ++i) perm[i] = i;
+  for (int i = 1; i < t->ndim; ++i) { /* stable insertion sort by stride, largest first */
+    int p = perm[i], j = i;
+    while (j > 0 && t->stride[perm[j - 1]] < t->stride[p]) {
+      perm[j] = perm[j - 1];
+      --j;
+    }
+    perm[j] = p;
+  }
+  int64_t expect = 1;
+  for (int i = t->ndim - 1; i >= 0; --i) {
+    int d = perm[i];
+    if (t->shape[d] == 1) continue;
+    if (t->shape[d] == 0) return false;
+    if (t->stride[d] != expect) return false;
+    expect *= t->shape[d];
+  }
+  return true;
+}
+
+ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev,
+                          const ck_tensor *like) {
+  int perm[CK_MAX_DIMS];
+  ck_status st = ck_empty(ctx, out, dt, ndim, shape, dev);
+  if (st || !like || !like->st || like->ndim != ndim || ck_is_contiguous(like)) return st;
+  if (memcmp(like->shape, shape, sizeof(int64_t) * (size_t)ndim) != 0 || !ck_dense_order(like, perm)) return CK_OK;
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; --i) {
+    out->stride[perm[i]] = s;
+    s *= shape[perm[i]] ? shape[perm[i]] : 1;
+  }
+  return CK_OK;
+}
+
 ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {
   return ck_empty(ctx, out, t->dtype, t->ndim, t->shape, ck_dev(t));
 }

@@ -286,7 +286,7 @@ function ck.format(a)
   if a:is_freed() then return "cukern.array (freed)" end
   local shape, nd = a:shape(), a:ndim()
   local head = fmt("cukern.array %s [%s] strides {%s} %s%s", a:dtype(), concat(shape, "x"),
-    concat(a:strides(), ","), a:device(), a:is_contiguous() and "" or " (view, not contiguous)")
+    concat(a:strides(), ","), a:device(), a:is_contiguous() and "" or " (not contiguous)")
   if a:numel() == 0 then return head .. "\n  (empty)" end
   if nd == 0 then
     local s = fmt_values({a:item()}, a:dtype())
