@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ck_internal.h"
+#include "ew_ops.h"
 
 // ---------------------------------------------------------------- same-device copies
 
@@ -51,6 +52,7 @@ static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   ck_env env;
   ck_ran ran;
   copy_desc(&d, dst, src);
+  ck_ew_order(&d);
   if ((st = ck_env_get(ctx, &env))) return st;
   const ck_variant *v =
       ck_pick_variant(ctx, "copy", ck_ew_variants, ck_ew_nvariants, NULL, ck_ew_preferred, dst->dtype, &d, &ran);

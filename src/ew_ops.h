@@ -26,6 +26,10 @@ int ck_ew_op_arity(int op);
  * 0-size descriptors are left alone too. */
 void ck_ew_coalesce(ck_ew_desc *d);
 
+/* ck_ew_coalesce after putting the dims in the output's memory order (largest stride first), so that operands
+ * sharing a permuted dense layout become one contiguous run. Generators keep row-major order. */
+void ck_ew_order(ck_ew_desc *d);
+
 /* float -> i32: truncate toward zero; NaN and values outside [INT32_MIN, INT32_MAX] give INT32_MIN (the
  * same "integer indefinite" value x86 cvttsd2si produces; the GPU kernels use the identical rule). */
 static inline int32_t ck_ew_f2i(double x) {

@@ -129,8 +129,11 @@ static void desc_init(ck_ew_desc *d, int op, const ck_tensor *out) {
 /* Put the dims in the output's memory order (largest stride first) so that ck_ew_coalesce can merge
  * operands that share a permuted dense layout into one contiguous run. Generators keep the logical order:
  * their values depend on the row-major index. */
-static void reorder_by_out(ck_ew_desc *d) {
-  if (CK_EW_IS_GENERATOR(d->op)) return;
+void ck_ew_order(ck_ew_desc *d) {
+  if (CK_EW_IS_GENERATOR(d->op)) {
+    ck_ew_coalesce(d);
+    return;
+  }
   for (int i = 1; i < d->ndim; ++i) {
     int j = i;
     while (j > 0 && d->out_st[j - 1] < d->out_st[j]) {
@@ -148,6 +151,7 @@ static void reorder_by_out(ck_ew_desc *d) {
       --j;
     }
   }
+  ck_ew_coalesce(d);
 }
 
 /* Run a filled descriptor on `dev`. `operands` describes the inputs for error messages. */
@@ -166,8 +170,7 @@ static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *
   ck_env env;
   ck_status st = ck_env_get(ctx, &env);
   if (st) return st;
-  reorder_by_out(d);
-  ck_ew_coalesce(d);
+  ck_ew_order(d);
   const ck_variant *v = ck_pick_variant(ctx, name, ck_ew_variants, ck_ew_nvariants, variant, ck_ew_preferred,
                                         (ck_dtype)d->out_dtype, d, ran);
   if (!v) return CK_ERR_UNSUPPORTED;
