@@ -1,0 +1,231 @@
+/*
+ * op_transpose.c — the transpose dispatcher (ck_transpose) and the tiled fast path of ck_copy
+ * (ck_copy_permuted).
+ *
+ * ck_transpose materialises the transpose of the last two dims of x into a new (or given) array; leading
+ * dims are a batch. Host arrays run the host reference: a strided copy of the transposed view. On CUDA the
+ * work is one ck_tr_desc: in = x's last two dims with x's own strides (any view: sliced, already transposed,
+ * expanded), out = out's, the leading dims a batch with both tensors' strides. Size-1 batch dims are dropped
+ * and batch dims that are contiguous in both in and out are merged, so the kernels' per-block batch
+ * decomposition is short; strides of size-1 matrix dims are normalised (they never address anything, and
+ * the launchers' alignment and leading-dimension checks should not trip on them).
+ *
+ * ck_copy_permuted is the same kernel family used for copies: a same-dtype CUDA copy into a contiguous dst
+ * whose source is a permuted layout (a:t(), permute(3, 1, 2) of a contiguous array, ...) is a batched
+ * transpose between the source's unit-stride dim (read along it) and the destination's last dim (written
+ * along it), all other dims being batch dims. It declines (CK_NOT_APPLICABLE, no error) when that is not
+ * the shape of the copy or would not pay: either of the two dims shorter than CK_TR_MIN_EDGE (a 64 x 64
+ * tile would be mostly idle; the elementwise copy does as well there), the source's last dim already unit
+ * stride (the elementwise copy is coalesced both ways), 2-byte dtypes, or src and dst sharing storage.
+ *
+ * Variant selection: ck_pick_variant with the registry's preferred order (kernels/transpose/variants.c).
+ * The "memcpy" row is a bench-only bound: asking ck_transpose for it is an error (CK_ERR_ARG), never a
+ * silent fallback, because its result is not a transpose.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ck.h"
+
+#define CK_TR_MIN_EDGE 8 /* ck_copy_permuted: shortest transposed dim worth a tiled transpose */
+
+// ---------------------------------------------------------------- descriptor helpers
+
+static bool tr_dtype_ok(ck_dtype dt) { return dt == CK_F32 || dt == CK_F64 || dt == CK_I32; }
+
+/* Strides of size-1 dims never address an element: give them the values a dense layout would have. */
+static void tr_normalise(ck_tr_desc *d) {
+  if (d->rows <= 1) d->in_rs = d->cols > 1 ? d->cols : 1;
+  if (d->cols <= 1) d->in_cs = 1;
+  if (d->cols <= 1) d->out_rs = d->rows > 1 ? d->rows : 1;
+  if (d->rows <= 1) d->out_cs = 1;
+}
+
+/* Append batch dim (n, in stride, out stride), skipping size-1 dims and merging into the previous (outer)
+ * dim when both tensors step over it contiguously. */
+static void tr_push_batch(ck_tr_desc *d, int64_t n, int64_t sin, int64_t sout) {
+  if (n == 1) return;
+  if (d->nb > 0) {
+    const int k = d->nb - 1;
+    if (d->bin_st[k] == sin * n && d->bout_st[k] == sout * n) {
+      d->bshape[k] *= n;
+      d->bin_st[k] = sin;
+      d->bout_st[k] = sout;
+      return;
+    }
+  }
+  d->bshape[d->nb] = n;
+  d->bin_st[d->nb] = sin;
+  d->bout_st[d->nb] = sout;
+  d->nb++;
+}
+
+/* "op (variant) operands" names the launch in any error. */
+static ck_status tr_launch(ck_ctx *ctx, const ck_variant *v, const ck_tr_desc *d, const char *op,
+                           const char *operands) {
+  ck_env env;
+  ck_status st = ck_env_get(ctx, &env);
+  if (st) return ck_error_prefix(ctx, st, "%s %s", op, operands);
+  char what[400];
+  snprintf(what, sizeof what, "%s (%s) %s", op, v->name, operands);
+  return ck_after_launch(ctx, v->launch(d, &env), what);
+}
+
+/* The registry row a request names (decimal id or name, as ck_pick_variant reads it), or NULL. */
+static const ck_variant *tr_find(const char *req) {
+  if (!req || !*req) return NULL;
+  char *end;
+  const long id = strtol(req, &end, 10);
+  const bool numeric = *end == 0;
+  for (int i = 0; i < ck_transpose_nvariants; ++i) {
+    const ck_variant *v = &ck_transpose_variants[i];
+    if (numeric ? v->id == id : strcmp(v->name, req) == 0) return v;
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------- ck_transpose
+
+ck_status ck_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, const char *variant, ck_ran *ran) {
+  char dx[128], dout[128], operands[300];
+  ck_status st;
+  if ((st = ck_check_live(ctx, "transpose", x))) return st;
+  if (x->ndim < 2)
+    return ck_error(ctx, CK_ERR_SHAPE, "transpose: needs an array of 2 or more dims, got %s",
+                    ck_describe(x, dx, sizeof dx));
+  if (!tr_dtype_ok(x->dtype))
+    return ck_error(ctx, CK_ERR_DTYPE, "transpose: dtype %s is not supported (f32, f64, i32) [%s]",
+                    ck_dtype_name(x->dtype), ck_describe(x, dx, sizeof dx));
+  const int nd = x->ndim;
+  int64_t oshape[CK_MAX_DIMS];
+  memcpy(oshape, x->shape, sizeof(int64_t) * (size_t)nd);
+  oshape[nd - 2] = x->shape[nd - 1];
+  oshape[nd - 1] = x->shape[nd - 2];
+
+  const bool alloc = out->st == NULL;
+  if (alloc) {
+    if ((st = ck_empty(ctx, out, x->dtype, nd, oshape, ck_dev(x)))) return ck_error_prefix(ctx, st, "transpose");
+  } else {
+    if ((st = ck_check_live(ctx, "transpose (out)", out))) return st;
+    char want[96];
+    bool same = out->ndim == nd && out->dtype == x->dtype;
+    for (int i = 0; same && i < nd; ++i) same = out->shape[i] == oshape[i];
+    if (!same)
+      return ck_error(ctx, CK_ERR_SHAPE, "transpose: out is %s, expected %s%s for x %s", ck_describe(out, dout, sizeof dout),
+                      ck_dtype_name(x->dtype), ck_shape_str(nd, oshape, want, sizeof want), ck_describe(x, dx, sizeof dx));
+    if ((st = ck_check_same_device(ctx, "transpose", out, x))) return st;
+    if (out->st == x->st)
+      return ck_error(ctx, CK_ERR_ARG, "transpose: out %s shares storage with x %s (the transpose cannot be done in place)",
+                      ck_describe(out, dout, sizeof dout), ck_describe(x, dx, sizeof dx));
+  }
+  snprintf(operands, sizeof operands, "%s -> %s", ck_describe(x, dx, sizeof dx), ck_describe(out, dout, sizeof dout));
+
+  if (ck_dev(x) == CK_HOST) {
+    /* The reference: a strided copy of the transposed view. Variants do not apply here, but a bench-only
+     * name is refused as on CUDA, so that a script fails the same way on both backends. */
+    const ck_variant *req = tr_find(variant);
+    if (req && (req->flags & CK_VF_BENCH_ONLY)) {
+      st = ck_error(ctx, CK_ERR_ARG, "transpose: variant '%s' is a bandwidth bound for benchmarks, not an "
+                    "implementation [%s]", req->name, operands);
+      goto fail;
+    }
+    ck_tensor tv = {0};
+    if ((st = ck_view_transpose(ctx, &tv, x, nd - 2, nd - 1))) goto fail;
+    st = ck_host_copy(ctx, out, &tv);
+    ck_release(&tv);
+    if (st) {
+      st = ck_error_prefix(ctx, st, "transpose %s", operands);
+      goto fail;
+    }
+    if (ran) {
+      ran->id = -1;
+      snprintf(ran->name, sizeof ran->name, "host");
+      ran->note[0] = 0;
+    }
+    return CK_OK;
+  }
+
+  ck_tr_desc d;
+  memset(&d, 0, sizeof d);
+  d.dtype = (int)x->dtype;
+  d.elem_size = (int)ck_dtype_size(x->dtype);
+  d.rows = x->shape[nd - 2];
+  d.cols = x->shape[nd - 1];
+  d.in = ck_data(x);
+  d.in_rs = x->stride[nd - 2];
+  d.in_cs = x->stride[nd - 1];
+  d.out = ck_data(out);
+  d.out_rs = out->stride[nd - 2];
+  d.out_cs = out->stride[nd - 1];
+  for (int i = 0; i < nd - 2; ++i) tr_push_batch(&d, x->shape[i], x->stride[i], out->stride[i]);
+  tr_normalise(&d);
+
+  const ck_variant *v = ck_pick_variant(ctx, "transpose", ck_transpose_variants, ck_transpose_nvariants, variant,
+                                        ck_transpose_preferred, x->dtype, &d, ran);
+  if (!v) {
+    st = ck_error_prefix(ctx, (variant && *variant) ? CK_ERR_ARG : CK_ERR_UNSUPPORTED, "%s", operands);
+    goto fail;
+  }
+  if ((st = tr_launch(ctx, v, &d, "transpose", operands))) goto fail;
+  return CK_OK;
+fail:
+  if (alloc) ck_release(out);
+  return st;
+}
+
+// ---------------------------------------------------------------- ck_copy_permuted
+
+ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  if (!dst->st || !src->st || ck_dev(dst) != CK_CUDA || ck_dev(src) != CK_CUDA) return CK_NOT_APPLICABLE;
+  if (dst->dtype != src->dtype || dst->ndim != src->ndim || dst->st == src->st) return CK_NOT_APPLICABLE;
+  const size_t es = ck_dtype_size(dst->dtype);
+  if (es != 4 && es != 8) return CK_NOT_APPLICABLE;
+  if (!ck_is_contiguous(dst)) return CK_NOT_APPLICABLE;
+
+  /* Dims of size 1 address nothing: drop them. */
+  int n = 0;
+  int64_t sh[CK_MAX_DIMS], ss[CK_MAX_DIMS], ds[CK_MAX_DIMS];
+  for (int i = 0; i < dst->ndim; ++i) {
+    if (dst->shape[i] != src->shape[i]) return CK_NOT_APPLICABLE;
+    if (dst->shape[i] == 0) return CK_NOT_APPLICABLE; /* nothing to copy */
+    if (dst->shape[i] == 1) continue;
+    sh[n] = dst->shape[i];
+    ss[n] = src->stride[i];
+    ds[n] = dst->stride[i];
+    ++n;
+  }
+  if (n < 2) return CK_NOT_APPLICABLE;
+  const int q = n - 1; /* dst is contiguous: its last dim has unit stride */
+  if (ds[q] != 1 || ss[q] == 1) return CK_NOT_APPLICABLE;
+  int u = -1;
+  for (int i = n - 2; i >= 0 && u < 0; --i)
+    if (ss[i] == 1) u = i;
+  if (u < 0) return CK_NOT_APPLICABLE;
+  if (sh[q] < CK_TR_MIN_EDGE || sh[u] < CK_TR_MIN_EDGE) return CK_NOT_APPLICABLE;
+
+  /* in(r, c) = src[.. dim q = r, dim u = c ..]: rows run along q, cols along src's unit-stride dim u.
+   * out(i, j) = dst[.. dim u = i, dim q = j ..]: written along dst's last dim. */
+  ck_tr_desc d;
+  memset(&d, 0, sizeof d);
+  d.dtype = (int)dst->dtype;
+  d.elem_size = (int)es;
+  d.rows = sh[q];
+  d.cols = sh[u];
+  d.in = ck_data(src);
+  d.in_rs = ss[q];
+  d.in_cs = 1;
+  d.out = ck_data(dst);
+  d.out_rs = ds[u];
+  d.out_cs = 1;
+  for (int i = 0; i < n; ++i)
+    if (i != u && i != q) tr_push_batch(&d, sh[i], ss[i], ds[i]);
+
+  char dd[128], dsrc[128], operands[300];
+  ck_ran ran;
+  const ck_variant *v = ck_pick_variant(ctx, "copy", ck_transpose_variants, ck_transpose_nvariants, NULL,
+                                        ck_transpose_preferred, dst->dtype, &d, &ran);
+  snprintf(operands, sizeof operands, "%s <- %s", ck_describe(dst, dd, sizeof dd), ck_describe(src, dsrc, sizeof dsrc));
+  if (!v) return ck_error_prefix(ctx, CK_ERR_UNSUPPORTED, "%s", operands);
+  return tr_launch(ctx, v, &d, "copy via transpose", operands);
+}
