@@ -1,0 +1,203 @@
+-- The matmul ladder on CUDA cores: naive -> coalesced -> shared memory -> 1-D / 2-D register blocking ->
+-- float4 -> conflict-free -> warp tiling -> cp.async pipeline, against cuBLAS (SGEMM / DGEMM, no TF32).
+--
+--   lua5.4 examples/matmul_ladder.lua [sizes...] [--host-small]
+--       sizes: square n (m = n = k); default 1024 2048 4096 8192 on the GPU (env CUKERN_MM_SIZES="1024 4096"
+--       works too); --host-small or CUKERN_SIZES=small runs small sizes on the host backend, labelled host.
+--   CUKERN_MM_DTYPES="f32 f64" picks dtypes (default both; each variant runs the dtypes it registers).
+--
+-- Every (size, dtype, variant) is validated before it is timed: at sizes <= 1024 against the host reference
+-- (f64 accumulation), above against the cuBLAS result of the same inputs, by the relative Frobenius norm
+-- ||C - C_ref|| / ||C_ref|| (f32: <= 1e-5, f64: <= 1e-12; fp32 summation errors give ~6e-7 at 1024). Every
+-- rung, like cuBLAS's SIMT kernels at these sizes, forms each result as one FMA chain over p = 0 .. k-1, so
+-- against cuBLAS the error is often exactly 0: the same roundings in the same order. Times
+-- come from CUDA events in C (bench.run over a time_op spec: warm-up, >= 10 reps, L2 flushed between reps,
+-- median), TFLOP/s = 2*m*n*k / time, % of cuBLAS for the same size and dtype. Variants whose estimated run
+-- (from the size below, scaled by n^3) would pass ~20 s are skipped and say so in their row.
+-- Also: `a * b` (default dispatch, allocating its result) timed from a Lua loop against the raw cuBLAS time.
+-- Rows go to <results>/matmul-<device>.json; the seed-style ladder tables are printed last.
+local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
+package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
+package.cpath = root .. "/?.so;" .. package.cpath
+
+local ck = require "cukern"
+local bench = require "cukern.bench"
+
+local host_small = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
+local sizes = {}
+for _, a in ipairs(arg or {}) do
+  if a == "--host-small" then host_small = true
+  elseif tonumber(a) then sizes[#sizes + 1] = math.tointeger(tonumber(a)) end
+end
+if #sizes == 0 and os.getenv("CUKERN_MM_SIZES") then
+  for s in os.getenv("CUKERN_MM_SIZES"):gmatch("%d+") do sizes[#sizes + 1] = math.tointeger(tonumber(s)) end
+end
+local on_gpu = ck.has_cuda() and not host_small and os.getenv("CUKERN_DEVICE") ~= "host"
+local device = on_gpu and "cuda" or "host"
+if #sizes == 0 then sizes = on_gpu and {1024, 2048, 4096, 8192} or {64, 128, 256} end
+local dtypes = {}
+for d in (os.getenv("CUKERN_MM_DTYPES") or "f32 f64"):gmatch("%a+%d+") do dtypes[#dtypes + 1] = d end
+
+local TOL = {f32 = 1e-5, f64 = 1e-12}
+local BUDGET_S = 20 -- skip a variant whose timed run is estimated to take longer
+
+-- ---------------------------------------------------------------- variants (ladder order, cuBLAS first)
+
+local variants = {}
+if on_gpu then
+  for _, v in ipairs(ck.variants("matmul")) do if not v.bench_only then variants[#variants + 1] = v end end
+  table.sort(variants, function(a, b) return a.id < b.id end)
+else
+  variants = {{id = -1, name = "host", dtypes = {"f32", "f64"}}}
+end
+local function has_dtype(v, dt)
+  for _, d in ipairs(v.dtypes) do if d == dt then return true end end
+  return false
+end
+
+-- ---------------------------------------------------------------- helpers
+
+--- ||x - y|| / ||y|| computed on x's device in f64.
+local function rel_err(x, y)
+  local d = (x:to(x:device(), "f64") - y:to(x:device(), "f64"))
+  local num = ck.sum(ck.mul(d, d)):item()
+  local y64 = y:to(x:device(), "f64")
+  local den = ck.sum(ck.mul(y64, y64)):item()
+  if den == 0 then return math.sqrt(num) end
+  return math.sqrt(num / den)
+end
+
+local function fmt_n(n) return ("%d"):format(n) end
+
+-- ---------------------------------------------------------------- runs
+
+local rows, tables = {}, {}
+local total = 0
+for _, dt in ipairs(dtypes) do
+  for _, v in ipairs(variants) do if has_dtype(v, dt) then total = total + #sizes end end
+end
+local step = 0
+local last_ms = {} -- variant name .. dtype -> {n, ms} from the previous size (to estimate the next)
+local failures = 0
+local dispatch = {}
+
+for _, dt in ipairs(dtypes) do
+  for si, n in ipairs(sizes) do
+    ck.seed(4242 + si)
+    local a = ck.rand({n, n}, {dtype = dt, device = device}) * 2 - 1
+    local b = ck.rand({n, n}, {dtype = dt, device = device}) * 2 - 1
+    local flops = 2.0 * n * n * n
+    -- the reference result: host f64 for small sizes, else cuBLAS on the same inputs (itself checked at
+    -- the small sizes)
+    local ref
+    if not on_gpu or n <= 1024 then
+      ref = ck.matmul(a:to("host", "f64"), b:to("host", "f64"))
+    else
+      ref = ck.matmul(a, b, {variant = "cublas"}):to("cuda", "f64")
+    end
+    local case_rows = {}
+    for _, v in ipairs(variants) do
+      if has_dtype(v, dt) then
+        step = step + 1
+        bench.progress(step, total, ("%s %d %s"):format(dt, n, v.name))
+        local row = {id = v.id, variant = v.name, dtype = dt, m = n, n = n, k = n, device = device}
+        local prev = last_ms[v.name .. dt]
+        local est = prev and prev.ms * (n / prev.n) ^ 3 or 0
+        local warmup, reps = 5, 20
+        if est > 50 then warmup, reps = 1, 10 end -- slow rungs: fewer warm-ups, still >= 10 reps
+        if est * (warmup + reps + 1) / 1e3 > BUDGET_S then
+          row.correct = nil
+          row.skipped = ("skipped: ~%.1f s per product estimated from n = %d (over the %d s budget)")
+            :format(est / 1e3, prev.n, BUDGET_S)
+          row.note = row.skipped
+        else
+          local c = ck.empty({n, n}, {dtype = dt, device = device}):fill(0 / 0)
+          local vopt = on_gpu and v.name or nil
+          local okrun, err = pcall(ck.gemm, c, a, b, 1, 0, {variant = vopt})
+          local ran = ck.last_ran()
+          if not okrun then
+            row.correct, row.error = false, tostring(err)
+          elseif on_gpu and ran.name ~= v.name then
+            row.correct, row.error = false, ("ran %s instead (%s)"):format(ran.name, ran.note)
+          else
+            local e = rel_err(c, ref)
+            row.rel_err = e
+            row.correct = e <= TOL[dt]
+            if not row.correct then
+              row.error = ("relative error %.3g > %.0e"):format(e, TOL[dt])
+            else
+              local r = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = vopt}, warmup = warmup,
+                                  reps = on_gpu and reps or 3, flops = flops}
+              row.ms, row.q1, row.q3, row.tflops, row.reps = r.ms, r.q1, r.q3, r.tflops, r.reps
+              last_ms[v.name .. dt] = {n = n, ms = r.ms}
+            end
+          end
+          if c.free then c:free() end
+        end
+        if row.correct == false then failures = failures + 1 end
+        case_rows[#case_rows + 1] = row
+        rows[#rows + 1] = row
+      end
+    end
+    -- % of cuBLAS and step speedups in ladder order
+    local blas, prev
+    for _, r in ipairs(case_rows) do if r.id == 0 and r.tflops then blas = r end end
+    for _, r in ipairs(case_rows) do
+      if r.tflops then
+        if blas then r.pct_of_ref = 100 * r.tflops / blas.tflops end
+        if r.id > 0 then
+          r.step_speedup = prev and prev.ms / r.ms or nil
+          prev = r
+        end
+        if r.id == 0 then r.reference = true end
+      end
+    end
+    -- `a * b` through the default dispatch from a Lua loop (allocating results) vs raw cuBLAS
+    if on_gpu and dt == "f32" and blas then
+      local loops = 10
+      local r = bench.run{fn = function()
+        for _ = 1, loops do local c = a * b; c:free() end
+      end, warmup = 2, reps = 10, device = device}
+      local per = r.ms / loops
+      local d = {size = n, dtype = dt, ms = per, tflops = flops / per / 1e9, cublas_ms = blas.ms,
+                 overhead_pct = 100 * (per / blas.ms - 1), ran = ck.last_ran().name}
+      dispatch[#dispatch + 1] = d
+      rows[#rows + 1] = {id = -2, variant = "a * b (Lua loop, default dispatch)", dtype = dt, m = n, n = n, k = n,
+                         ms = per, tflops = d.tflops, pct_of_ref = 100 * blas.ms / per, correct = true,
+                         note = ("ran %s; %+.1f%% vs raw cuBLAS time"):format(d.ran, d.overhead_pct)}
+    end
+    tables[#tables + 1] = {title = ("%s %s x %s x %s"):format(dt, fmt_n(n), fmt_n(n), fmt_n(n)), rows = case_rows}
+    a:free(); b:free()
+    if ref.free then ref:free() end
+  end
+end
+
+-- ---------------------------------------------------------------- results
+
+local meta = bench.meta()
+local doc = {meta = meta, ladder = "matmul", reference = on_gpu and "cublas" or nil,
+             headline = on_gpu and "f32 4096" or nil, dispatch = dispatch, rows = rows}
+local path = bench.results_path("matmul", meta)
+bench.write_json(path, doc)
+
+print(("\nmatmul ladder on %s%s"):format(on_gpu and meta.device or "the HOST CPU backend",
+  on_gpu and " (CUDA cores; cuBLAS without TF32)" or " (small sizes, not GPU performance)"))
+local cols = {
+  {key = "id", title = "#"}, {key = "variant"}, {key = "ms", fmt = "%.3f"}, {key = "tflops", title = "TFLOP/s", fmt = "%.2f"},
+  {key = "pct_of_ref", title = "% cuBLAS", fmt = "%.1f"}, {key = "step_speedup", title = "step", fmt = "%.2fx"},
+  {key = "rel_err", title = "rel err", fmt = "%.1e"}, {key = "error", title = "check"}, {key = "skipped", title = "note"},
+}
+for _, t in ipairs(tables) do
+  print("\n" .. t.title)
+  bench.table(t.rows, cols)
+end
+if #dispatch > 0 then
+  print("\na * b from a Lua loop (default dispatch, result allocated per product) vs raw cuBLAS")
+  bench.table(dispatch, {{key = "size"}, {key = "ms", fmt = "%.3f"}, {key = "cublas_ms", title = "cuBLAS ms", fmt = "%.3f"},
+                         {key = "overhead_pct", title = "overhead %", fmt = "%+.2f"}, {key = "ran"}})
+end
+print("\nwrote " .. path)
+if failures > 0 then
+  io.stderr:write(("%d variant(s) failed validation\n"):format(failures))
+  os.exit(1)
+end

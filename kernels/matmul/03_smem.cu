@@ -1,0 +1,97 @@
+/*
+ * 03_smem.cu — matmul ladder, step 3: 32 x 32 tiles of A and B staged in shared memory.
+ *
+ * Idea: in step 2 every element of A and B is fetched from global memory (or L1/L2) once per thread that
+ * needs it: 2*k loads per result. Here a block of 32 x 32 threads walks k in steps of 32: each thread loads
+ * one element of the A tile and one of the B tile (both loads coalesced: a warp reads 32 consecutive
+ * elements of a row), the block synchronises, and every thread runs 32 steps of its dot product out of
+ * shared memory: global traffic drops 32-fold. In the inner loop a warp reads one A element (a broadcast:
+ * As[ty][kk]) and 32 consecutive B elements (Bs[kk][tx], 32 different banks): no bank conflicts.
+ * Edge tiles (m, n or k not a multiple of 32) are zero-filled, so the inner loop never branches.
+ * Changed from step 2: shared-memory tiling; block 32 x 32 threads, one result per thread.
+ * Launch: block 32 x 32; grid x = row tiles, y = column tiles (capped at 65535), z = batch (capped at
+ * 65535); the kernel loops over what the caps cut off. Shared: 8 KB (f32) or 16 KB (f64).
+ * Limits: none. Any m, n, k >= 0 (k == 0 gives C = beta*C), any leading dims, batch strides may be 0.
+ * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
+ * C [m,n] at c + b*c_bs + i*c_rs + j; f32 and f64 (accumulated in the operand type).
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "ck_kernels.h"
+
+namespace {
+
+// ---------------------------------------------------------------- plumbing
+
+template <typename T> struct MmArgs {
+  const T *a, *b;
+  T *c;
+  int64_t batch, m, n, k;
+  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
+  T alpha, beta;
+};
+
+template <typename T> MmArgs<T> mm_args(const ck_mm_desc *d) {
+  MmArgs<T> p;
+  p.a = (const T *)d->a, p.b = (const T *)d->b, p.c = (T *)d->c;
+  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
+  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
+  p.alpha = (T)d->alpha, p.beta = (T)d->beta;
+  return p;
+}
+
+inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
+
+// ---------------------------------------------------------------- kernel
+
+constexpr int TS = 32; // tile edge = block edge
+
+template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kernel(const MmArgs<T> p) {
+  __shared__ T As[TS][TS];
+  __shared__ T Bs[TS][TS];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t mt = (p.m + TS - 1) / TS, nt = (p.n + TS - 1) / TS;
+  for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const T *A = p.a + z * p.a_bs, *B = p.b + z * p.b_bs;
+    T *C = p.c + z * p.c_bs;
+    for (int64_t bx = blockIdx.x; bx < mt; bx += gridDim.x)
+      for (int64_t by = blockIdx.y; by < nt; by += gridDim.y) {
+        const int64_t i = bx * TS + ty, j = by * TS + tx;
+        T acc = 0;
+        for (int64_t k0 = 0; k0 < p.k; k0 += TS) {
+          // out-of-range elements become 0, so they add nothing to the in-range results
+          As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : T(0);
+          Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : T(0);
+          __syncthreads();
+#pragma unroll
+          for (int kk = 0; kk < TS; ++kk) acc += As[ty][kk] * Bs[kk][tx];
+          __syncthreads(); // the next tile overwrites what slower warps may still read
+        }
+        if (i < p.m && j < p.n) {
+          T *cp = C + i * p.c_rs + j;
+          *cp = p.beta == T(0) ? p.alpha * acc : p.alpha * acc + p.beta * *cp; // beta == 0: C is not read
+        }
+      }
+  }
+}
+
+template <typename T> void launch(const ck_mm_desc *d, cudaStream_t s) {
+  const dim3 block(TS, TS);
+  const dim3 grid(cap((d->m + TS - 1) / TS, 0x7fffffff), cap((d->n + TS - 1) / TS, 65535), cap(d->batch, 65535));
+  matmul_smem_kernel<T><<<grid, block, 0, s>>>(mm_args<T>(d));
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- launcher
+
+extern "C" int ck_matmul_smem(const void *desc, const ck_env *env) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  cudaStream_t s = (cudaStream_t)env->stream;
+  if (d->dtype == CK_F32) launch<float>(d, s);
+  else if (d->dtype == CK_F64) launch<double>(d, s);
+  else return (int)cudaErrorInvalidValue;
+  return (int)cudaGetLastError();
+}

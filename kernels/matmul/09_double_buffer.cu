@@ -1,0 +1,414 @@
+/*
+ * 09_double_buffer.cu — matmul ladder, step 9: warp tiling fed by a multi-stage cp.async pipeline (sm_80+).
+ *
+ * Idea: step 8 hides global-memory latency by staging the next k tile in registers, which costs registers
+ * (held across the whole compute) and instructions (every element passes through a register and a store).
+ * Ampere's cp.async copies global memory straight into shared memory without a register and without
+ * blocking the thread; copies are grouped (commit_group) and waited for by age (wait_group N). With
+ * STAGES shared buffers, the copies of tile t + STAGES - 1 are issued before the block computes tile t, so
+ * STAGES - 1 tiles are in flight at any time; one barrier per k tile separates the compute on a buffer from
+ * the copies that refill it. (LOOP = 1 moves the barrier before the last k step of a tile, with fragments
+ * double-buffered in registers: the tile's stage is refilled at once, STAGES tiles in flight.)
+ * A stays transposed in shared memory (As[k][m], rows padded by 4 floats) so that the compute core is
+ * step 8's: A moves as 4-byte copies (a warp covers 4 rows x 8 consecutive k: 32-byte global segments; with
+ * the pad the 32 shared stores hit 32 banks), B as 16-byte copies when B is 16-byte aligned (4-byte
+ * otherwise). Edge tiles use the zero-filling form of cp.async (src-size < cp-size), so out-of-range
+ * elements become 0 without a branch per element; interior tiles use the plain form.
+ * Blocks run in groups of 8 tile rows (GROUP): consecutive blocks share B panels while they are in L2,
+ * worth +2-4% over row-by-row order at 2048-8192 on an H200.
+ * Before sm_80 the copies fall back to ordinary loads and stores (same barriers, so still correct).
+ * The tile shape, STAGES, GROUP and LOOP are template parameters; the launcher keeps a table of
+ * configurations, picks one by problem size (pick_cfg), and CUKERN_MM_CFG=<index> forces one.
+ * Changed from step 8: cp.async multi-stage pipeline instead of register staging; grouped block order.
+ * Launch: block NT = (BM/WM)*(BN/WN)*32 threads (1-D); grid x = column tiles, y = row tiles, z = batch; the
+ * launcher issues several launches when y or z would pass 65535. Dynamic shared memory
+ * STAGES*BK*(BM+4+BN)*4 bytes (49.9 KB for 128 x 128 x 16, 3 stages: opted in past 48 KB).
+ * Limits: k < 2^31 (supports()); otherwise any m, n, k >= 0.
+ * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
+ * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ck_kernels.h"
+
+namespace {
+
+// ---------------------------------------------------------------- plumbing
+
+struct Args {
+  const float *a, *b;
+  float *c;
+  int64_t batch, m, n, k;
+  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
+  float alpha, beta;
+  int cvec; /* C rows are 16-byte aligned: float4 stores allowed */
+};
+
+inline bool al16(const void *p, int64_t rs, int64_t bs) {
+  return ((uintptr_t)p & 15) == 0 && rs % 4 == 0 && bs % 4 == 0;
+}
+
+Args make_args(const ck_mm_desc *d) {
+  Args p;
+  p.a = (const float *)d->a, p.b = (const float *)d->b, p.c = (float *)d->c;
+  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
+  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
+  p.alpha = (float)d->alpha, p.beta = (float)d->beta;
+  p.cvec = al16(d->c, d->c_rs, d->batch > 1 ? d->c_bs : 0);
+  return p;
+}
+
+inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
+
+/* Write 4 results (columns lj .. lj+3 of a tile row at cp) with alpha/beta; beta == 0 never reads C. */
+__device__ __forceinline__ void store4(float *cp, const float *v, int lj, int nrem, const Args &p) {
+  if (p.cvec && lj + 4 <= nrem) {
+    float4 o = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
+    if (p.beta != 0.f) {
+      const float4 c = *reinterpret_cast<const float4 *>(cp);
+      o.x += p.beta * c.x, o.y += p.beta * c.y, o.z += p.beta * c.z, o.w += p.beta * c.w;
+    }
+    *reinterpret_cast<float4 *>(cp) = o;
+  } else {
+#pragma unroll
+    for (int c = 0; c < 4; ++c)
+      if (lj + c < nrem) cp[c] = p.beta == 0.f ? p.alpha * v[c] : p.alpha * v[c] + p.beta * cp[c];
+  }
+}
+
+// ---------------------------------------------------------------- cp.async (sm_80+; plain copies before)
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+/* 4 bytes; interior tiles. */
+__device__ __forceinline__ void cp4(float *dst, const float *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
+#else
+  *dst = *src;
+#endif
+}
+
+/* 4 bytes or a zero when !valid (src-size 0 reads nothing; src must still be a valid address). */
+__device__ __forceinline__ void cp4z(float *dst, const float *src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 4 : 0));
+#else
+  *dst = valid ? *src : 0.f;
+#endif
+}
+
+/* 16 bytes, both addresses 16-byte aligned. */
+__device__ __forceinline__ void cp16(float *dst, const float *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+#else
+  *reinterpret_cast<float4 *>(dst) = *reinterpret_cast<const float4 *>(src);
+#endif
+}
+
+/* The first `valid` floats (0..4) of 16 bytes, zeros after. */
+__device__ __forceinline__ void cp16z(float *dst, const float *src, int valid) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid * 4));
+#else
+  for (int c = 0; c < 4; ++c) dst[c] = c < valid ? src[c] : 0.f;
+#endif
+}
+
+__device__ __forceinline__ void cp_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int N> __device__ __forceinline__ void cp_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// ---------------------------------------------------------------- configuration
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int ST_, int MINB_, int GROUP_ = 1,
+          int LOOP_ = 0>
+struct Cfg {
+  static constexpr int LOOP = LOOP_; // 1: barrier before the last k step, STAGES tiles in flight (see kernel)
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
+  static constexpr int STAGES = ST_, MINB = MINB_;
+  static constexpr int GROUP = GROUP_; // > 1: blocks walk GROUP rows of tiles at a time (L2 reuse of B panels)
+  static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
+  static constexpr int TWM = WM / TM, TWN = WN / TN; // lanes of a warp along M and N
+  static constexpr int AP = BM + 4;                  // padded row of the transposed A tile
+  static constexpr int LA = BM * BK / NT;            // 4-byte copies of A per thread and tile
+  static constexpr int LB4 = BK * BN / 4 / NT;       // 16-byte copies of B per thread and tile
+  static constexpr int A_STAGE = BK * AP, B_STAGE = BK * BN;
+  static constexpr int SMEM = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
+  static_assert(TWM * TWN == 32, "a warp is 32 lanes");
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % TM == 0 && WN % TN == 0, "tiles nest");
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 8 == 0 && BM % 32 == 0, "quads; A copy map of 8 k");
+  static_assert(LA * NT == BM * BK && LB4 * NT * 4 == BK * BN, "whole copies per thread");
+  static_assert(STAGES >= 2, "a pipeline needs two buffers");
+};
+
+// ---------------------------------------------------------------- kernel
+
+template <class C, bool VEC>
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(const Args p, int64_t y0, int64_t z0) {
+  extern __shared__ float4 smem4[];
+  float *const As = reinterpret_cast<float *>(smem4); // [STAGES][BK][AP], transposed: As[k][m]
+  float *const Bs = As + C::STAGES * C::A_STAGE;      // [STAGES][BK][BN]
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int64_t z = z0 + blockIdx.z;
+  unsigned tile_m = blockIdx.y, tile_n = blockIdx.x;
+  if (C::GROUP > 1) { // grouped order: consecutive blocks walk GROUP tile rows of one band of tile columns
+    const unsigned band = blockIdx.y / C::GROUP, rows = min((unsigned)C::GROUP, gridDim.y - band * C::GROUP);
+    const unsigned l = (blockIdx.y % C::GROUP) * gridDim.x + blockIdx.x; // < 2^32: gridDim.x < 2^28
+    tile_m = band * C::GROUP + l % rows, tile_n = l / rows;
+  }
+  const int64_t m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
+  const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
+  const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
+  const bool full_mn = mrem == C::BM && nrem == C::BN;
+  const float *const Ab = p.a + z * p.a_bs + m0 * p.a_rs, *const Bb = p.b + z * p.b_bs + n0;
+  // A copy map: copy l of this thread is element (row, k) with k = k8 + 8*kh; a warp's 32 copies are 4 rows x 8
+  // consecutive k. Rows step by NT/8 between copies, so row(l) = arow + (l % RPL) * NT/8 and kh = l / RPL.
+  constexpr int RSTEP = C::NT / 8, RPL = C::BM / RSTEP; // rows per k-half
+  static_assert(C::BM % RSTEP == 0 && C::LA == RPL * (C::BK / 8), "A copy map covers the tile");
+  const int arow = tid / 8, ak8 = tid % 8;
+  const float *const a_src = Ab + arow * p.a_rs + ak8;
+  const int a_dst = ak8 * C::AP + arow;
+  // B copy map: 16-byte copy l is row e / (BN/4), float4 e % (BN/4) with e = tid + l*NT
+  constexpr int BROW_STEP = C::NT / (C::BN / 4);
+  static_assert(C::NT % (C::BN / 4) == 0, "B copy map");
+  const int brow = tid / (C::BN / 4), bn4 = tid % (C::BN / 4);
+  const float *const b_src = Bb + brow * p.b_rs + bn4 * 4;
+  const int b_dst = brow * C::BN + bn4 * 4;
+
+  const int ktiles = (int)((p.k + C::BK - 1) / C::BK); // k < 2^31 (supports())
+
+  // issue the copies of k tile kt into stage st (no commit)
+  auto issue = [&](int kt, int st) {
+    const int64_t k0 = (int64_t)kt * C::BK;
+    const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
+    float *as = As + st * C::A_STAGE + a_dst, *bs = Bs + st * C::B_STAGE + b_dst;
+    const float *asrc = a_src + k0, *bsrc = b_src + k0 * p.b_rs;
+    if (full_mn && krem == C::BK) {
+#pragma unroll
+      for (int l = 0; l < C::LA; ++l)
+        cp4(as + (l / RPL) * 8 * C::AP + (l % RPL) * RSTEP, asrc + (int64_t)((l % RPL) * RSTEP) * p.a_rs + (l / RPL) * 8);
+      if (VEC) {
+#pragma unroll
+        for (int l = 0; l < C::LB4; ++l) cp16(bs + l * BROW_STEP * C::BN, bsrc + (int64_t)(l * BROW_STEP) * p.b_rs);
+      } else {
+#pragma unroll
+        for (int l = 0; l < C::LB4; ++l)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) cp4(bs + l * BROW_STEP * C::BN + c, bsrc + (int64_t)(l * BROW_STEP) * p.b_rs + c);
+      }
+    } else {
+#pragma unroll
+      for (int l = 0; l < C::LA; ++l) {
+        const int r = arow + (l % RPL) * RSTEP, kk = ak8 + (l / RPL) * 8;
+        const bool ok = r < mrem && kk < krem;
+        cp4z(as + (l / RPL) * 8 * C::AP + (l % RPL) * RSTEP,
+             ok ? asrc + (int64_t)((l % RPL) * RSTEP) * p.a_rs + (l / RPL) * 8 : p.a, ok);
+      }
+#pragma unroll
+      for (int l = 0; l < C::LB4; ++l) {
+        const int r = brow + l * BROW_STEP;
+        const int v = nrem - bn4 * 4, valid = r >= krem || v <= 0 ? 0 : v < 4 ? v : 4;
+        const float *src = bsrc + (int64_t)(l * BROW_STEP) * p.b_rs;
+        if (VEC) {
+          cp16z(bs + l * BROW_STEP * C::BN, valid > 0 ? src : p.b, valid);
+        } else {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) cp4z(bs + l * BROW_STEP * C::BN + c, c < valid ? src + c : p.b, c < valid);
+        }
+      }
+    }
+  };
+
+  // this lane's results: quads at rows wm*WM + tm*4 + i*TWM*4, columns wn*WN + tn*4 + j*TWN*4
+  const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+  const int tm = lane / C::TWN, tn = lane % C::TWN;
+  const int a_rd = wm * C::WM + tm * 4, b_rd = wn * C::WN + tn * 4;
+  float acc[C::TM][C::TN];
+#pragma unroll
+  for (int i = 0; i < C::TM; ++i)
+#pragma unroll
+    for (int j = 0; j < C::TN; ++j) acc[i][j] = 0.f;
+
+  if constexpr (C::LOOP == 0) {
+#pragma unroll
+    for (int s = 0; s < C::STAGES - 1; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit(); // empty groups keep the wait_group arithmetic uniform
+    }
+    int st = 0, st_next = C::STAGES - 1; // stage computed now; stage refilled now
+    for (int t = 0; t < ktiles; ++t) {
+      cp_wait<C::STAGES - 2>(); // this thread's copies of tile t have landed ...
+      __syncthreads();          // ... everyone's have, and everyone finished computing tile t - 1
+      if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
+      cp_commit();
+      const float *as = As + st * C::A_STAGE + a_rd, *bs = Bs + st * C::B_STAGE + b_rd;
+#pragma unroll
+      for (int kk = 0; kk < C::BK; ++kk) {
+        float ra[C::TM], rb[C::TN];
+#pragma unroll
+        for (int i = 0; i < C::TM / 4; ++i)
+          *reinterpret_cast<float4 *>(&ra[4 * i]) = *reinterpret_cast<const float4 *>(as + kk * C::AP + i * C::TWM * 4);
+#pragma unroll
+        for (int j = 0; j < C::TN / 4; ++j)
+          *reinterpret_cast<float4 *>(&rb[4 * j]) = *reinterpret_cast<const float4 *>(bs + kk * C::BN + j * C::TWN * 4);
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < C::TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+      }
+      st = st + 1 == C::STAGES ? 0 : st + 1;
+      st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
+    }
+  } else {
+    // Fragments are double-buffered in registers (step kk + 1 loads while step kk multiplies), and the
+    // barrier sits before the last step of each tile: by then every thread holds that step's fragments, so
+    // after the barrier no one reads the tile's stage any more and it is refilled at once with tile
+    // t + STAGES (all STAGES stages stay in flight), and the first fragments of tile t + 1 load while the
+    // last step's FMAs run. cp.async group g holds tile g (empty groups past the end).
+    static_assert(C::BK % 2 == 0, "fragment buffers alternate");
+    float ra[2][C::TM], rb[2][C::TN];
+    auto frag = [&](int buf, int stage, int kk) {
+      const float *as = As + stage * C::A_STAGE + a_rd + kk * C::AP, *bs = Bs + stage * C::B_STAGE + b_rd + kk * C::BN;
+#pragma unroll
+      for (int i = 0; i < C::TM / 4; ++i)
+        *reinterpret_cast<float4 *>(&ra[buf][4 * i]) = *reinterpret_cast<const float4 *>(as + i * C::TWM * 4);
+#pragma unroll
+      for (int j = 0; j < C::TN / 4; ++j)
+        *reinterpret_cast<float4 *>(&rb[buf][4 * j]) = *reinterpret_cast<const float4 *>(bs + j * C::TWN * 4);
+    };
+#pragma unroll
+    for (int s = 0; s < C::STAGES; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit();
+    }
+    cp_wait<C::STAGES - 1>(); // tile 0
+    __syncthreads();
+    frag(0, 0, 0);
+    int st = 0; // stage of tile t
+    for (int t = 0; t < ktiles; ++t) {
+      const int st1 = st + 1 == C::STAGES ? 0 : st + 1; // stage of tile t + 1
+#pragma unroll
+      for (int kk = 0; kk < C::BK; ++kk) {
+        if (kk < C::BK - 1) {
+          frag((kk + 1) & 1, st, kk + 1);
+        } else {
+          cp_wait<C::STAGES - 2>(); // this thread's copies of tile t + 1 have landed ...
+          __syncthreads();          // ... everyone's have, and no one reads stage st any more
+          if (t + C::STAGES < ktiles) issue(t + C::STAGES, st);
+          cp_commit();
+          if (t + 1 < ktiles) frag(0, st1, 0);
+        }
+#pragma unroll
+        for (int i = 0; i < C::TM; ++i)
+#pragma unroll
+          for (int j = 0; j < C::TN; ++j) acc[i][j] = fmaf(ra[kk & 1][i], rb[kk & 1][j], acc[i][j]);
+      }
+      st = st1;
+    }
+  }
+  cp_wait<0>(); // no copy may still target shared memory when the block exits
+
+  float *Cb = p.c + z * p.c_bs + m0 * p.c_rs + n0;
+#pragma unroll
+  for (int i = 0; i < C::TM; ++i) {
+    const int li = a_rd + (i / 4) * C::TWM * 4 + i % 4;
+    if (li >= mrem) continue;
+#pragma unroll
+    for (int j = 0; j < C::TN / 4; ++j) {
+      const int lj = b_rd + j * C::TWN * 4;
+      store4(Cb + li * p.c_rs + lj, &acc[i][4 * j], lj, nrem, p);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- configurations and launch
+
+// The configurations CUKERN_MM_CFG can force (index: block BMxBNxBK, warp WMxWN, thread TMxTN, stages, min
+// blocks per SM, tile-row group, loop). Measured on an H200 (TFLOP/s, cuBLAS SGEMM 33.4 / 49.5 / 51.2 / 51.2 at
+// 1024 / 2048 / 4096 / 8192): C0 -, 45.5, 46.9-47.8, 47.2-48.0; C1 31.7, 44.9, 46.1, 46.3; C2 29.6, 38.7, 39.9, 41.2;
+// C3 (C0 in row-by-row order) 27.9*, 44.8, 45.9, 46.6; C4 -, 45.0, 46.2, 46.9; C5 -, 42.7, 43.5, 43.9;
+// C6 -, 43.2, 44.4, 45.0  (* at 1024 the old small-problem choice).
+//                BM   BN  BK  WM  WN TM  TN ST MINB GROUP LOOP
+using C0 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 0: large problems (>= one 128 x 128 tile per SM)
+using C1 = Cfg<64, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1>;   // 1: medium: 4-warp blocks, 4 per SM
+using C2 = Cfg<64, 64, 16, 32, 32, 8, 4, 3, 4, 8, 1>;    // 2: small problems
+using C3 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 0>;  // 3: C0 with row-by-row block order
+using C4 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 1>;  // 4: C3 with the early-barrier loop
+using C5 = Cfg<128, 256, 8, 64, 64, 8, 16, 3, 1, 8, 0>;  // 5: 8 x 16 results per thread, one block per SM
+using C6 = Cfg<128, 128, 8, 64, 32, 8, 8, 4, 2, 8, 0>;   // 6: BK 8, 4 stages
+constexpr int kNCfg = 7;
+
+template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
+  const Args p = make_args(d);
+  const bool vec = al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0); // A moves in 4-byte copies: any alignment
+  void (*kern)(const Args, int64_t, int64_t) =
+      vec ? matmul_double_buffer_kernel<C, true> : matmul_double_buffer_kernel<C, false>;
+  if (C::SMEM > 48 * 1024) {
+    static bool raised[2]; // per instantiation; set once (the attribute is per function)
+    if (!raised[vec]) {
+      cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+      if (e != cudaSuccess) return (int)e;
+      raised[vec] = true;
+    }
+  }
+  const int64_t mt = (d->m + C::BM - 1) / C::BM, nt = (d->n + C::BN - 1) / C::BN;
+  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration; /* > 3e10 columns: cannot be in memory */
+  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
+    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
+      const dim3 grid((unsigned)nt, cap(mt - y0, 65535), cap(d->batch - z0, 65535));
+      kern<<<grid, C::NT, C::SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
+    }
+  return (int)cudaGetLastError();
+}
+
+/* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: 128 x 128 tiles once there are
+ * at least as many as SMs, 64 x 128 tiles while they still give half the SMs a block, 64 x 64 below. */
+int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
+  const char *s = getenv("CUKERN_MM_CFG");
+  if (s && *s) {
+    char *end;
+    const long i = strtol(s, &end, 10);
+    if (*end == 0 && i >= 0 && i < kNCfg) return (int)i;
+  }
+  const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
+  const int64_t big = ((d->m + 127) / 128) * ((d->n + 127) / 128) * d->batch;
+  const int64_t mid = ((d->m + 63) / 64) * ((d->n + 127) / 128) * d->batch;
+  if (big >= sms) return 0;
+  return 2 * mid >= sms ? 1 : 2;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- launcher
+
+extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  if (d->dtype != CK_F32) return (int)cudaErrorInvalidValue;
+  switch (pick_cfg(d, env)) {
+  case 1: return launch<C1>(d, env);
+  case 2: return launch<C2>(d, env);
+  case 3: return launch<C3>(d, env);
+  case 4: return launch<C4>(d, env);
+  case 5: return launch<C5>(d, env);
+  case 6: return launch<C6>(d, env);
+  default: return launch<C0>(d, env);
+  }
+}
+
+extern "C" const char *ck_matmul_double_buffer_supports(const void *desc) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  return d->k > 0x7fffff00LL ? "needs k < 2^31" : NULL;
+}

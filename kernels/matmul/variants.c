@@ -1,0 +1,55 @@
+/*
+ * variants.c — the matmul ladder's registry: one row per kernel file in kernels/matmul/, id = file number.
+ *
+ * Id 0 is the library reference (cuBLAS). Ids 1..9 are the CUDA-core ladder, each step one idea over the
+ * previous (see each file's header). The dispatcher (src/op_matmul.c) satisfies each row's layout flags:
+ * CK_VF_ROWMAJOR rows get a_cs == b_cs == c_cs == 1 (contiguous copies of the operands otherwise),
+ * CK_VF_BLAS rows get operands with a unit stride in one of their two dims.
+ */
+#include <stddef.h>
+
+#include "ck_kernels.h"
+
+int ck_matmul_cublas(const void *desc, const ck_env *env);
+int ck_matmul_naive(const void *desc, const ck_env *env);
+int ck_matmul_coalesced(const void *desc, const ck_env *env);
+int ck_matmul_smem(const void *desc, const ck_env *env);
+int ck_matmul_blocktile_1d(const void *desc, const ck_env *env);
+int ck_matmul_blocktile_2d(const void *desc, const ck_env *env);
+int ck_matmul_vectorized(const void *desc, const ck_env *env);
+int ck_matmul_tuned(const void *desc, const ck_env *env);
+int ck_matmul_warptile(const void *desc, const ck_env *env);
+int ck_matmul_double_buffer(const void *desc, const ck_env *env);
+const char *ck_matmul_warptile_supports(const void *desc);
+const char *ck_matmul_double_buffer_supports(const void *desc);
+
+#define F32 CK_DT_BIT(CK_F32)
+#define F32_F64 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
+
+const ck_variant ck_matmul_variants[] = {
+    {0, "cublas", "cuBLAS gemm (fp32/fp64, no TF32), strided-batched; operands passed by stride as OP_N/OP_T",
+     F32_F64, CK_VF_BLAS, ck_matmul_cublas, NULL},
+    {1, "naive", "one thread per result; lanes walk rows of C (uncoalesced A reads, seed V1)", F32_F64,
+     CK_VF_ROWMAJOR, ck_matmul_naive, NULL},
+    {2, "coalesced", "one thread per result; lanes walk a row of C (coalesced B reads and C writes, seed V2)",
+     F32_F64, CK_VF_ROWMAJOR, ck_matmul_coalesced, NULL},
+    {3, "smem", "32x32 tiles of A and B staged in shared memory", F32_F64, CK_VF_ROWMAJOR, ck_matmul_smem, NULL},
+    {4, "blocktile_1d", "64x64 block tile, 8 results per thread in a column (1-D register blocking)", F32_F64,
+     CK_VF_ROWMAJOR, ck_matmul_blocktile_1d, NULL},
+    {5, "blocktile_2d", "128x128 block tile, 8x8 results per thread (outer product in registers)", F32_F64,
+     CK_VF_ROWMAJOR, ck_matmul_blocktile_2d, NULL},
+    {6, "vectorized", "float4 global loads/stores, A tile transposed in shared memory, 128-bit shared loads", F32,
+     CK_VF_ROWMAJOR, ck_matmul_vectorized, NULL},
+    {7, "tuned", "bank-conflict-free shared layout (padded A, quad-strided threads), BK 16, tile by size", F32,
+     CK_VF_ROWMAJOR, ck_matmul_tuned, NULL},
+    {8, "warptile", "warp tiling (64x32 per warp), next k tile prefetched via registers into a second buffer",
+     F32, CK_VF_ROWMAJOR, ck_matmul_warptile, ck_matmul_warptile_supports},
+    {9, "double_buffer", "warp tiling fed by a 3-stage cp.async pipeline (global -> shared, no registers); grouped block order",
+     F32, CK_VF_ROWMAJOR, ck_matmul_double_buffer, ck_matmul_double_buffer_supports},
+};
+
+const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matmul_variants[0]);
+
+/* Default order: the library first (fastest, every layout); if it cannot run a case, the fastest own
+ * kernels that can. */
+const int ck_matmul_preferred[] = {0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};

@@ -1,0 +1,249 @@
+/*
+ * host_matmul.c — the host reference for matmul: C = alpha * A @ B + beta * C on host arrays of any strides.
+ *
+ * This is the oracle the GPU ladder is checked against, so it favours exactness over speed, but it must stay
+ * quick enough for specs (1000 x 1000 x 1000 f32 in well under a second or two on one core):
+ *   - f32 and f64 accumulate in double. Panels of A (MC x KC) and B (KC x NC) are packed into contiguous
+ *     double buffers (converting on the way, whatever the strides), and a 4 x 4 register micro-kernel walks
+ *     them; partial sums for an MC x NC block of C stay in a double buffer across the k panels, and C is
+ *     written once, rounded once. Loop order jc -> ic -> pc: the B panel is re-packed for every MC rows
+ *     (1/MC extra traffic) so that no buffer grows with the problem.
+ *   - i32 accumulates in 64-bit unsigned arithmetic, so the sum wraps modulo 2^32 like the i32 reductions.
+ *     alpha and beta apply exactly when they are integers; otherwise the result alpha*sum + beta*c is formed in
+ *     double and truncated toward zero (saturating at the i32 range).
+ * Shapes: A [m,k] or [ba,m,k], B [k,n] or [bb,k,n], C [m,n] or [batch,m,n]; a 2-D operand or a batch of 1 is
+ * broadcast (batch stride 0). beta == 0 never reads C (it may hold NaN); k == 0 or alpha == 0 gives beta*C.
+ * ck_matmul (op_matmul.c) validates arguments for users; this file only re-checks what it relies on.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ck.h"
+
+// ---------------------------------------------------------------- operands
+
+typedef struct {
+  const char *base; /* element (0,0) of batch 0 */
+  ck_dtype dt;
+  int64_t bs, rs, cs; /* element strides; bs == 0 broadcasts */
+} opnd;
+
+static inline double get_d(const opnd *o, int64_t off) {
+  switch (o->dt) {
+  case CK_F32: return (double)((const float *)o->base)[off];
+  case CK_F64: return ((const double *)o->base)[off];
+  case CK_I32: return (double)((const int32_t *)o->base)[off];
+  default: return 0.0;
+  }
+}
+
+/* Batch, row and column strides of a 2-D or 3-D operand; `batch` is the broadcast batch. */
+static opnd make_opnd(const ck_tensor *t) {
+  opnd o;
+  o.base = (const char *)ck_data(t);
+  o.dt = t->dtype;
+  o.rs = t->stride[t->ndim - 2];
+  o.cs = t->stride[t->ndim - 1];
+  o.bs = (t->ndim == 3 && t->shape[0] > 1) ? t->stride[0] : 0;
+  return o;
+}
+
+// ---------------------------------------------------------------- f32 / f64: packed, double accumulation
+
+enum { MR = 4, NR = 4, KC = 256, MC = 128, NC = 512 };
+
+/* A[i0 .. i0+mc) x [p0 .. p0+kc) -> Ap as row strips of MR: Ap[(s*kc + p)*MR + r], zero-padded. */
+static void pack_a(double *restrict Ap, const opnd *A, int64_t boff, int64_t i0, int mc, int64_t p0, int kc) {
+  const int strips = (mc + MR - 1) / MR;
+  for (int s = 0; s < strips; ++s)
+    for (int r = 0; r < MR; ++r) {
+      const int i = s * MR + r;
+      double *dst = Ap + (size_t)s * kc * MR + r;
+      if (i >= mc) {
+        for (int p = 0; p < kc; ++p) dst[(size_t)p * MR] = 0.0;
+        continue;
+      }
+      const int64_t row = boff + (i0 + i) * A->rs + p0 * A->cs;
+      if (A->dt == CK_F32) {
+        const float *src = (const float *)A->base + row;
+        for (int p = 0; p < kc; ++p) dst[(size_t)p * MR] = (double)src[p * A->cs];
+      } else if (A->dt == CK_F64) {
+        const double *src = (const double *)A->base + row;
+        for (int p = 0; p < kc; ++p) dst[(size_t)p * MR] = src[p * A->cs];
+      } else {
+        for (int p = 0; p < kc; ++p) dst[(size_t)p * MR] = get_d(A, row + p * A->cs);
+      }
+    }
+}
+
+/* B[p0 .. p0+kc) x [j0 .. j0+nc) -> Bp as column strips of NR: Bp[(t*kc + p)*NR + c], zero-padded. */
+static void pack_b(double *restrict Bp, const opnd *B, int64_t boff, int64_t p0, int kc, int64_t j0, int nc) {
+  const int strips = (nc + NR - 1) / NR;
+  for (int t = 0; t < strips; ++t)
+    for (int p = 0; p < kc; ++p) {
+      double *dst = Bp + ((size_t)t * kc + p) * NR;
+      const int64_t row = boff + (p0 + p) * B->rs + (j0 + t * NR) * B->cs;
+      for (int c = 0; c < NR; ++c) dst[c] = t * NR + c < nc ? get_d(B, row + c * B->cs) : 0.0;
+    }
+}
+
+/* acc[r*ldc + c] += sum_p Ap[p*MR + r] * Bp[p*NR + c] for the MR x NR block. */
+static void micro(int kc, const double *restrict ap, const double *restrict bp, double *restrict acc, int ldc) {
+  double c00 = 0, c01 = 0, c02 = 0, c03 = 0, c10 = 0, c11 = 0, c12 = 0, c13 = 0;
+  double c20 = 0, c21 = 0, c22 = 0, c23 = 0, c30 = 0, c31 = 0, c32 = 0, c33 = 0;
+  for (int p = 0; p < kc; ++p, ap += MR, bp += NR) {
+    const double a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3];
+    const double b0 = bp[0], b1 = bp[1], b2 = bp[2], b3 = bp[3];
+    c00 += a0 * b0, c01 += a0 * b1, c02 += a0 * b2, c03 += a0 * b3;
+    c10 += a1 * b0, c11 += a1 * b1, c12 += a1 * b2, c13 += a1 * b3;
+    c20 += a2 * b0, c21 += a2 * b1, c22 += a2 * b2, c23 += a2 * b3;
+    c30 += a3 * b0, c31 += a3 * b1, c32 += a3 * b2, c33 += a3 * b3;
+  }
+  double *r0 = acc, *r1 = acc + ldc, *r2 = acc + 2 * ldc, *r3 = acc + 3 * ldc;
+  r0[0] += c00, r0[1] += c01, r0[2] += c02, r0[3] += c03;
+  r1[0] += c10, r1[1] += c11, r1[2] += c12, r1[3] += c13;
+  r2[0] += c20, r2[1] += c21, r2[2] += c22, r2[3] += c23;
+  r3[0] += c30, r3[1] += c31, r3[2] += c32, r3[3] += c33;
+}
+
+static void store_c(ck_tensor *c, int64_t off, double v) {
+  if (c->dtype == CK_F32) ((float *)ck_data(c))[off] = (float)v;
+  else ((double *)ck_data(c))[off] = v;
+}
+
+static double load_c(const ck_tensor *c, int64_t off) {
+  return c->dtype == CK_F32 ? (double)((const float *)ck_data(c))[off] : ((const double *)ck_data(c))[off];
+}
+
+static ck_status matmul_float(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,
+                              int64_t n, int64_t k, double alpha, double beta) {
+  const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
+  /* buffers sized for the block actually used (small problems stay small) */
+  const int kcap = (int)(k < KC ? k : KC), mcap = (int)(m < MC ? m : MC), ncap = (int)(n < NC ? n : NC);
+  const int mpad = (mcap + MR - 1) / MR * MR, npad = (ncap + NR - 1) / NR * NR;
+  double *Ap = malloc(sizeof(double) * (size_t)mpad * (size_t)kcap);
+  double *Bp = malloc(sizeof(double) * (size_t)npad * (size_t)kcap);
+  double *acc = malloc(sizeof(double) * (size_t)mpad * (size_t)npad);
+  if (!Ap || !Bp || !acc) {
+    free(Ap), free(Bp), free(acc);
+    return ck_error(ctx, CK_ERR_OOM, "matmul (host): out of memory for packing buffers");
+  }
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t j0 = 0; j0 < n; j0 += NC) {
+      const int nc = (int)(n - j0 < NC ? n - j0 : NC);
+      for (int64_t i0 = 0; i0 < m; i0 += MC) {
+        const int mc = (int)(m - i0 < MC ? m - i0 : MC);
+        memset(acc, 0, sizeof(double) * (size_t)mpad * (size_t)npad);
+        for (int64_t p0 = 0; p0 < k; p0 += KC) {
+          const int kc = (int)(k - p0 < KC ? k - p0 : KC);
+          pack_a(Ap, A, z * A->bs, i0, mc, p0, kc);
+          pack_b(Bp, B, z * B->bs, p0, kc, j0, nc);
+          for (int s = 0; s * MR < mc; ++s)
+            for (int t = 0; t * NR < nc; ++t)
+              micro(kc, Ap + (size_t)s * kc * MR, Bp + (size_t)t * kc * NR, acc + (size_t)s * MR * npad + t * NR, npad);
+        }
+        for (int i = 0; i < mc; ++i)
+          for (int j = 0; j < nc; ++j) {
+            const int64_t off = z * cbs + (i0 + i) * crs + (j0 + j) * ccs;
+            const double r = alpha * acc[(size_t)i * npad + j];
+            store_c(c, off, beta == 0.0 ? r : r + beta * load_c(c, off)); /* beta == 0: C is not read */
+          }
+      }
+    }
+  free(Ap), free(Bp), free(acc);
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- i32: wrapping 64-bit accumulation
+
+static int32_t i32_from_double(double v) {
+  if (v != v) return 0;
+  if (v >= 2147483647.0) return INT32_MAX;
+  if (v <= -2147483648.0) return INT32_MIN;
+  return (int32_t)v; /* truncates toward zero */
+}
+
+static bool is_i32_integer(double v) { return v == floor(v) && fabs(v) <= 2147483647.0; }
+
+static ck_status matmul_i32(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,
+                            int64_t n, int64_t k, double alpha, double beta) {
+  enum { JB = 256 };
+  uint64_t acc[JB];
+  const int32_t *a = (const int32_t *)A->base, *b = (const int32_t *)B->base;
+  int32_t *cp = (int32_t *)ck_data(c);
+  const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
+  const bool exact = is_i32_integer(alpha) && is_i32_integer(beta);
+  const uint64_t ia = (uint64_t)(int64_t)alpha, ib = (uint64_t)(int64_t)beta;
+  (void)ctx;
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j0 = 0; j0 < n; j0 += JB) {
+        const int nj = (int)(n - j0 < JB ? n - j0 : JB);
+        memset(acc, 0, sizeof acc);
+        for (int64_t p = 0; p < k; ++p) {
+          const uint64_t av = (uint64_t)(int64_t)a[z * A->bs + i * A->rs + p * A->cs];
+          const int32_t *brow = b + z * B->bs + p * B->rs + j0 * B->cs;
+          for (int j = 0; j < nj; ++j) acc[j] += av * (uint64_t)(int64_t)brow[j * B->cs];
+        }
+        for (int j = 0; j < nj; ++j) {
+          int32_t *o = cp + z * cbs + i * crs + (j0 + j) * ccs;
+          if (exact) {
+            uint64_t r = ia * acc[j];
+            if (beta != 0.0) r += ib * (uint64_t)(int64_t)*o;
+            *o = (int32_t)(uint32_t)r; /* wraps modulo 2^32 */
+          } else {
+            const double s = (double)(int32_t)(uint32_t)acc[j];
+            *o = i32_from_double(alpha * s + (beta == 0.0 ? 0.0 : beta * (double)*o));
+          }
+        }
+      }
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- entry point
+
+ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha,
+                         double beta) {
+  ck_status st;
+  if (!c->st) return ck_matmul(ctx, c, a, b, alpha, beta, NULL, NULL); /* validates, allocates, comes back */
+  if ((st = ck_check_live(ctx, "matmul", a)) || (st = ck_check_live(ctx, "matmul", b)) ||
+      (st = ck_check_live(ctx, "matmul", c)))
+    return st;
+  if (ck_dev(a) != CK_HOST || ck_dev(b) != CK_HOST || ck_dev(c) != CK_HOST)
+    return ck_error(ctx, CK_ERR_DEVICE, "matmul (host): every operand must be a host array");
+  if (a->dtype != b->dtype || a->dtype != c->dtype ||
+      (a->dtype != CK_F32 && a->dtype != CK_F64 && a->dtype != CK_I32))
+    return ck_error(ctx, CK_ERR_DTYPE, "matmul (host): dtypes %s, %s -> %s (needs one of f32, f64, i32 throughout)",
+                    ck_dtype_name(a->dtype), ck_dtype_name(b->dtype), ck_dtype_name(c->dtype));
+  if (a->ndim < 2 || a->ndim > 3 || b->ndim < 2 || b->ndim > 3 || c->ndim < 2 || c->ndim > 3)
+    return ck_error(ctx, CK_ERR_SHAPE, "matmul (host): operands must be 2-D or 3-D");
+  const int64_t m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1], n = b->shape[b->ndim - 1];
+  const int64_t ba = a->ndim == 3 ? a->shape[0] : 1, bb = b->ndim == 3 ? b->shape[0] : 1;
+  const int64_t batch = c->ndim == 3 ? c->shape[0] : 1;
+  if (b->shape[b->ndim - 2] != k || c->shape[c->ndim - 2] != m || c->shape[c->ndim - 1] != n ||
+      (ba != 1 && ba != batch) || (bb != 1 && bb != batch))
+    return ck_error(ctx, CK_ERR_SHAPE, "matmul (host): shapes do not agree");
+  if (batch == 0 || m == 0 || n == 0) return CK_OK;
+  if (k == 0 || alpha == 0.0) { /* C = beta * C, without reading A and B (nor C when beta == 0) */
+    if (beta == 1.0) return CK_OK;
+    const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
+    for (int64_t z = 0; z < batch; ++z)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t off = z * cbs + i * crs + j * ccs;
+          if (c->dtype == CK_I32) {
+            int32_t *o = (int32_t *)ck_data(c) + off;
+            *o = beta == 0.0 ? 0 : is_i32_integer(beta) ? (int32_t)(uint32_t)((uint64_t)(int64_t)beta * (uint64_t)(int64_t)*o)
+                                                        : i32_from_double(beta * (double)*o);
+          } else {
+            store_c(c, off, beta == 0.0 ? 0.0 : beta * load_c(c, off));
+          }
+        }
+    return CK_OK;
+  }
+  const opnd A = make_opnd(a), B = make_opnd(b);
+  if (a->dtype == CK_I32) return matmul_i32(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
+  return matmul_float(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
+}
