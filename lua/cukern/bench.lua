@@ -317,6 +317,9 @@ function bench.meta()
       m.host_cpu = dev.backend == "host" and type(dev.name) == "string" and not dev.name:match("^host") and dev.name or nil
       m.cc = dev.cc
       m.driver = version_string(dev.driver)
+      -- the kernel driver's own version (nvidia-smi), which the CUDA API does not report
+      local nd = os.getenv("CUKERN_NVIDIA_DRIVER")
+      if nd and nd ~= "" then m.nvidia_driver = nd end
       m.runtime = version_string(dev.runtime)
       m.why_host = dev.why_host
     end

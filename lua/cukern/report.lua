@@ -752,7 +752,8 @@ local function titles(A)
   local dev = report.device_label(A.meta)
   local sub = {}
   sub[#sub + 1] = dev
-  if A.meta.driver then sub[#sub + 1] = "driver " .. tostring(A.meta.driver) end
+  if A.meta.nvidia_driver then sub[#sub + 1] = "driver " .. tostring(A.meta.nvidia_driver) end
+  if A.meta.driver then sub[#sub + 1] = "CUDA driver API " .. tostring(A.meta.driver) end
   if A.meta.runtime then sub[#sub + 1] = "CUDA " .. tostring(A.meta.runtime) end
   sub[#sub + 1] = date_of(A.meta)
   if A.meta.commit then sub[#sub + 1] = "commit " .. tostring(A.meta.commit) end
@@ -1012,7 +1013,8 @@ local function meta_line(meta)
   end
   add("device", "device")
   add("cc", "cc")
-  add("driver", "driver")
+  add("nvidia_driver", "driver")
+  add("driver", "CUDA driver API")
   add("runtime", "CUDA runtime")
   add("date", "date")
   add("commit", "commit")
@@ -1125,8 +1127,9 @@ function report.markdown(results_dir, opts)
     local p = {}
     if cs then p[#p + 1] = "Headline case **" .. cs.label .. "**" end
     p[#p + 1] = date_of(A.meta)
-    if A.meta.driver then p[#p + 1] = "driver " .. tostring(A.meta.driver) end
-    if A.meta.runtime then p[#p + 1] = "CUDA " .. tostring(A.meta.runtime) end
+    if A.meta.nvidia_driver then p[#p + 1] = "driver " .. tostring(A.meta.nvidia_driver) end
+    if A.meta.driver then p[#p + 1] = "CUDA driver API " .. tostring(A.meta.driver) end
+    if A.meta.runtime then p[#p + 1] = "CUDA runtime " .. tostring(A.meta.runtime) end
     if A.meta.commit then p[#p + 1] = "commit `" .. tostring(A.meta.commit) .. "`" end
     if #d.doc.rows > 0 then
       p[#p + 1] = string.format("[all %d rows](%s/index.html#%s)", #d.doc.rows, link, d.base)
