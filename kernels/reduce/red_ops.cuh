@@ -1,0 +1,492 @@
+/*
+ * red_ops.cuh — the reduction ops, written once for every step of the ladder.
+ *
+ * Each step file (kernels/reduce/NN_*.cu) is about *how* a block or a grid reduces; *what* it reduces lives
+ * here: an op type O with
+ *   acc_t                     the accumulator (f32 accumulates in f32, f64 in f64, i32 SUM/PROD in uint32 so
+ *                             that they wrap modulo 2^32, and a (value, index) pair for the indexed ops)
+ *   identity()                the neutral element, used for tails and idle threads
+ *   make(x, r)                the accumulator of element x at position r (0-based) of its row
+ *   combine(a, b)             associative and commutative (ties broken by index, not by order), so any tree
+ *                             or fold order gives the same indexed result
+ *   store(a, out, idx, o, len) finalize: MEAN divides by len, indexed ops write 1-based idx[o] (and out[o] when
+ *                             out != NULL)
+ * MAX/MIN with idx != NULL run as ARGMAX/ARGMIN (same values, same NaN rule), so a descriptor's op maps to one
+ * of seven op types; dispatch() instantiates a step's launcher for each (dtype, op) pair.
+ *
+ * NaN rules (ck_kernels.h): SUM/PROD/MEAN propagate NaN by arithmetic; MAX/MIN pick NaN over anything; the
+ * indexed ops treat NaN as the extreme and keep the first NaN. Ties go to the smaller index.
+ *
+ * Also here, shared by several steps: 16-byte vector loads over an arbitrary (misaligned) range with a scalar
+ * head and tail, warp/block shuffle reductions, the multi-level finisher for [outer, m] partials, the
+ * finisher for column partials and the work-splitting plan for "a grid of a few waves".
+ */
+#ifndef CK_RED_OPS_CUH
+#define CK_RED_OPS_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <type_traits>
+
+#include "ck_kernels.h"
+
+namespace ckred {
+
+// ---------------------------------------------------------------- op types
+
+template <typename T>
+struct Pair {
+  T v;
+  int32_t i; /* 0-based position in the row; INT32_MAX for the identity so that any real element wins a tie */
+};
+
+template <typename T>
+__host__ __device__ __forceinline__ T lowest() {
+  if constexpr (std::is_floating_point<T>::value) return (T)-INFINITY;
+  else return (T)INT32_MIN;
+}
+template <typename T>
+__host__ __device__ __forceinline__ T highest() {
+  if constexpr (std::is_floating_point<T>::value) return (T)INFINITY;
+  else return (T)INT32_MAX;
+}
+#define CKR_HD __host__ __device__ __forceinline__
+
+template <typename T>
+CKR_HD bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) return v != v;
+  else return false;
+}
+
+template <typename T> struct SumAcc { using type = T; };
+template <> struct SumAcc<int32_t> { using type = uint32_t; }; /* wraps mod 2^32 without UB */
+
+/* SUM, PROD, MEAN */
+template <typename T, int K>
+struct ArithOp {
+  using value_t = T;
+  using acc_t = typename SumAcc<T>::type;
+  static constexpr bool indexed = false;
+  CKR_HD static acc_t identity() { return K == CK_RED_PROD ? (acc_t)1 : (acc_t)0; }
+  CKR_HD static acc_t make(T x, int64_t) { return (acc_t)x; }
+  CKR_HD static acc_t combine(acc_t a, acc_t b) { return K == CK_RED_PROD ? a * b : a + b; }
+  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t len) {
+    if constexpr (K == CK_RED_MEAN) out[o] = (T)(a / (acc_t)len);
+    else out[o] = (T)a;
+  }
+};
+
+/* MAX, MIN without indices: NaN wins. */
+template <typename T, bool IS_MAX>
+struct ExtOp {
+  using value_t = T;
+  using acc_t = T;
+  static constexpr bool indexed = false;
+  CKR_HD static acc_t identity() { return IS_MAX ? lowest<T>() : highest<T>(); }
+  CKR_HD static acc_t make(T x, int64_t) { return x; }
+  CKR_HD static acc_t combine(acc_t a, acc_t b) {
+    /* b NaN: the comparison fails and b is returned; a NaN: a is returned. */
+    return ((IS_MAX ? a > b : a < b) || is_nan(a)) ? a : b;
+  }
+  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t) { out[o] = a; }
+};
+
+/* ARGMAX, ARGMIN, and MAX/MIN with indices: NaN is the extreme, first NaN wins, ties to the smaller index. */
+template <typename T, bool IS_MAX>
+struct ArgOp {
+  using value_t = T;
+  using acc_t = Pair<T>;
+  static constexpr bool indexed = true;
+  CKR_HD static acc_t identity() { return acc_t{IS_MAX ? lowest<T>() : highest<T>(), INT32_MAX}; }
+  CKR_HD static acc_t make(T x, int64_t r) { return acc_t{x, (int32_t)r}; }
+  CKR_HD static acc_t combine(acc_t a, acc_t b) {
+    if constexpr (std::is_floating_point<T>::value) {
+      const bool an = is_nan(a.v), bn = is_nan(b.v);
+      if (an | bn) return (an & bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
+    }
+    if (IS_MAX ? a.v > b.v : a.v < b.v) return a;
+    if (a.v == b.v) return a.i <= b.i ? a : b;
+    return b;
+  }
+  CKR_HD static void store(acc_t a, T *out, int32_t *idx, int64_t o, int64_t) {
+    if (out) out[o] = a.v;
+    if (idx) idx[o] = a.i + 1;
+  }
+};
+
+template <typename T, int K> struct OpSel { using type = ArithOp<T, K>; };
+template <typename T> struct OpSel<T, CK_RED_MAX> { using type = ExtOp<T, true>; };
+template <typename T> struct OpSel<T, CK_RED_MIN> { using type = ExtOp<T, false>; };
+template <typename T> struct OpSel<T, CK_RED_ARGMAX> { using type = ArgOp<T, true>; };
+template <typename T> struct OpSel<T, CK_RED_ARGMIN> { using type = ArgOp<T, false>; };
+template <typename T, int K> using Op = typename OpSel<T, K>::type;
+
+template <class O> struct Tag { using type = O; };
+
+/* The op a descriptor really asks for: MAX/MIN with idx are the indexed ops. */
+static inline int effective_op(const ck_red_desc *d) {
+  if (d->idx && d->op == CK_RED_MAX) return CK_RED_ARGMAX;
+  if (d->idx && d->op == CK_RED_MIN) return CK_RED_ARGMIN;
+  return d->op;
+}
+
+template <typename T, class F>
+static int dispatch_t(int k, F &f) {
+  switch (k) {
+  case CK_RED_SUM: return f(Tag<Op<T, CK_RED_SUM>>{});
+  case CK_RED_PROD: return f(Tag<Op<T, CK_RED_PROD>>{});
+  case CK_RED_MAX: return f(Tag<Op<T, CK_RED_MAX>>{});
+  case CK_RED_MIN: return f(Tag<Op<T, CK_RED_MIN>>{});
+  case CK_RED_ARGMAX: return f(Tag<Op<T, CK_RED_ARGMAX>>{});
+  case CK_RED_ARGMIN: return f(Tag<Op<T, CK_RED_ARGMIN>>{});
+  case CK_RED_MEAN:
+    if constexpr (std::is_floating_point<T>::value) return f(Tag<Op<T, CK_RED_MEAN>>{});
+    else return (int)cudaErrorInvalidValue; /* the dispatcher rejects i32 mean before this */
+  default: return (int)cudaErrorInvalidValue;
+  }
+}
+
+/* Calls f(Tag<O>{}) with the op type for d's (dtype, op); f returns 0 or a cudaError_t. */
+template <class F>
+static int dispatch(const ck_red_desc *d, F &&f) {
+  const int k = effective_op(d);
+  switch (d->dtype) {
+  case CK_F32: return dispatch_t<float>(k, f);
+  case CK_F64: return dispatch_t<double>(k, f);
+  case CK_I32: return dispatch_t<int32_t>(k, f);
+  default: return (int)cudaErrorInvalidValue;
+  }
+}
+
+/* Indexed ops report positions in i32: longer rows cannot be described (the dispatcher refuses them). */
+static inline const char *check_common(const ck_red_desc *d) {
+  if (d->len < 1 || d->outer < 1 || d->inner < 1) return "needs len >= 1 and outer*inner >= 1";
+  if (effective_op(d) >= CK_RED_ARGMAX && d->len > INT32_MAX) return "indices need len < 2^31";
+  if (d->op == CK_RED_MEAN && d->dtype == CK_I32) return "mean needs a float dtype";
+  return NULL;
+}
+
+// ---------------------------------------------------------------- loads and shuffles
+
+/* 16 bytes of T, loaded as one LDG.E.128 (read-only path). */
+template <typename T>
+struct Vec {
+  static constexpr int N = 16 / (int)sizeof(T);
+  T e[N];
+};
+template <typename T>
+__device__ __forceinline__ Vec<T> ld_vec(const T *p) {
+  const float4 r = __ldg(reinterpret_cast<const float4 *>(p));
+  Vec<T> v;
+  memcpy(&v, &r, 16);
+  return v;
+}
+
+__device__ __forceinline__ float shfl_down(float a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
+__device__ __forceinline__ double shfl_down(double a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
+__device__ __forceinline__ int32_t shfl_down(int32_t a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
+__device__ __forceinline__ uint32_t shfl_down(uint32_t a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
+template <typename T>
+__device__ __forceinline__ Pair<T> shfl_down(Pair<T> a, int off, int w) {
+  return Pair<T>{shfl_down(a.v, off, w), shfl_down(a.i, off, w)};
+}
+
+/* Coherent (L2) loads, for partials written by other blocks of the same launch. */
+__device__ __forceinline__ float ld_cg(const float *p) { return __ldcg(p); }
+__device__ __forceinline__ double ld_cg(const double *p) { return __ldcg(p); }
+__device__ __forceinline__ int32_t ld_cg(const int32_t *p) { return __ldcg(p); }
+__device__ __forceinline__ uint32_t ld_cg(const uint32_t *p) { return __ldcg(p); }
+template <typename T>
+__device__ __forceinline__ Pair<T> ld_cg(const Pair<T> *p) { return Pair<T>{__ldcg(&p->v), __ldcg(&p->i)}; }
+
+/* Reduce over groups of `width` consecutive lanes (width a power of two <= 32); lane 0 of each group holds it.
+ * All 32 lanes of the warp must call it. */
+template <class O>
+__device__ __forceinline__ typename O::acc_t warp_reduce(typename O::acc_t a, int width = 32) {
+  for (int off = width >> 1; off > 0; off >>= 1) a = O::combine(a, shfl_down(a, off, width));
+  return a;
+}
+
+/* Shuffle reduction of a whole block of BS threads; thread 0 gets the result. Uses BS/32 acc_t of shared
+ * memory; callers __syncthreads() before reusing it. */
+template <class O, int BS>
+__device__ __forceinline__ typename O::acc_t block_reduce(typename O::acc_t a) {
+  static_assert(BS % 32 == 0 && BS <= 1024, "block size");
+  using acc_t = typename O::acc_t;
+  __shared__ acc_t warp_part[BS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  a = warp_reduce<O>(a);
+  if constexpr (BS == 32) return a;
+  if (lane == 0) warp_part[warp] = a;
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < BS / 32 ? warp_part[lane] : O::identity();
+    a = warp_reduce<O>(a, BS / 32 >= 2 ? BS / 32 : 2);
+  }
+  return a;
+}
+
+/* Fold elements [beg, end) of one row (x = the row's first element) into a, threads t = 0..nt-1 of a group.
+ * 16-byte vector loads for the aligned body (U of them in flight per thread), scalars for the misaligned
+ * head and the tail, so any start address and any length work. Positions passed to make() are row
+ * positions. Each of the U vectors folds into its own accumulator: one accumulator would chain all U*N
+ * combines, and with in-order issue the next trip's loads would wait behind that chain. */
+template <class O, int U>
+__device__ __forceinline__ typename O::acc_t fold_range_vec(const typename O::value_t *__restrict__ x, int64_t beg,
+                                                            int64_t end, int t, int nt, typename O::acc_t a) {
+  using T = typename O::value_t;
+  using acc_t = typename O::acc_t;
+  constexpr int N = Vec<T>::N;
+  if (end <= beg) return a;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(x + beg);
+  int64_t head = (int64_t)(((16u - (unsigned)(addr & 15u)) & 15u) / sizeof(T));
+  if (head > end - beg) head = end - beg;
+  for (int64_t j = beg + t; j < beg + head; j += nt) a = O::combine(a, O::make(x[j], j)); /* nt may be < head */
+  const int64_t vbeg = beg + head;
+  const int64_t nvec = (end - vbeg) / N;
+  const T *const vp = x + vbeg;
+  acc_t acc[U];
+  acc[0] = a;
+#pragma unroll
+  for (int u = 1; u < U; ++u) acc[u] = O::identity();
+  /* The body walks a pointer (no 64-bit index products in the loop: registers decide occupancy here);
+   * positions are derived from it only for the indexed ops. */
+  const T *p = vp + (int64_t)t * N;
+  const int64_t step = (int64_t)nt * N;
+  if (nvec > (int64_t)(U - 1) * nt) {
+    /* Unpredicated main loop: U loads issued back to back, then used. */
+    const T *const stop = vp + (nvec - (int64_t)(U - 1) * nt) * N; /* p < stop: all U vectors exist */
+    for (; p < stop; p += U * step) {
+      Vec<T> r[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) r[u] = ld_vec(p + u * step);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t pos = O::indexed ? vbeg + (p - vp) + u * step : 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) acc[u] = O::combine(acc[u], O::make(r[u].e[j], pos + j));
+      }
+    }
+  }
+  /* Remainder (fewer than U vectors left for this thread): still all loads first, predicated. */
+  const T *const vend = vp + nvec * N;
+  if (p < vend) {
+    Vec<T> r[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (p + u * step < vend) r[u] = ld_vec(p + u * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (p + u * step < vend) {
+        const int64_t pos = O::indexed ? vbeg + (p - vp) + u * step : 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) acc[u] = O::combine(acc[u], O::make(r[u].e[j], pos + j));
+      }
+    }
+  }
+  for (int64_t j = vbeg + nvec * N + t; j < end; j += nt) acc[0] = O::combine(acc[0], O::make(x[j], j));
+#pragma unroll
+  for (int u = 1; u < U; ++u) acc[0] = O::combine(acc[0], acc[u]);
+  return acc[0];
+}
+
+/* Fold partial accumulators p[beg, end) into one per thread, two loads in flight per trip (a plain loop
+ * waits a full L2 round trip per element; unrolling it further costs ~18 registers kernel-wide). COHERENT:
+ * read through L2 (partials written by other blocks of the same launch). */
+template <class O, bool COHERENT>
+__device__ __forceinline__ typename O::acc_t fold_partials(const typename O::acc_t *p, int64_t beg, int64_t end,
+                                                           int t, int nt) {
+  typename O::acc_t a0 = O::identity(), a1 = O::identity();
+  int64_t j = beg + t;
+  for (; j + nt < end; j += 2 * (int64_t)nt) {
+    const typename O::acc_t x0 = COHERENT ? ld_cg(p + j) : p[j];
+    const typename O::acc_t x1 = COHERENT ? ld_cg(p + j + nt) : p[j + nt];
+    a0 = O::combine(a0, x0);
+    a1 = O::combine(a1, x1);
+  }
+  if (j < end) a0 = O::combine(a0, COHERENT ? ld_cg(p + j) : p[j]);
+  return O::combine(a0, a1);
+}
+
+// ---------------------------------------------------------------- launch helpers (host)
+
+static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* Grid x for `items` independent work items; kernels loop when there are more (grid.x < 2^31). */
+static inline unsigned grid_for(int64_t items) { return (unsigned)(items < (int64_t)INT32_MAX ? items : (int64_t)INT32_MAX); }
+
+/* Scoped workspace from the context's caching allocator. Freeing right after the launches is safe: the
+ * allocator reuses memory in stream order. */
+struct Ws {
+  const ck_env *env;
+  void *p;
+  Ws(const ck_env *e, size_t bytes) : env(e), p(bytes ? e->ws_alloc(e->owner, bytes) : nullptr) {}
+  ~Ws() { if (p) env->ws_free(env->owner, p); }
+  Ws(const Ws &) = delete;
+  Ws &operator=(const Ws &) = delete;
+};
+
+/* How to spread `outer` rows of `len` over a grid of about `target` blocks (a few waves of the device): each
+ * row is cut into `per_row` chunks of `chunk` elements (a multiple of `align`), never smaller than
+ * `min_chunk`. per_row == 1 means one block (or one persistent loop step) per row. */
+struct Plan {
+  int64_t per_row, chunk, items;
+};
+static inline Plan plan_rows(int64_t outer, int64_t len, int64_t target, int64_t min_chunk, int64_t align) {
+  Plan p;
+  int64_t per = outer >= target ? 1 : target / outer; /* floor: never spill into a partial extra wave */
+  const int64_t most = cdiv(len, min_chunk);
+  if (per > most) per = most;
+  if (per < 1) per = 1;
+  p.chunk = cdiv(cdiv(len, per), align) * align;
+  p.per_row = cdiv(len, p.chunk);
+  p.items = outer * p.per_row;
+  return p;
+}
+
+/* Resident blocks of `kernel` per SM (cached by the caller per instantiation). */
+static inline int occupancy(const void *kernel, int threads, size_t smem) {
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) != cudaSuccess || n < 1) n = 1;
+  return n;
+}
+
+// ---------------------------------------------------------------- finishers (shared second passes)
+
+/* [outer, m] partial accumulators -> [outer, ceil(m/chunk)] partials, or the final outputs when one chunk
+ * is left (part == NULL). One block per (row, chunk), looping when the grid is capped. */
+template <class O, int BS>
+__global__ void __launch_bounds__(BS) red_acc_rows_kernel(const typename O::acc_t *__restrict__ in, int64_t outer,
+                                                          int64_t m, int64_t chunk, int64_t nch,
+                                                          typename O::acc_t *part, typename O::value_t *out,
+                                                          int32_t *idx, int64_t len) {
+  using acc_t = typename O::acc_t;
+  for (int64_t b = blockIdx.x; b < outer * nch; b += gridDim.x) {
+    const int64_t row = b / nch, c = b - row * nch;
+    const int64_t beg = c * chunk, end = beg + chunk < m ? beg + chunk : m;
+    const acc_t *src = in + row * m;
+    acc_t a = fold_partials<O, false>(src, beg, end, threadIdx.x, BS);
+    a = block_reduce<O, BS>(a);
+    if (threadIdx.x == 0) {
+      if (part) part[b] = a;
+      else O::store(a, out, idx, row, len);
+    }
+    __syncthreads();
+  }
+}
+
+/* Finish [outer, m] partials into out/idx, in as many levels as needed (each cuts m by 4096). */
+template <class O>
+static int finish_rows(const ck_env *env, const typename O::acc_t *part, int64_t outer, int64_t m,
+                       typename O::value_t *out, int32_t *idx, int64_t len) {
+  using acc_t = typename O::acc_t;
+  constexpr int BS = 256;
+  constexpr int64_t CH = 4096;
+  cudaStream_t s = (cudaStream_t)env->stream;
+  const acc_t *cur = part;
+  void *held = nullptr;
+  int err = 0;
+  while (m > CH) {
+    const int64_t nch = cdiv(m, CH);
+    acc_t *nxt = (acc_t *)env->ws_alloc(env->owner, (size_t)(outer * nch) * sizeof(acc_t));
+    if (!nxt) { err = (int)cudaErrorMemoryAllocation; break; }
+    red_acc_rows_kernel<O, BS><<<grid_for(outer * nch), BS, 0, s>>>(cur, outer, m, CH, nch, nxt, nullptr, nullptr, len);
+    err = (int)cudaGetLastError();
+    if (held) env->ws_free(env->owner, held);
+    held = nxt;
+    cur = nxt;
+    m = nch;
+    if (err) break;
+  }
+  if (!err) {
+    red_acc_rows_kernel<O, BS><<<grid_for(outer), BS, 0, s>>>(cur, outer, m, m, 1, nullptr, out, idx, len);
+    err = (int)cudaGetLastError();
+  }
+  if (held) env->ws_free(env->owner, held);
+  return err;
+}
+
+/* The launch pattern of the block-per-chunk steps (1-8): every row is cut into nch chunks, one block each.
+ * launch(part, out, idx) starts the step's kernel: with one chunk per row it writes the outputs, else it
+ * writes [outer, nch] partials to part and finish_rows() reduces them (Harris's "recursive" launches). */
+template <class O, class L>
+static int run_chunked(const ck_red_desc &d, const ck_env *env, int64_t nch, L &&launch) {
+  using acc_t = typename O::acc_t;
+  using T = typename O::value_t;
+  if (nch == 1) {
+    launch((acc_t *)nullptr, (T *)d.out, d.idx);
+    return (int)cudaGetLastError();
+  }
+  Ws w(env, (size_t)(d.outer * nch) * sizeof(acc_t));
+  if (!w.p) return (int)cudaErrorMemoryAllocation;
+  launch((acc_t *)w.p, (T *)nullptr, (int32_t *)nullptr);
+  const int err = (int)cudaGetLastError();
+  if (err) return err;
+  return finish_rows<O>(env, (const acc_t *)w.p, d.outer, nch, (T *)d.out, d.idx, d.len);
+}
+
+/* Harris's completely unrolled shared-memory tree (step 6, reused by step 7): BS is a compile-time power of
+ * two in [64, 1024], so every `if (BS >= ...)` folds away. The last warp needs no __syncthreads but, since
+ * Volta's independent thread scheduling, does need __syncwarp between its read and write halves (the old
+ * volatile trick is a race now). sdata[0] holds the result afterwards (in thread 0). */
+template <class O, int BS>
+__device__ __forceinline__ void tree_unrolled(typename O::acc_t *sdata, unsigned tid) {
+  static_assert(BS >= 64 && BS <= 1024 && (BS & (BS - 1)) == 0, "block size");
+  if (BS >= 1024) { if (tid < 512) sdata[tid] = O::combine(sdata[tid], sdata[tid + 512]); __syncthreads(); }
+  if (BS >= 512) { if (tid < 256) sdata[tid] = O::combine(sdata[tid], sdata[tid + 256]); __syncthreads(); }
+  if (BS >= 256) { if (tid < 128) sdata[tid] = O::combine(sdata[tid], sdata[tid + 128]); __syncthreads(); }
+  if (BS >= 128) { if (tid < 64) sdata[tid] = O::combine(sdata[tid], sdata[tid + 64]); __syncthreads(); }
+  if (tid < 32) {
+    typename O::acc_t v = sdata[tid];
+#pragma unroll
+    for (int off = 32; off > 0; off >>= 1) {
+      v = O::combine(v, sdata[tid + off]);
+      __syncwarp();
+      sdata[tid] = v;
+      __syncwarp();
+    }
+  }
+}
+
+/* [outer, nsplit, inner] partials -> out[outer, inner]: one thread per output, coalesced across inner. */
+template <class O>
+__global__ void red_acc_cols_kernel(const typename O::acc_t *__restrict__ part, int64_t outer, int64_t nsplit,
+                                    int64_t inner, typename O::value_t *out, int32_t *idx, int64_t len) {
+  const int64_t n = outer * inner;
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t o = k / inner, i = k - o * inner;
+    const typename O::acc_t *p = part + o * nsplit * inner + i;
+    typename O::acc_t a = O::identity();
+    for (int64_t s = 0; s < nsplit; ++s) a = O::combine(a, p[s * inner]);
+    O::store(a, out, idx, k, len);
+  }
+}
+
+template <class O>
+static int finish_cols(const ck_env *env, const typename O::acc_t *part, int64_t outer, int64_t nsplit, int64_t inner,
+                       typename O::value_t *out, int32_t *idx, int64_t len) {
+  const int64_t n = outer * inner;
+  red_acc_cols_kernel<O><<<grid_for(cdiv(n, 256)), 256, 0, (cudaStream_t)env->stream>>>(part, outer, nsplit, inner,
+                                                                                        out, idx, len);
+  return (int)cudaGetLastError();
+}
+
+/* One accumulator per output -> out/idx (used after library reductions that produce accumulators). */
+template <class O>
+__global__ void red_store_kernel(const typename O::acc_t *__restrict__ a, int64_t n, typename O::value_t *out,
+                                 int32_t *idx, int64_t len) {
+  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x)
+    O::store(a[k], out, idx, k, len);
+}
+
+} // namespace ckred
+
+/* The launcher body shared by every step: decode the descriptor and call launch<O>(d, env). */
+#define CK_RED_LAUNCHER(fn, launch_tpl)                                                                              \
+  extern "C" int fn(const void *desc, const ck_env *env) {                                                         \
+    const ck_red_desc *d = (const ck_red_desc *)desc;                                                               \
+    return ckred::dispatch(d, [&](auto tag) { return launch_tpl<typename decltype(tag)::type>(*d, env); });        \
+  }
+
+#endif

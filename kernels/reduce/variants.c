@@ -1,0 +1,52 @@
+/*
+ * variants.c — the reduction ladder's registry: one row per kernels/reduce/NN_*.cu.
+ *
+ * Steps 1-7 follow Harris's "Optimizing Parallel Reduction in CUDA"; 8-9 go past it (shuffles, 16-byte
+ * loads, one launch); 10-12 are layout variants for short rows, long rows and leading-dim (column)
+ * reductions. Every variant runs every op and dtype (f32, f64, i32) for any len >= 1; supports() says when a
+ * variant does not take a layout (1-11 need inner == 1, 12 needs inner > 1) or, for 10 and 11, when another
+ * variant should have the shape.
+ */
+#include "../ck_kernels.h"
+
+#define DECL(name)                                                   \
+  int ck_reduce_##name(const void *desc, const ck_env *env);         \
+  const char *ck_reduce_##name##_supports(const void *desc);
+DECL(cub)
+DECL(interleaved_divergent)
+DECL(interleaved_strided)
+DECL(sequential)
+DECL(first_add_load)
+DECL(unroll_last_warp)
+DECL(complete_unroll)
+DECL(multi_add)
+DECL(shuffle_vec)
+DECL(single_pass)
+DECL(rows_warp)
+DECL(rows_block)
+DECL(cols)
+#undef DECL
+
+#define ROW(id, name, summary) {id, #name, summary, CK_DT_ALL3, 0u, ck_reduce_##name, ck_reduce_##name##_supports}
+
+const ck_variant ck_reduce_variants[] = {
+    ROW(0, cub, "CUB DeviceReduce / DeviceSegmentedReduce (library reference; rows only)"),
+    ROW(1, interleaved_divergent, "Harris 1: interleaved addressing, divergent tid % (2s) branch"),
+    ROW(2, interleaved_strided, "Harris 2: interleaved addressing, strided index (bank conflicts)"),
+    ROW(3, sequential, "Harris 3: sequential addressing (conflict-free)"),
+    ROW(4, first_add_load, "Harris 4: first add during the global load"),
+    ROW(5, unroll_last_warp, "Harris 5: unrolled last warp (__syncwarp)"),
+    ROW(6, complete_unroll, "Harris 6: completely unrolled, templated block size"),
+    ROW(7, multi_add, "Harris 7: many elements per thread, grid-stride fold, few waves"),
+    ROW(8, shuffle_vec, "warp shuffles + 16-byte vector loads, two passes"),
+    ROW(9, single_pass, "persistent grid, 16-byte loads, last-block finish via atomic ticket"),
+    ROW(10, rows_warp, "a warp (or part of one) per row: many short rows"),
+    ROW(11, rows_block, "a block per row: many long rows"),
+    ROW(12, cols, "leading-dim reduction: coalesced across inner, len split across blocks"),
+};
+const int ck_reduce_nvariants = (int)(sizeof ck_reduce_variants / sizeof ck_reduce_variants[0]);
+
+/* The picker takes the first whose supports() says yes, so the specialised variants come first and pick
+ * themselves by shape: short rows -> rows_warp; >= 1024 long rows -> rows_block; full reductions and few long
+ * rows -> single_pass; inner > 1 -> cols. CUB and the rest stay as fallbacks. */
+const int ck_reduce_preferred[] = {10, 11, 9, 12, 8, 0, 7, 6, 5, 4, 3, 2, 1, -1};

@@ -1,0 +1,193 @@
+/*
+ * host_reduce.c — the reduction oracle: ck_host_reduce over host arrays of any strides.
+ *
+ * Straight loops, one output at a time, in the logical order of the kept dims; the reduced dim is walked
+ * with its own stride (dim == -1: every element in logical order, positions counted as flat indices).
+ * Floats accumulate in double (f32 results are rounded once at the end), so the reference is more accurate
+ * than any f32 kernel; i32 SUM/PROD wrap modulo 2^32 (uint32 arithmetic), as the kernels do. Same rules as
+ * the kernels (ck_kernels.h): SUM/PROD/MEAN propagate NaN, MAX/MIN give NaN if any element is NaN,
+ * ARGMAX/ARGMIN (and MAX/MIN with indices) take NaN as the extreme and the first NaN wins, ties go to the
+ * first index. Indices are 1-based i32. MEAN of i32 is refused (ck_reduce_check); empty reductions give
+ * NumPy's identities (sum 0, prod 1, mean NaN) or an error (max, min, argmax, argmin).
+ *
+ * out/idx may be given (any strides, the result shape with or without the reduced dims kept as 1) or empty
+ * (allocated here without keepdim).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ck.h"
+#include "reduce_ops.h"
+
+// ---------------------------------------------------------------- helpers
+
+/* Walks the elements of an nd-d index space in row-major order, tracking one element offset. */
+typedef struct {
+  int nd;
+  int64_t shape[CK_MAX_DIMS], stride[CK_MAX_DIMS], i[CK_MAX_DIMS];
+  int64_t off;
+} walker;
+
+static void walk_init(walker *w, int nd, const int64_t *shape, const int64_t *stride, int64_t off) {
+  w->nd = nd;
+  for (int k = 0; k < nd; ++k) {
+    w->shape[k] = shape[k];
+    w->stride[k] = stride[k];
+    w->i[k] = 0;
+  }
+  w->off = off;
+}
+
+static void walk_next(walker *w) {
+  for (int k = w->nd - 1; k >= 0; --k) {
+    w->off += w->stride[k];
+    if (++w->i[k] < w->shape[k]) return;
+    w->off -= w->stride[k] * w->shape[k];
+    w->i[k] = 0;
+  }
+}
+
+static double rd_f(const void *base, ck_dtype dt, int64_t off) {
+  return dt == CK_F32 ? (double)((const float *)base)[off] : ((const double *)base)[off];
+}
+
+static void wr_val(void *base, ck_dtype dt, int64_t off, double v, uint32_t iv) {
+  if (dt == CK_F32) ((float *)base)[off] = (float)v;
+  else if (dt == CK_F64) ((double *)base)[off] = v;
+  else {
+    int32_t s;
+    memcpy(&s, &iv, sizeof s); /* the wrapped bits, without implementation-defined conversion */
+    ((int32_t *)base)[off] = s;
+  }
+}
+
+/* Is a better than the current best b for an indexed op (strictly, so the first of equals stays)? */
+static bool beats_f(double a, double b, bool is_max) {
+  if (isnan(b)) return false;
+  if (isnan(a)) return true;
+  return is_max ? a > b : a < b;
+}
+
+// ---------------------------------------------------------------- one output
+
+typedef struct {
+  double v;    /* float result */
+  uint32_t iv; /* i32 result bits */
+  int64_t pos; /* 0-based position of the winner (indexed ops) */
+} red_result;
+
+/* Reduce the len elements that walker w visits (positions 0..len-1 in visiting order). */
+static red_result reduce_one(int op, bool indexed, ck_dtype dt, const void *base, walker w, int64_t len) {
+  red_result r = {0, 0, 0};
+  const bool is_max = op == CK_RED_MAX || op == CK_RED_ARGMAX;
+  if (dt == CK_I32) {
+    const int32_t *p = (const int32_t *)base;
+    if (op == CK_RED_SUM || op == CK_RED_PROD) {
+      uint32_t acc = op == CK_RED_SUM ? 0u : 1u;
+      for (int64_t k = 0; k < len; ++k, walk_next(&w))
+        acc = op == CK_RED_SUM ? acc + (uint32_t)p[w.off] : acc * (uint32_t)p[w.off];
+      r.iv = acc;
+      return r;
+    }
+    int32_t best = p[w.off];
+    int64_t bp = 0;
+    for (int64_t k = 1; k < len; ++k) {
+      walk_next(&w);
+      const int32_t v = p[w.off];
+      if (is_max ? v > best : v < best) best = v, bp = k;
+    }
+    memcpy(&r.iv, &best, sizeof best);
+    r.pos = bp;
+    return r;
+  }
+  if (op == CK_RED_SUM || op == CK_RED_MEAN || op == CK_RED_PROD) {
+    double acc = op == CK_RED_PROD ? 1.0 : 0.0;
+    for (int64_t k = 0; k < len; ++k, walk_next(&w)) {
+      const double v = rd_f(base, dt, w.off);
+      acc = op == CK_RED_PROD ? acc * v : acc + v;
+    }
+    r.v = op == CK_RED_MEAN ? acc / (double)len : acc;
+    return r;
+  }
+  double best = rd_f(base, dt, w.off);
+  int64_t bp = 0;
+  for (int64_t k = 1; k < len; ++k) {
+    walk_next(&w);
+    const double v = rd_f(base, dt, w.off);
+    if (indexed) {
+      if (beats_f(v, best, is_max)) best = v, bp = k;
+    } else if (!isnan(best) && (isnan(v) || (is_max ? v > best : v < best))) {
+      best = v; /* plain max/min: NaN sticks once seen */
+    }
+  }
+  r.v = best;
+  r.pos = bp;
+  return r;
+}
+
+// ---------------------------------------------------------------- public
+
+ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim) {
+  ck_status st;
+  int64_t len;
+  bool out_alloc = false, idx_alloc = false;
+  char d[128];
+  if ((st = ck_reduce_check(ctx, op, out, idx, x, &dim, &len))) return st;
+  const char *name = ck_reduce_op_name(op);
+  if (ck_dev(x) != CK_HOST)
+    return ck_error(ctx, CK_ERR_DEVICE, "%s: the host reference takes host arrays (x is %s)", name,
+                    ck_describe(x, d, sizeof d));
+  if (out && (st = ck_reduce_prepare(ctx, name, "out", out, x->dtype, x, dim, false, &out_alloc))) return st;
+  if (idx && (st = ck_reduce_prepare(ctx, name, "idx", idx, CK_I32, x, dim, false, &idx_alloc))) goto fail;
+  if ((out && ck_dev(out) != CK_HOST) || (idx && ck_dev(idx) != CK_HOST)) {
+    st = ck_error(ctx, CK_ERR_DEVICE, "%s: the host reference writes host arrays", name);
+    goto fail;
+  }
+
+  const int64_t nout = out ? ck_numel(out) : ck_numel(idx);
+  if (nout == 0) return CK_OK;
+  if (len == 0) { /* sum, prod, mean only (ck_reduce_check) */
+    const double v = op == CK_RED_SUM ? 0.0 : op == CK_RED_PROD ? 1.0 : (double)NAN;
+    return ck_ew_generate(ctx, CK_EW_FILL, out, v, 0);
+  }
+
+  const bool indexed = idx != NULL;
+  const void *base = x->st->ptr;
+  walker ow, iw, kw, all;
+  if (out) walk_init(&ow, out->ndim, out->shape, out->stride, out->offset);
+  if (idx) walk_init(&iw, idx->ndim, idx->shape, idx->stride, idx->offset);
+  if (dim < 0) {
+    walk_init(&all, x->ndim, x->shape, x->stride, x->offset);
+    const red_result r = reduce_one(op, indexed, x->dtype, base, all, len);
+    if (out) wr_val(out->st->ptr, out->dtype, ow.off, r.v, r.iv);
+    if (idx) ((int32_t *)idx->st->ptr)[iw.off] = (int32_t)(r.pos + 1);
+    return CK_OK;
+  }
+  /* kept dims of x, in logical order: the same order as out's elements (with or without keepdim) */
+  int64_t kshape[CK_MAX_DIMS], kstride[CK_MAX_DIMS];
+  int nk = 0;
+  for (int i = 0; i < x->ndim; ++i)
+    if (i != dim) kshape[nk] = x->shape[i], kstride[nk++] = x->stride[i];
+  walk_init(&kw, nk, kshape, kstride, x->offset);
+  for (int64_t k = 0; k < nout; ++k) {
+    walker rw;
+    walk_init(&rw, 1, &x->shape[dim], &x->stride[dim], kw.off);
+    const red_result r = reduce_one(op, indexed, x->dtype, base, rw, len);
+    if (out) {
+      wr_val(out->st->ptr, out->dtype, ow.off, r.v, r.iv);
+      walk_next(&ow);
+    }
+    if (idx) {
+      ((int32_t *)idx->st->ptr)[iw.off] = (int32_t)(r.pos + 1);
+      walk_next(&iw);
+    }
+    walk_next(&kw);
+  }
+  return CK_OK;
+
+fail:
+  if (out_alloc) ck_release(out);
+  if (idx_alloc) ck_release(idx);
+  return st;
+}
