@@ -10,7 +10,7 @@ a host (CPU) backend that runs the same API without a GPU and is the oracle ever
 Needs the CUDA toolkit (nvcc, cuBLAS) to build; runs on the host backend where there is no GPU.]],
   license = "MIT",
 }
-dependencies = {"lua >= 5.4"}
+dependencies = {"lua >= 5.4, < 5.5"}
 build = {
   type = "make",
   build_variables = {

@@ -91,9 +91,13 @@ local sq_a = ck.rand(side, side, {device = device})
 local sq_b = ck.rand(side, side, {device = device})
 local sq_c = ck.empty(side, side, {device = device})
 
+-- "transposed": c = a:t() + b:t() writes c in the operands' memory order (as the op allocates it), so the
+-- pass streams; "mixed": the same sum into a row-major c, which is a transpose as well as an add.
 local cases = {
   {op = "add", layout = "contiguous", a = a, b = b, out = c, shape = {N}, bytes = 3 * N * F32},
-  {op = "add", layout = "transposed", a = sq_a:t(), b = sq_b:t(), out = sq_c, shape = {side, side},
+  {op = "add", layout = "transposed", a = sq_a:t(), b = sq_b:t(), out = sq_c:t(), shape = {side, side},
+   bytes = 3 * side * side * F32},
+  {op = "add", layout = "mixed", a = sq_a:t(), b = sq_b:t(), out = sq_c, shape = {side, side},
    bytes = 3 * side * side * F32},
 }
 local total = #cases * #variants + 2 * #variants
@@ -119,7 +123,7 @@ end
 -- the chain y:add_(x * 2): two launches, N read + N written, then 2N read + N written
 local chains = {
   {layout = "contiguous", x = a, y = c, shape = {N}, n = N},
-  {layout = "transposed", x = sq_a:t(), y = sq_c, shape = {side, side}, n = side * side},
+  {layout = "transposed", x = sq_a:t(), y = sq_c:t(), shape = {side, side}, n = side * side},
 }
 for _, ch in ipairs(chains) do
   for _, v in ipairs(variants) do

@@ -97,7 +97,7 @@ end
 function H.rand(shape, dtype, device)
   dtype, device = dtype or "f32", device or "host"
   local u = ck.rand(shape, {dtype = dtype == "i32" and "f64" or dtype, device = device})
-  if dtype == "i32" then return (u * 101 - 50.5):floor():to("i32") end
+  if dtype == "i32" then return (u * 101 - 50):floor():to("i32") end
   return u * 2 - 1
 end
 

@@ -164,6 +164,14 @@ ck_status ck_check_live(ck_ctx *ctx, const char *op, const ck_tensor *t);
 /* Both operands must be on the same device. */
 ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b);
 
+/* Could writing `out` clobber an element of `in` that is still to be read? false when the storages or byte
+ * ranges are disjoint, or when in is exactly out (elementwise in place is safe). */
+bool ck_unsafe_alias(const ck_tensor *out, const ck_tensor *in);
+/* t's strides aligned to the trailing dims of an nd-dim broadcast shape (0 for missing and size-1 dims). */
+void ck_aligned_strides(int64_t *dst, int nd, const ck_tensor *t);
+/* An output whose elements share memory (stride 0 on a dim of extent > 1) cannot be written. */
+ck_status ck_check_writable(ck_ctx *ctx, const char *op, const ck_tensor *out);
+
 /* Views (share storage; `out` gets a new reference). Dims are 0-based here; the binding converts. */
 ck_status ck_view_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int d1, int d2);
 ck_status ck_view_permute(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, const int *perm);

@@ -99,8 +99,11 @@ static void discover(ck_ctx *ctx) {
   cudaRuntimeGetVersion(&in->runtime_version);
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    snprintf(in->why_host, sizeof in->why_host, "no CUDA device: %s",
-             e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
+    if (in->driver_version == 0)
+      snprintf(in->why_host, sizeof in->why_host, "no NVIDIA driver (libcuda.so.1 not found)");
+    else
+      snprintf(in->why_host, sizeof in->why_host, "no CUDA device: %s",
+               e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
     (void)cudaGetLastError();
     return;
   }
@@ -172,8 +175,11 @@ ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
       ctx->cublas = NULL;
       return ck_error(ctx, CK_ERR_CUBLAS, "cublasCreate failed: %s", cublas_status_name(s));
     }
-    if ((s = cublasSetStream(ctx->cublas, ctx->stream)) != CUBLAS_STATUS_SUCCESS)
+    if ((s = cublasSetStream(ctx->cublas, ctx->stream)) != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(ctx->cublas);
+      ctx->cublas = NULL;
       return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
+    }
     ctx->env.cublas = ctx->cublas;
   }
   *env = ctx->env;

@@ -75,7 +75,13 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
                     ck_shape_str(dst->ndim, dst->shape, s1, sizeof s1), ck_shape_str(src->ndim, src->shape, s2, sizeof s2));
   int64_t n = ck_numel(dst);
   if (n == 0) return CK_OK;
+  if ((st = ck_check_writable(ctx, "copy", dst))) return st;
   ck_devkind dd = ck_dev(dst), sd = ck_dev(src);
+  if (ck_unsafe_alias(dst, src)) { /* overlapping views (a:copy_(a:t()), shifted ranges): read a snapshot */
+    if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, sd)) || (st = ck_copy(ctx, &tmp, src))) goto cleanup;
+    st = ck_copy(ctx, dst, &tmp);
+    goto cleanup;
+  }
   if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
 
   size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);

@@ -32,7 +32,14 @@ typedef struct {
 } modstate;
 
 static modstate *MS(lua_State *L) { return (modstate *)lua_touserdata(L, lua_upvalueindex(1)); }
-#define CTX(L) (MS(L)->ctx)
+
+/* The context, or an error if lua_close already destroyed it (a finaliser running after ours). */
+static ck_ctx *ctx_of(lua_State *L) {
+  ck_ctx *c = MS(L)->ctx;
+  if (!c) luaL_error(L, "cukern: the module was already closed");
+  return c;
+}
+#define CTX(L) ctx_of(L)
 
 /* Raise the core's message at the user's line: skip frames inside cukern's own Lua wrappers. */
 static int raise_at_user(lua_State *L, const char *msg) {
@@ -228,6 +235,8 @@ static int l_sync_mode(lua_State *L) {
 
 static int l_seed(lua_State *L) {
   lua_Integer s = luaL_checkinteger(L, 1);
+  /* the seed travels to the kernels as a double (ck_ew_desc.s1): keep it exact */
+  if (s > ((lua_Integer)1 << 53) || s < -((lua_Integer)1 << 53)) return luaL_argerror(L, 1, "seed must be within +-2^53");
   MS(L)->seed = (uint64_t)s;
   MS(L)->draws = 0;
   return 0;
@@ -321,7 +330,7 @@ static int l_generate(lua_State *L) {
   int which = luaL_checkoption(L, 2, NULL, names);
   double s1 = luaL_optnumber(L, 3, 0), s2 = luaL_optnumber(L, 4, 0);
   if (ops[which] == CK_EW_RAND || ops[which] == CK_EW_RANDN) {
-    s1 = (double)MS(L)->seed;
+    s1 = (double)(int64_t)MS(L)->seed;
     s2 = (double)MS(L)->draws++;
   }
   if (ck_ew_generate(CTX(L), ops[which], t, s1, s2)) return fail(L);
@@ -572,7 +581,12 @@ static int m_to(lua_State *L) {
 static int m_copy_(lua_State *L) {
   ck_tensor *dst = check_array(L, 1), *src = check_array(L, 2);
   ck_tensor *e = push_array(L); /* src broadcast to dst's shape */
-  if (ck_view_expand(CTX(L), e, src, dst->ndim, dst->shape) || ck_copy(CTX(L), dst, e)) return fail(L);
+  if (ck_view_expand(CTX(L), e, src, dst->ndim, dst->shape)) {
+    char s1[96], s2[96];
+    return luaL_error(L, "copy_: source %s cannot be broadcast to the destination %s",
+                      ck_shape_str(src->ndim, src->shape, s1, sizeof s1), ck_shape_str(dst->ndim, dst->shape, s2, sizeof s2));
+  }
+  if (ck_copy(CTX(L), dst, e)) return fail(L);
   lua_settop(L, 1);
   return 1;
 }
@@ -908,7 +922,13 @@ static int l_time_op(lua_State *L) {
     c.op = ck_reduce_op_parse(luaL_optstring(L, -1, "sum"));
     if (c.op < 0) return luaL_error(L, "time_op: unknown reduction '%s'", lua_tostring(L, -1));
     lua_getfield(L, 1, "dim");
-    c.dim = lua_isnil(L, -1) ? -1 : (int)luaL_checkinteger(L, -1) - 1;
+    if (lua_isnil(L, -1)) c.dim = -1;
+    else {
+      lua_Integer d = luaL_checkinteger(L, -1);
+      if (d < 0) d += c.a->ndim + 1;
+      if (d < 1 || d > c.a->ndim) return luaL_error(L, "time_op: dim out of range (1..%d)", c.a->ndim);
+      c.dim = (int)d - 1;
+    }
     lua_getfield(L, 1, "keepdim");
     c.keepdim = lua_toboolean(L, -1);
   } else if (strcmp(op, "transpose") == 0) {
@@ -1150,6 +1170,8 @@ static int k_launch(lua_State *L) {
     case KA_PTR: {
       ck_tensor *t = check_array(L, ai);
       if (ck_dev(t) != CK_CUDA) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!ck_is_contiguous(t))
+        return luaL_argerror(L, ai, "kernel arguments must be contiguous (a kernel sees a plain pointer; call :contiguous())");
       if (k->dtype[i] >= 0 && (int)t->dtype != k->dtype[i])
         return luaL_argerror(L, ai, lua_pushfstring(L, "expected a %s array, got %s", ck_dtype_name((ck_dtype)k->dtype[i]),
                                                     ck_dtype_name(t->dtype)));
@@ -1202,6 +1224,10 @@ static const luaL_Reg FUNCS[] = {
     {"kernel", l_kernel}, {"timer", l_timer}, {NULL, NULL}};
 
 int luaopen_cukern_core(lua_State *L) {
+  /* One state per Lua state: a second require (after clearing package.loaded) must reuse it, because live
+   * arrays reference its context and metatables. */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, "cukern.core.module") == LUA_TTABLE) return 1;
+  lua_pop(L, 1);
   modstate *ms = (modstate *)lua_newuserdatauv(L, sizeof(modstate), 0); /* upvalue of every function */
   memset(ms, 0, sizeof *ms);
   luaL_newmetatable(L, CTX_MT);
@@ -1262,5 +1288,7 @@ int luaopen_cukern_core(lua_State *L) {
   lua_setfield(L, -2, "methods");
   lua_pushliteral(L, CK_VERSION);
   lua_setfield(L, -2, "version");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "cukern.core.module");
   return 1;
 }

@@ -47,50 +47,6 @@ static ck_dtype promote(ck_dtype a, ck_dtype b) {
 }
 
 /* Strides of t seen from an nd-d index space with t's dims aligned to the right; 0 where t broadcasts. */
-static void aligned_strides(int64_t *dst, int nd, const ck_tensor *t) {
-  for (int i = 0; i < nd; ++i) {
-    int it = i - (nd - t->ndim);
-    dst[i] = (it < 0 || t->shape[it] == 1) ? 0 : t->stride[it];
-  }
-}
-
-/* Element range [lo, hi] of t in its storage (numel > 0). */
-static void elem_range(const ck_tensor *t, int64_t *lo, int64_t *hi) {
-  *lo = *hi = t->offset;
-  for (int i = 0; i < t->ndim; ++i) {
-    int64_t ext = (t->shape[i] - 1) * t->stride[i];
-    if (ext < 0) *lo += ext;
-    else *hi += ext;
-  }
-}
-
-/* Could writing `out` clobber an element of `in` that is still to be read? Not when the storages or the
- * byte ranges are disjoint, nor when in is exactly out (same offset, dtype and strides on out's dims). */
-static bool unsafe_alias(const ck_tensor *out, const ck_tensor *in) {
-  if (!in || out->st != in->st || ck_numel(out) == 0 || ck_numel(in) == 0) return false;
-  size_t os = ck_dtype_size(out->dtype), is = ck_dtype_size(in->dtype);
-  int64_t olo, ohi, ilo, ihi;
-  elem_range(out, &olo, &ohi);
-  elem_range(in, &ilo, &ihi);
-  if ((ohi + 1) * (int64_t)os <= ilo * (int64_t)is || (ihi + 1) * (int64_t)is <= olo * (int64_t)os) return false;
-  if (out->dtype != in->dtype || out->offset != in->offset) return true;
-  int64_t st[CK_MAX_DIMS];
-  aligned_strides(st, out->ndim, in);
-  for (int i = 0; i < out->ndim; ++i)
-    if (out->shape[i] > 1 && st[i] != out->stride[i]) return true;
-  return false;
-}
-
-/* An out whose elements share memory (stride 0 on a dim of extent > 1) cannot be written elementwise. */
-static ck_status check_writable(ck_ctx *ctx, const char *name, const ck_tensor *out) {
-  char d[128];
-  for (int i = 0; i < out->ndim; ++i)
-    if (out->shape[i] > 1 && out->stride[i] == 0)
-      return ck_error(ctx, CK_ERR_ARG, "%s: out %s is an expanded view (several elements share memory); "
-                                       "write into a contiguous array instead", name, ck_describe(out, d, sizeof d));
-  return CK_OK;
-}
-
 /* out->st == NULL: allocate it with (dt, shape) on dev. Else check it matches. *allocated tells the caller
  * to release it on failure. */
 static ck_status prepare_out(ck_ctx *ctx, const char *name, ck_tensor *out, ck_dtype dt, int nd,
@@ -111,7 +67,7 @@ static ck_status prepare_out(ck_ctx *ctx, const char *name, ck_tensor *out, ck_d
     return ck_error(ctx, CK_ERR_SHAPE, "%s: out is %s %s but the result is %s %s (operands %s)", name,
                     ck_dtype_name(out->dtype), ck_shape_str(out->ndim, out->shape, s1, sizeof s1), ck_dtype_name(dt),
                     ck_shape_str(nd, shape, s2, sizeof s2), operands);
-  return check_writable(ctx, name, out);
+  return ck_check_writable(ctx, name, out);
 }
 
 static void desc_init(ck_ew_desc *d, int op, const ck_tensor *out) {
@@ -164,6 +120,7 @@ static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *
       ran->id = -1;
       snprintf(ran->name, sizeof ran->name, "host");
     }
+    ck_ew_order(d); /* walk memory in order on the host too */
     ck_status st = ck_host_elementwise(ctx, d);
     return st ? ck_error_prefix(ctx, st, "%s", operands) : CK_OK;
   }
@@ -201,7 +158,7 @@ ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, d
   if ((st = prepare_out(ctx, name, out, dt, a->ndim, a->shape, ck_dev(a), operands, &allocated, a))) goto cleanup;
 
   ck_tensor *dst = out;
-  if (unsafe_alias(out, a)) {
+  if (ck_unsafe_alias(out, a)) {
     if ((st = ck_empty(ctx, &tmp, out->dtype, out->ndim, out->shape, ck_dev(out)))) goto cleanup;
     dst = &tmp;
   }
@@ -209,7 +166,7 @@ ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, d
   desc_init(&d, op, dst);
   d.a_dtype = a->dtype;
   d.a = ck_data(a);
-  aligned_strides(d.a_st, d.ndim, a);
+  ck_aligned_strides(d.a_st, d.ndim, a);
   d.s1 = s1;
   d.s2 = s2;
   snprintf(operands, sizeof operands, "%s -> %s", ck_describe(a, da, sizeof da), ck_describe(out, dout, sizeof dout));
@@ -259,16 +216,16 @@ ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, 
     pb = &tb;
   }
   ck_tensor *dst = out;
-  if (unsafe_alias(out, pa) || unsafe_alias(out, pb)) {
+  if (ck_unsafe_alias(out, pa) || ck_unsafe_alias(out, pb)) {
     if ((st = ck_empty(ctx, &tmp, dt, nd, shape, dev))) goto cleanup;
     dst = &tmp;
   }
   ck_ew_desc d;
   desc_init(&d, op, dst);
   d.a = ck_data(pa);
-  aligned_strides(d.a_st, nd, pa);
+  ck_aligned_strides(d.a_st, nd, pa);
   d.b = ck_data(pb);
-  aligned_strides(d.b_st, nd, pb);
+  ck_aligned_strides(d.b_st, nd, pb);
   snprintf(operands, sizeof operands, "%s, %s -> %s", ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db),
            ck_describe(out, dout, sizeof dout));
   if ((st = ew_run(ctx, &d, dev, variant, ran, operands))) goto cleanup;
@@ -310,14 +267,14 @@ ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tens
     pa = &ta;
   }
   ck_tensor *dst = out;
-  if (unsafe_alias(out, pa)) {
+  if (ck_unsafe_alias(out, pa)) {
     if ((st = ck_empty(ctx, &tmp, dt, out->ndim, out->shape, dev))) goto cleanup;
     dst = &tmp;
   }
   ck_ew_desc d;
   desc_init(&d, op, dst);
   d.a = ck_data(pa);
-  aligned_strides(d.a_st, d.ndim, pa);
+  ck_aligned_strides(d.a_st, d.ndim, pa);
   d.b_scalar = 1;
   d.scalar_left = scalar_left ? 1 : 0;
   d.s1 = s;
@@ -345,7 +302,7 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
   ck_status st;
   char dout[128];
   if ((st = ck_check_live(ctx, name, out)) || (st = check_dtype(ctx, name, out)) ||
-      (st = check_float_only(ctx, name, op, out->dtype)) || (st = check_writable(ctx, name, out)))
+      (st = check_float_only(ctx, name, op, out->dtype)) || (st = ck_check_writable(ctx, name, out)))
     return st;
   ck_ew_desc d;
   desc_init(&d, op, out);

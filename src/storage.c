@@ -155,8 +155,9 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
       ctx->alloc_st = ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
-               "out of device memory allocating %zu bytes (%s; in use %zu, cached %zu)", bytes, cudaGetErrorString(e),
-               ctx->stats.in_use, ctx->stats.cached);
+               "%s allocating %zu bytes (%s; in use %zu, cached %zu)",
+               e == cudaErrorMemoryAllocation ? "out of device memory" : "cudaMalloc failed", bytes,
+               cudaGetErrorString(e), ctx->stats.in_use, ctx->stats.cached);
       return NULL;
     }
     ctx->stats.cuda_mallocs++;
@@ -232,6 +233,7 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage *
     }
     s->cap = cap;
     ctx->stats.host_in_use += cap;
+    ctx->alloc_debt += cap; /* host arrays count for Lua's GC too */
   }
   *out = s;
   return CK_OK;

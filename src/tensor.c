@@ -77,10 +77,12 @@ ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *s
     if (shape[i] < 0)
       return ck_error(ctx, CK_ERR_SHAPE, "%s: dim %d of shape %s is negative", op, i + 1,
                       ck_shape_str(ndim, shape, sh, sizeof sh));
-    if (shape[i] && n > limit / shape[i])
+    /* zero dims count as 1 here: strides are products of the other dims and must not overflow either */
+    int64_t d = shape[i] ? shape[i] : 1;
+    if (n > limit / d)
       return ck_error(ctx, CK_ERR_SHAPE, "%s: shape %s has too many elements (the product of dims overflows)", op,
                       ck_shape_str(ndim, shape, sh, sizeof sh));
-    n *= shape[i];
+    n *= d;
   }
   return CK_OK;
 }
@@ -171,6 +173,52 @@ ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, 
     return ck_error(ctx, CK_ERR_DEVICE, "%s: operands on different devices (%s and %s); move one with :to(\"%s\")", op,
                     ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db), ck_dev_name(ck_dev(a)));
   }
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- aliasing
+
+void ck_aligned_strides(int64_t *dst, int nd, const ck_tensor *t) {
+  for (int i = 0; i < nd; ++i) {
+    int it = i - (nd - t->ndim);
+    dst[i] = (it < 0 || t->shape[it] == 1) ? 0 : t->stride[it];
+  }
+}
+
+/* Element range [lo, hi] of t in its storage (numel > 0). */
+static void elem_range(const ck_tensor *t, int64_t *lo, int64_t *hi) {
+  *lo = *hi = t->offset;
+  for (int i = 0; i < t->ndim; ++i) {
+    int64_t ext = (t->shape[i] - 1) * t->stride[i];
+    if (ext < 0) *lo += ext;
+    else *hi += ext;
+  }
+}
+
+/* Could writing `out` clobber an element of `in` that is still to be read? Not when the storages or the
+ * byte ranges are disjoint, nor when in is exactly out (same offset, dtype and strides on out's dims). */
+bool ck_unsafe_alias(const ck_tensor *out, const ck_tensor *in) {
+  if (!in || out->st != in->st || ck_numel(out) == 0 || ck_numel(in) == 0) return false;
+  size_t os = ck_dtype_size(out->dtype), is = ck_dtype_size(in->dtype);
+  int64_t olo, ohi, ilo, ihi;
+  elem_range(out, &olo, &ohi);
+  elem_range(in, &ilo, &ihi);
+  if ((ohi + 1) * (int64_t)os <= ilo * (int64_t)is || (ihi + 1) * (int64_t)is <= olo * (int64_t)os) return false;
+  if (out->dtype != in->dtype || out->offset != in->offset) return true;
+  int64_t st[CK_MAX_DIMS];
+  ck_aligned_strides(st, out->ndim, in);
+  for (int i = 0; i < out->ndim; ++i)
+    if (out->shape[i] > 1 && st[i] != out->stride[i]) return true;
+  return false;
+}
+
+/* An out whose elements share memory (stride 0 on a dim of extent > 1) cannot be written elementwise. */
+ck_status ck_check_writable(ck_ctx *ctx, const char *name, const ck_tensor *out) {
+  char d[128];
+  for (int i = 0; i < out->ndim; ++i)
+    if (out->shape[i] > 1 && out->stride[i] == 0)
+      return ck_error(ctx, CK_ERR_ARG, "%s: destination %s is an expanded view (several elements share memory); "
+                                       "write into a contiguous array instead", name, ck_describe(out, d, sizeof d));
   return CK_OK;
 }
 

@@ -21,39 +21,44 @@ ck.is_array = is_array
 
 -- ---------------------------------------------------------------- arguments
 
--- An options table is a table that is not a list (shape tables are lists).
+-- An options table is a table that is not a list (shape tables are lists). An empty table after other
+-- arguments is an (empty) options table; alone it is an empty shape (a 0-d array).
 local function is_opts(t) return type(t) == "table" and not is_array(t) and t[1] == nil and next(t) ~= nil end
+local function is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
 
 -- (d1, d2, ... [, opts]) or ({d1, d2, ...} [, opts]) -> shape, opts
 local function shape_and_opts(...)
   local n = select("#", ...)
   local last = n > 0 and select(n, ...) or nil
   local opts = {}
-  if is_opts(last) then opts, n = last, n - 1 end
+  if is_trailing_opts(last, n) then opts, n = last, n - 1 end
   local first = ...
   if n == 1 and type(first) == "table" then return first, opts end
   local shape = {}
   for i = 1, n do shape[i] = (select(i, ...)) end
-  for i, d in ipairs(shape) do
-    if math_type(d) ~= "integer" and not (type(d) == "number" and d == math.floor(d)) then
-      error(fmt("bad shape: dim %d is %s, not an integer", i, tostring(d)), 3)
-    end
-    shape[i] = math.tointeger(d)
+  for i = 1, n do
+    local d = shape[i]
+    local v = type(d) == "number" and math.tointeger(d) or nil
+    if not v then error(fmt("bad shape: dim %d is %s, not an integer", i, tostring(d)), 3) end
+    shape[i] = v
   end
   return shape, opts
 end
 
-local function check_opts(opts, where)
+local KNOWN_OPTS = {dtype = true, device = true, variant = true, out = true, keepdim = true, idx = true}
+
+-- Unknown keys are errors (a misspelt option must not be ignored); `level` points the message at the caller.
+local function check_opts(opts, where, level)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then error(fmt("%s: options must be a table, got %s", where, type(opts)), level or 3) end
   for k in pairs(opts) do
-    if k ~= "dtype" and k ~= "device" and k ~= "variant" and k ~= "out" and k ~= "keepdim" then
-      error(fmt("%s: unknown option '%s'", where, tostring(k)), 3)
-    end
+    if not KNOWN_OPTS[k] then error(fmt("%s: unknown option '%s'", where, tostring(k)), level or 3) end
   end
   return opts
 end
 
 local function new(where, shape, opts)
-  check_opts(opts, where)
+  check_opts(opts, where, 4)
   return core.empty(shape, opts.dtype, opts.device)
 end
 
@@ -93,8 +98,11 @@ function ck.rand(...) return core.generate(new("rand", shape_and_opts(...)), "ra
 function ck.randn(...) return core.generate(new("randn", shape_and_opts(...)), "randn") end
 
 function ck.array(t, opts)
-  opts = check_opts(opts or {}, "array")
-  if is_array(t) then return t:to(opts.device or t:device(), opts.dtype or t:dtype()) end
+  opts = check_opts(opts, "array")
+  if is_array(t) then -- always a new array, never an alias of t
+    local r = t:to(opts.device or t:device(), opts.dtype or t:dtype())
+    return r:storage_id() == t:storage_id() and r:clone() or r
+  end
   return core.from_table(t, opts.dtype, opts.device)
 end
 function ck.scalar(x, opts) return ck.array(x, opts) end
@@ -124,7 +132,7 @@ end
 
 -- ---------------------------------------------------------------- ops
 
-local function opt(opts) return opts or {} end
+local function opt(opts, where) return check_opts(opts, where or "op", 4) end
 
 function ck.matmul(a, b, opts)
   opts = opt(opts)
@@ -145,8 +153,8 @@ end
 for _, name in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} do
   local want_idx = name == "max" or name == "min"
   local function f(a, dim, opts)
-    if is_opts(dim) then dim, opts = nil, dim end
-    opts = opt(opts)
+    if type(dim) == "table" and not is_array(dim) then dim, opts = nil, dim end
+    opts = opt(opts, name)
     return core.reduce(name, a, dim, opts.keepdim, opts.variant, want_idx and dim ~= nil, opts.out, opts.idx)
   end
   ck[name] = f
@@ -236,19 +244,23 @@ local EDGE = 3 -- elements kept at each end of a long dim
 -- read corner by corner (2^k small reads) so that printing never copies the whole array to the host.
 local function gather(a)
   local shape, nd = a:shape(), a:ndim()
-  local keep = {}
+  -- per dim: how many indices to show at each end (nil: all). Long dims keep EDGE at each end; the leading
+  -- dims of a large array keep only their first and last slice, so printing stays short at any ndim.
+  local large = a:numel() > 1000
+  local keep, head = {}, {}
   for d = 1, nd do
-    local n, k = shape[d], {}
-    if n > 2 * EDGE + 1 then
-      for i = 1, EDGE do k[#k + 1] = i end
+    local n, h = shape[d], (large and d <= nd - 2) and 1 or EDGE
+    local k = {}
+    if n > 2 * h + 1 then
+      head[d] = h
+      for i = 1, h do k[#k + 1] = i end
       k[#k + 1] = false -- the ellipsis
-      for i = n - EDGE + 1, n do k[#k + 1] = i end
+      for i = n - h + 1, n do k[#k + 1] = i end
     else
       for i = 1, n do k[i] = i end
     end
     keep[d] = k
   end
-  local lookup = {}
   if a:numel() <= 4096 then
     local flat, strides = a:flat(), {}
     local s = 1
@@ -259,22 +271,22 @@ local function gather(a)
       return flat[p]
     end
   end
-  -- corners: for each dim that is elided, the head or the tail block
-  local big = {}
-  for d = 1, nd do if shape[d] > 2 * EDGE + 1 then big[#big + 1] = d end end
+  -- corners: for each elided dim, its head or its tail block (2^k small reads, never the whole array)
+  local big, lookup = {}, {}
+  for d = 1, nd do if head[d] then big[#big + 1] = d end end
   for mask = 0, (1 << #big) - 1 do
     local v, lo = a, {}
     for d = 1, nd do lo[d] = 1 end
     for j, d in ipairs(big) do
       local tail = (mask >> (j - 1)) & 1 == 1
-      lo[d] = tail and shape[d] - EDGE + 1 or 1
-      v = v:narrow(d, lo[d], lo[d] + EDGE - 1)
+      lo[d] = tail and shape[d] - head[d] + 1 or 1
+      v = v:narrow(d, lo[d], lo[d] + head[d] - 1)
     end
     lookup[mask] = {lo = lo, flat = v:flat(), shape = v:shape()}
   end
   return keep, function(idx)
     local mask = 0
-    for j, d in ipairs(big) do if idx[d] > EDGE then mask = mask | (1 << (j - 1)) end end
+    for j, d in ipairs(big) do if idx[d] > head[d] then mask = mask | (1 << (j - 1)) end end
     local c = lookup[mask]
     local p, s = 1, 1
     for d = nd, 1, -1 do p = p + (idx[d] - c.lo[d]) * s; s = s * c.shape[d] end
