@@ -112,8 +112,11 @@ void ck_ew_order(ck_ew_desc *d) {
 
 /* Run a filled descriptor on `dev`. `operands` describes the inputs for error messages. */
 static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *variant, ck_ran *ran,
-                        const char *operands) {
+                        const char *operands_or_null, const ck_tensor *lazy) {
   const char *name = ck_ew_op_name(d->op);
+  char lazybuf[128];
+  /* error text is formatted only when needed: small ops are dominated by host overhead */
+#define OPERANDS (operands_or_null ? operands_or_null : ck_describe(lazy, lazybuf, sizeof lazybuf))
   if (dev == CK_HOST) {
     if (ran) {
       memset(ran, 0, sizeof *ran);
@@ -122,7 +125,7 @@ static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *
     }
     ck_ew_order(d); /* walk memory in order on the host too */
     ck_status st = ck_host_elementwise(ctx, d);
-    return st ? ck_error_prefix(ctx, st, "%s", operands) : CK_OK;
+    return st ? ck_error_prefix(ctx, st, "%s", OPERANDS) : CK_OK;
   }
   ck_env env;
   ck_status st = ck_env_get(ctx, &env);
@@ -132,9 +135,12 @@ static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *
                                         (ck_dtype)d->out_dtype, d, ran);
   if (!v) return CK_ERR_UNSUPPORTED;
   if (d->numel == 0) return CK_OK;
+  int kerr = v->launch(d, &env);
+  if (kerr == 0 && !ck_sync_mode(ctx)) return CK_OK;
   char what[512];
-  snprintf(what, sizeof what, "%s (%s) %s", name, v->name, operands);
-  return ck_after_launch(ctx, v->launch(d, &env), what);
+  snprintf(what, sizeof what, "%s (%s) %s", name, v->name, OPERANDS);
+  return ck_after_launch(ctx, kerr, what);
+#undef OPERANDS
 }
 
 // ---------------------------------------------------------------- unary
@@ -170,7 +176,7 @@ ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, d
   d.s1 = s1;
   d.s2 = s2;
   snprintf(operands, sizeof operands, "%s -> %s", ck_describe(a, da, sizeof da), ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, ck_dev(a), variant, ran, operands))) goto cleanup;
+  if ((st = ew_run(ctx, &d, ck_dev(a), variant, ran, operands, NULL))) goto cleanup;
   if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
 
 cleanup:
@@ -228,7 +234,7 @@ ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, 
   ck_aligned_strides(d.b_st, nd, pb);
   snprintf(operands, sizeof operands, "%s, %s -> %s", ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db),
            ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, dev, variant, ran, operands))) goto cleanup;
+  if ((st = ew_run(ctx, &d, dev, variant, ran, operands, NULL))) goto cleanup;
   if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
 
 cleanup:
@@ -284,7 +290,7 @@ ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tens
   else
     snprintf(operands, sizeof operands, "%s, %.17g -> %s", ck_describe(a, da, sizeof da), s,
              ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, dev, variant, ran, operands))) goto cleanup;
+  if ((st = ew_run(ctx, &d, dev, variant, ran, operands, NULL))) goto cleanup;
   if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
 
 cleanup:
@@ -300,7 +306,6 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
   const char *name = ck_ew_op_name(op);
   if (!name || !CK_EW_IS_GENERATOR(op)) return ck_error(ctx, CK_ERR_ARG, "elementwise: op %d is not a generator", op);
   ck_status st;
-  char dout[128];
   if ((st = ck_check_live(ctx, name, out)) || (st = check_dtype(ctx, name, out)) ||
       (st = check_float_only(ctx, name, op, out->dtype)) || (st = ck_check_writable(ctx, name, out)))
     return st;
@@ -308,5 +313,5 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
   desc_init(&d, op, out);
   d.s1 = s1;
   d.s2 = s2;
-  return ew_run(ctx, &d, ck_dev(out), NULL, NULL, ck_describe(out, dout, sizeof dout));
+  return ew_run(ctx, &d, ck_dev(out), NULL, NULL, NULL, out);
 }
