@@ -11,7 +11,7 @@ local function case_of(row)
   local shape = row.shape
   if type(shape) == "table" then shape = table.concat(shape, "x") end
   if row.m then shape = ("%dx%dx%d"):format(row.m, row.n, row.k) end
-  return table.concat({row.op or "", row.dtype or "", shape or "", row.dim and ("dim " .. tostring(row.dim)) or ""}, " ")
+  return table.concat({row.op or "", row.dtype or "", shape or "", row.layout ~= "contiguous" and row.layout or "", row.dim and ("dim " .. tostring(row.dim)) or ""}, " ")
     :gsub("%s+", " "):gsub("^ ", "")
 end
 

@@ -6,7 +6,7 @@
 --   variant (or name), id (0 = library reference), ms, q1, q3, tflops, gbps, pct (% of the reference;
 --   computed from the rates when absent), reference=true, ok=false / error="..." (failed validation:
 --   listed, never plotted), note, dtype, group (line-chart grouping override), headline=true,
---   matmul: m, n, k     reduce: fn, shape, dim     transpose: shape     elementwise: op, shape (or n)
+--   matmul: m, n, k     reduce: fn, shape, dim     transpose: shape     elementwise: op, shape (or n), layout
 -- A file may also name `headline` (a case key or label) and `reference` (a variant name).
 --
 -- Every plotted number is also in the SVG as data-value="..." (shortest round-trip decimal of the value
@@ -235,8 +235,9 @@ local LADDERS = {
     case = function(r)
       local shape = shape_of(r)
       local op = tostring(r.op or r.fn or "?")
-      return op .. " " .. shape_str(shape, "x") .. dtype_suffix(r), op .. " " .. shape_label(shape) .. dtype_suffix(r),
-          numel(shape)
+      local lay = type(r.layout) == "string" and r.layout ~= "contiguous" and (" (" .. r.layout .. ")") or ""
+      return op .. " " .. shape_str(shape, "x") .. lay .. dtype_suffix(r),
+          op .. " " .. shape_label(shape) .. lay .. dtype_suffix(r), numel(shape)
     end,
     group = function(r) return tostring(r.op or r.fn or "?") .. dtype_suffix(r) end,
     xlabel = "elements (log2 scale)",
