@@ -61,7 +61,7 @@ deps:
 	@test -x "$(NVCC)" || { echo "CUDA toolkit not found (set CUDA_HOME); cukern needs nvcc and cuBLAS to build"; exit 1; }
 
 test: deps
-	$(MAKE) all WERROR=-Werror
+	$(MAKE) -j$$(nproc 2>/dev/null || echo 2) all WERROR=-Werror
 	@sh spec/run.sh
 
 check: test

@@ -34,7 +34,7 @@ return function(options)
     end
     local reasons = {}
     for _, p in ipairs(handler.pendings) do
-      local why = type(p.message) == 'string' and p.message or p.name
+      local why = type(p.message) == "string" and p.message:gsub("^[^\n]-:%d+: ", "") or p.name
       reasons[why] = (reasons[why] or 0) + 1
     end
     for why, n in pairs(reasons) do io.write(('skipped %d: %s\n'):format(n, why)) end
