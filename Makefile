@@ -2,6 +2,7 @@
 #   make            build cukern/core.so (gcc for src/, nvcc for kernels/)
 #   make test       install what is missing (Debian, as root), build, run every spec; ends "N passed, N failed"
 #   make demo       the main job: every kernel ladder (GPU if present, else host), report under bench/results
+#   make repl       lua5.4 -i with ck = require "cukern" from this checkout
 #   make gpu-check  on the GPU host: sm_90a build, all specs, all ladders, results/logs to $OUT
 #   make install    (luarocks calls this) copies core.so and lua/cukern/*.lua to INST_LIBDIR / INST_LUADIR
 # Variables honoured: CUDA_HOME, CUDA_ARCH, LUA_INCDIR, LUA_LIBDIR, LIBFLAG, CFLAGS, NVCCFLAGS, INST_LIBDIR, INST_LUADIR.
@@ -31,7 +32,7 @@ CORE_SRC := $(filter-out src/lcukern.c,$(wildcard src/*.c)) $(wildcard kernels/*
 CU_SRC   := $(wildcard kernels/*/*.cu)
 OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC) src/lcukern.c) $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
 
-.PHONY: all test check bench demo report readme gpu-check install clean deps
+.PHONY: all test check bench demo report repl gpu-check install clean deps
 all: cukern/core.so
 
 cukern/core.so: $(OBJ)
@@ -68,6 +69,9 @@ check: test
 
 bench demo: deps all
 	$(LUA) examples/demo.lua
+
+repl: all
+	LUA_PATH="./lua/?.lua;./lua/?/init.lua;;" LUA_CPATH="./?.so;;" $(LUA) -i -e 'ck = require "cukern"'
 
 report:
 	$(LUA) examples/report.lua bench/results bench/results --readme
