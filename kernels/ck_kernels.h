@@ -146,6 +146,7 @@ extern const int ck_matmul_preferred[]; /* default order, -1 terminated */
 extern const ck_variant ck_reduce_variants[];
 extern const int ck_reduce_nvariants;
 extern const int ck_reduce_preferred[];
+extern const int ck_reduce_preferred_full[]; /* for outer == inner == 1 */
 extern const ck_variant ck_transpose_variants[];
 extern const int ck_transpose_nvariants;
 extern const int ck_transpose_preferred[];

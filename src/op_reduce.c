@@ -240,7 +240,9 @@ ck_status ck_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const c
   desc.idx = ix ? (int32_t *)ck_data(ix) : NULL;
 
   const ck_variant *v = ck_pick_variant(ctx, name, ck_reduce_variants, ck_reduce_nvariants, variant,
-                                        ck_reduce_preferred, x->dtype, &desc, ran);
+                                        desc.outer == 1 && desc.inner == 1 ? ck_reduce_preferred_full
+                                                                           : ck_reduce_preferred,
+                                        x->dtype, &desc, ran);
   if (!v) {
     st = CK_ERR_UNSUPPORTED; /* the picker's message names the op, the variant and why */
     goto fail;

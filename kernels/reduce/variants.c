@@ -50,3 +50,7 @@ const int ck_reduce_nvariants = (int)(sizeof ck_reduce_variants / sizeof ck_redu
  * themselves by shape: short rows -> rows_warp; >= 1024 long rows -> rows_block; full reductions and few long
  * rows -> single_pass; inner > 1 -> cols. CUB and the rest stay as fallbacks. */
 const int ck_reduce_preferred[] = {10, 11, 9, 12, 8, 0, 7, 6, 5, 4, 3, 2, 1, -1};
+/* Whole-array reductions (outer == inner == 1): CUB's DeviceReduce measured 3-9% ahead of single_pass and
+ * shuffle_vec on every f32 sum from 2^22 to 2^28 on the H200 (bench/results/reduce-nvidia-h200.json), so it
+ * is the default there; our kernels lead on every row and column layout. */
+const int ck_reduce_preferred_full[] = {0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
