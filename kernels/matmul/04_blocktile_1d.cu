@@ -13,33 +13,11 @@
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 and f64 (accumulated in the operand type).
  */
-#include <cuda_runtime.h>
-#include <stdint.h>
+#include "mm_common.cuh"
 
-#include "ck_kernels.h"
+using namespace ckmm;
 
 namespace {
-
-// ---------------------------------------------------------------- plumbing
-
-template <typename T> struct MmArgs {
-  const T *a, *b;
-  T *c;
-  int64_t batch, m, n, k;
-  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
-  T alpha, beta;
-};
-
-template <typename T> MmArgs<T> mm_args(const ck_mm_desc *d) {
-  MmArgs<T> p;
-  p.a = (const T *)d->a, p.b = (const T *)d->b, p.c = (T *)d->c;
-  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
-  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
-  p.alpha = (T)d->alpha, p.beta = (T)d->beta;
-  return p;
-}
-
-inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
 
 // ---------------------------------------------------------------- kernel
 
@@ -83,7 +61,7 @@ template <typename T> __global__ void __launch_bounds__(NT) matmul_blocktile_1d_
             const int64_t i = m0 + trow * TM + r;
             if (i < p.m) {
               T *cp = C + i * p.c_rs + j;
-              *cp = p.beta == T(0) ? p.alpha * acc[r] : p.alpha * acc[r] + p.beta * *cp;
+              *cp = epi(acc[r], p.alpha, p.beta, cp);
             }
           }
         }
@@ -91,21 +69,11 @@ template <typename T> __global__ void __launch_bounds__(NT) matmul_blocktile_1d_
   }
 }
 
-template <typename T> void launch(const ck_mm_desc *d, cudaStream_t s) {
-  const dim3 grid(cap((d->m + BM - 1) / BM, 0x7fffffff), cap((d->n + BN - 1) / BN, 65535), cap(d->batch, 65535));
-  matmul_blocktile_1d_kernel<T><<<grid, NT, 0, s>>>(mm_args<T>(d));
-}
-
 } // namespace
 
 // ---------------------------------------------------------------- launcher
 
 extern "C" int ck_matmul_blocktile_1d(const void *desc, const ck_env *env) {
-  const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
-  cudaStream_t s = (cudaStream_t)env->stream;
-  if (d->dtype == CK_F32) launch<float>(d, s);
-  else if (d->dtype == CK_F64) launch<double>(d, s);
-  else return (int)cudaErrorInvalidValue;
-  return (int)cudaGetLastError();
+  return launch_f32_f64(desc, env, matmul_blocktile_1d_kernel<float>, matmul_blocktile_1d_kernel<double>, BM, BN,
+                        dim3(NT));
 }

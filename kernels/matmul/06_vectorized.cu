@@ -19,59 +19,11 @@
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
  */
-#include <cuda_runtime.h>
-#include <stdint.h>
+#include "mm_common.cuh"
 
-#include "ck_kernels.h"
+using namespace ckmm;
 
 namespace {
-
-// ---------------------------------------------------------------- plumbing
-
-struct Args {
-  const float *a, *b;
-  float *c;
-  int64_t batch, m, n, k;
-  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
-  float alpha, beta;
-  int cvec; /* C rows are 16-byte aligned: float4 stores allowed */
-};
-
-inline bool al16(const void *p, int64_t rs, int64_t bs) {
-  return ((uintptr_t)p & 15) == 0 && rs % 4 == 0 && bs % 4 == 0;
-}
-
-Args make_args(const ck_mm_desc *d) {
-  Args p;
-  p.a = (const float *)d->a, p.b = (const float *)d->b, p.c = (float *)d->c;
-  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
-  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
-  p.alpha = (float)d->alpha, p.beta = (float)d->beta;
-  p.cvec = al16(d->c, d->c_rs, d->batch > 1 ? d->c_bs : 0);
-  return p;
-}
-
-inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
-
-/* 4 consecutive floats: one 16-byte load when VEC (aligned), else four 4-byte loads. */
-template <bool VEC> __device__ __forceinline__ float4 ld4(const float *__restrict__ p) {
-  if (VEC) return __ldg(reinterpret_cast<const float4 *>(p));
-  return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
-}
-
-/* The first `valid` (<= 4, may be <= 0) of 4 consecutive floats, zeros after. */
-__device__ __forceinline__ float4 ld4_guard(const float *__restrict__ p, int valid) {
-  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-  if (valid > 0) v.x = __ldg(p);
-  if (valid > 1) v.y = __ldg(p + 1);
-  if (valid > 2) v.z = __ldg(p + 2);
-  if (valid > 3) v.w = __ldg(p + 3);
-  return v;
-}
-
-__device__ __forceinline__ float epi(float acc, float alpha, float beta, const float *c) {
-  return beta == 0.f ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is not read (it may be NaN)
-}
 
 // ---------------------------------------------------------------- kernel
 
@@ -79,7 +31,7 @@ constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int NT = (BM / TM) * (BN / TN); // 256
 static_assert(BM * BK / 4 == NT && BK * BN / 4 == NT, "one float4 of A and one of B per thread per tile");
 
-template <bool VEC> __global__ void __launch_bounds__(NT) matmul_vectorized_kernel(const Args p) {
+template <bool VEC> __global__ void __launch_bounds__(NT) matmul_vectorized_kernel(const MmArgsV p) {
   __shared__ __align__(16) float As[BK][BM]; // transposed: As[k][m]
   __shared__ __align__(16) float Bs[BK][BN];
   const int tid = threadIdx.x;
@@ -167,9 +119,9 @@ extern "C" int ck_matmul_vectorized(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   if (d->dtype != CK_F32) return (int)cudaErrorInvalidValue;
-  const Args p = make_args(d);
-  const bool vec = al16(d->a, d->a_rs, d->batch > 1 ? d->a_bs : 0) && al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0);
-  const dim3 grid(cap((d->m + BM - 1) / BM, 0x7fffffff), cap((d->n + BN - 1) / BN, 65535), cap(d->batch, 65535));
+  const MmArgsV p = mm_args_v(d);
+  const bool vec = ab_al16(d);
+  const dim3 grid = tile_grid(d, BM, BN);
   cudaStream_t s = (cudaStream_t)env->stream;
   if (vec) matmul_vectorized_kernel<true><<<grid, NT, 0, s>>>(p);
   else matmul_vectorized_kernel<false><<<grid, NT, 0, s>>>(p);

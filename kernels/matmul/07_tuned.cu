@@ -19,69 +19,11 @@
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
  */
-#include <cuda_runtime.h>
-#include <stdint.h>
+#include "mm_common.cuh"
 
-#include "ck_kernels.h"
+using namespace ckmm;
 
 namespace {
-
-// ---------------------------------------------------------------- plumbing
-
-struct Args {
-  const float *a, *b;
-  float *c;
-  int64_t batch, m, n, k;
-  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
-  float alpha, beta;
-  int cvec; /* C rows are 16-byte aligned: float4 stores allowed */
-};
-
-inline bool al16(const void *p, int64_t rs, int64_t bs) {
-  return ((uintptr_t)p & 15) == 0 && rs % 4 == 0 && bs % 4 == 0;
-}
-
-Args make_args(const ck_mm_desc *d) {
-  Args p;
-  p.a = (const float *)d->a, p.b = (const float *)d->b, p.c = (float *)d->c;
-  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
-  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
-  p.alpha = (float)d->alpha, p.beta = (float)d->beta;
-  p.cvec = al16(d->c, d->c_rs, d->batch > 1 ? d->c_bs : 0);
-  return p;
-}
-
-inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
-
-template <bool VEC> __device__ __forceinline__ float4 ld4(const float *__restrict__ p) {
-  if (VEC) return __ldg(reinterpret_cast<const float4 *>(p));
-  return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
-}
-
-__device__ __forceinline__ float4 ld4_guard(const float *__restrict__ p, int valid) {
-  float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-  if (valid > 0) v.x = __ldg(p);
-  if (valid > 1) v.y = __ldg(p + 1);
-  if (valid > 2) v.z = __ldg(p + 2);
-  if (valid > 3) v.w = __ldg(p + 3);
-  return v;
-}
-
-/* Write 4 results (columns lj .. lj+3 of a tile row at cp) with alpha/beta; beta == 0 never reads C. */
-__device__ __forceinline__ void store4(float *cp, const float *v, int lj, int nrem, const Args &p) {
-  if (p.cvec && lj + 4 <= nrem) {
-    float4 o = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
-    if (p.beta != 0.f) {
-      const float4 c = *reinterpret_cast<const float4 *>(cp);
-      o.x += p.beta * c.x, o.y += p.beta * c.y, o.z += p.beta * c.z, o.w += p.beta * c.w;
-    }
-    *reinterpret_cast<float4 *>(cp) = o;
-  } else {
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      if (lj + c < nrem) cp[c] = p.beta == 0.f ? p.alpha * v[c] : p.alpha * v[c] + p.beta * cp[c];
-  }
-}
 
 // ---------------------------------------------------------------- kernel
 
@@ -97,7 +39,7 @@ template <int BM_, int BN_, int BK_, int TM_, int TN_> struct Cfg {
 using Big = Cfg<128, 128, 16, 8, 8>;
 using Small = Cfg<64, 64, 16, 4, 4>;
 
-template <class C, bool VEC> __global__ void __launch_bounds__(256, 2) matmul_tuned_kernel(const Args p) {
+template <class C, bool VEC> __global__ void __launch_bounds__(256, 2) matmul_tuned_kernel(const MmArgsV p) {
   __shared__ __align__(16) float As[C::BK][C::AP]; // transposed and padded: As[k][m]
   __shared__ __align__(16) float Bs[C::BK][C::BN];
   const int tid = threadIdx.x;
@@ -171,22 +113,12 @@ template <class C, bool VEC> __global__ void __launch_bounds__(256, 2) matmul_tu
           __syncthreads();
         }
         float *Cb = p.c + z * p.c_bs + m0 * p.c_rs + n0;
-#pragma unroll
-        for (int i = 0; i < C::TM; ++i) {
-          const int li = trow * 4 + (i / 4) * C::TRM * 4 + i % 4;
-          if (li >= mrem) continue;
-#pragma unroll
-          for (int j = 0; j < C::TN / 4; ++j) {
-            const int lj = tcol * 4 + j * C::TRN * 4;
-            store4(Cb + li * p.c_rs + lj, &acc[i][4 * j], lj, nrem, p);
-          }
-        }
+        store_quads<C::TM, C::TN, C::TRM * 4, C::TRN * 4>(Cb, acc, trow * 4, tcol * 4, mrem, nrem, p);
       }
 }
 
-template <class C> void launch(const ck_mm_desc *d, const Args &p, bool vec, cudaStream_t s) {
-  const dim3 grid(cap((d->m + C::BM - 1) / C::BM, 0x7fffffff), cap((d->n + C::BN - 1) / C::BN, 65535),
-                  cap(d->batch, 65535));
+template <class C> void launch(const ck_mm_desc *d, const MmArgsV &p, bool vec, cudaStream_t s) {
+  const dim3 grid = tile_grid(d, C::BM, C::BN);
   if (vec) matmul_tuned_kernel<C, true><<<grid, C::NT, 0, s>>>(p);
   else matmul_tuned_kernel<C, false><<<grid, C::NT, 0, s>>>(p);
 }
@@ -199,8 +131,8 @@ extern "C" int ck_matmul_tuned(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   if (d->dtype != CK_F32) return (int)cudaErrorInvalidValue;
-  const Args p = make_args(d);
-  const bool vec = al16(d->a, d->a_rs, d->batch > 1 ? d->a_bs : 0) && al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0);
+  const MmArgsV p = mm_args_v(d);
+  const bool vec = ab_al16(d);
   cudaStream_t s = (cudaStream_t)env->stream;
   // 128 x 128 tiles unless they would leave SMs idle (one wave of two blocks per SM is 2*sm_count tiles)
   const int64_t big_tiles = ((d->m + 127) / 128) * ((d->n + 127) / 128) * d->batch;

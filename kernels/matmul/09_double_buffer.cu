@@ -27,56 +27,11 @@
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
  */
-#include <cuda_runtime.h>
-#include <stdint.h>
-#include <stdlib.h>
+#include "mm_common.cuh"
 
-#include "ck_kernels.h"
+using namespace ckmm;
 
 namespace {
-
-// ---------------------------------------------------------------- plumbing
-
-struct Args {
-  const float *a, *b;
-  float *c;
-  int64_t batch, m, n, k;
-  int64_t a_bs, a_rs, b_bs, b_rs, c_bs, c_rs;
-  float alpha, beta;
-  int cvec; /* C rows are 16-byte aligned: float4 stores allowed */
-};
-
-inline bool al16(const void *p, int64_t rs, int64_t bs) {
-  return ((uintptr_t)p & 15) == 0 && rs % 4 == 0 && bs % 4 == 0;
-}
-
-Args make_args(const ck_mm_desc *d) {
-  Args p;
-  p.a = (const float *)d->a, p.b = (const float *)d->b, p.c = (float *)d->c;
-  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
-  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.c_bs = d->c_bs, p.c_rs = d->c_rs;
-  p.alpha = (float)d->alpha, p.beta = (float)d->beta;
-  p.cvec = al16(d->c, d->c_rs, d->batch > 1 ? d->c_bs : 0);
-  return p;
-}
-
-inline unsigned cap(int64_t v, int64_t lim) { return (unsigned)(v < lim ? v : lim); }
-
-/* Write 4 results (columns lj .. lj+3 of a tile row at cp) with alpha/beta; beta == 0 never reads C. */
-__device__ __forceinline__ void store4(float *cp, const float *v, int lj, int nrem, const Args &p) {
-  if (p.cvec && lj + 4 <= nrem) {
-    float4 o = make_float4(p.alpha * v[0], p.alpha * v[1], p.alpha * v[2], p.alpha * v[3]);
-    if (p.beta != 0.f) {
-      const float4 c = *reinterpret_cast<const float4 *>(cp);
-      o.x += p.beta * c.x, o.y += p.beta * c.y, o.z += p.beta * c.z, o.w += p.beta * c.w;
-    }
-    *reinterpret_cast<float4 *>(cp) = o;
-  } else {
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      if (lj + c < nrem) cp[c] = p.beta == 0.f ? p.alpha * v[c] : p.alpha * v[c] + p.beta * cp[c];
-  }
-}
 
 // ---------------------------------------------------------------- cp.async (sm_80+; plain copies before)
 
@@ -156,7 +111,7 @@ struct Cfg {
 // ---------------------------------------------------------------- kernel
 
 template <class C, bool VEC>
-__global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(const Args p, int64_t y0, int64_t z0) {
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(const MmArgsV p, int64_t y0, int64_t z0) {
   extern __shared__ float4 smem4[];
   float *const As = reinterpret_cast<float *>(smem4); // [STAGES][BK][AP], transposed: As[k][m]
   float *const Bs = As + C::STAGES * C::A_STAGE;      // [STAGES][BK][BN]
@@ -321,16 +276,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
   cp_wait<0>(); // no copy may still target shared memory when the block exits
 
   float *Cb = p.c + z * p.c_bs + m0 * p.c_rs + n0;
-#pragma unroll
-  for (int i = 0; i < C::TM; ++i) {
-    const int li = a_rd + (i / 4) * C::TWM * 4 + i % 4;
-    if (li >= mrem) continue;
-#pragma unroll
-    for (int j = 0; j < C::TN / 4; ++j) {
-      const int lj = b_rd + j * C::TWN * 4;
-      store4(Cb + li * p.c_rs + lj, &acc[i][4 * j], lj, nrem, p);
-    }
-  }
+  store_quads<C::TM, C::TN, C::TWM * 4, C::TWN * 4>(Cb, acc, a_rd, b_rd, mrem, nrem, p);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -351,37 +297,16 @@ using C6 = Cfg<128, 128, 8, 64, 32, 8, 8, 4, 2, 8, 0>;   // 6: BK 8, 4 stages
 constexpr int kNCfg = 7;
 
 template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
-  const Args p = make_args(d);
   const bool vec = al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0); // A moves in 4-byte copies: any alignment
-  void (*kern)(const Args, int64_t, int64_t) =
-      vec ? matmul_double_buffer_kernel<C, true> : matmul_double_buffer_kernel<C, false>;
-  if (C::SMEM > 48 * 1024) {
-    static bool raised[2]; // per instantiation; set once (the attribute is per function)
-    if (!raised[vec]) {
-      cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-      if (e != cudaSuccess) return (int)e;
-      raised[vec] = true;
-    }
-  }
-  const int64_t mt = (d->m + C::BM - 1) / C::BM, nt = (d->n + C::BN - 1) / C::BN;
-  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration; /* > 3e10 columns: cannot be in memory */
-  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
-    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
-      const dim3 grid((unsigned)nt, cap(mt - y0, 65535), cap(d->batch - z0, 65535));
-      kern<<<grid, C::NT, C::SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
-    }
-  return (int)cudaGetLastError();
+  return launch_split<C>(d, env, vec ? matmul_double_buffer_kernel<C, true> : matmul_double_buffer_kernel<C, false>,
+                         vec);
 }
 
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: 128 x 128 tiles once there are
  * at least as many as SMs, 64 x 128 tiles while they still give half the SMs a block, 64 x 64 below. */
 int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
-  const char *s = getenv("CUKERN_MM_CFG");
-  if (s && *s) {
-    char *end;
-    const long i = strtol(s, &end, 10);
-    if (*end == 0 && i >= 0 && i < kNCfg) return (int)i;
-  }
+  const int forced = forced_cfg(kNCfg);
+  if (forced >= 0) return forced;
   const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
   const int64_t big = ((d->m + 127) / 128) * ((d->n + 127) / 128) * d->batch;
   const int64_t mid = ((d->m + 63) / 64) * ((d->n + 127) / 128) * d->batch;
@@ -408,7 +333,4 @@ extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
   }
 }
 
-extern "C" const char *ck_matmul_double_buffer_supports(const void *desc) {
-  const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  return d->k > 0x7fffff00LL ? "needs k < 2^31" : NULL;
-}
+extern "C" const char *ck_matmul_double_buffer_supports(const void *desc) { return supports_k31(desc); }

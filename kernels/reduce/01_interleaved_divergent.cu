@@ -33,10 +33,7 @@ __global__ void reduce_interleaved_divergent_kernel(const typename O::value_t *_
       if (tid % (2 * s) == 0) sdata[tid] = O::combine(sdata[tid], sdata[tid + s]);
       __syncthreads();
     }
-    if (tid == 0) {
-      if (part) part[b] = sdata[0];
-      else O::store(sdata[0], out, idx, row, len);
-    }
+    if (tid == 0) put_result<O>(sdata[0], part, b, out, idx, row, len);
     __syncthreads(); /* sdata is reused by the next chunk */
   }
 }
@@ -46,18 +43,12 @@ __global__ void reduce_interleaved_divergent_kernel(const typename O::value_t *_
 template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256;
-  const int64_t nch = cdiv(d.len, BS);
-  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
-    reduce_interleaved_divergent_kernel<O><<<grid_for(d.outer * nch), BS, BS * sizeof(typename O::acc_t),
-                                             (cudaStream_t)env->stream>>>(
-        (const typename O::value_t *)d.x, d.outer, d.len, nch, part, out, idx);
-  });
+  return run_chunk_kernel<O>(d, env, reduce_interleaved_divergent_kernel<O>, cdiv(d.len, BS), BS,
+                             BS * sizeof(typename O::acc_t));
 }
 
 CK_RED_LAUNCHER(ck_reduce_interleaved_divergent, launch)
 
 extern "C" const char *ck_reduce_interleaved_divergent_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

@@ -34,10 +34,7 @@ __global__ void reduce_first_add_load_kernel(const typename O::value_t *__restri
       if (tid < s) sdata[tid] = O::combine(sdata[tid], sdata[tid + s]);
       __syncthreads();
     }
-    if (tid == 0) {
-      if (part) part[b] = sdata[0];
-      else O::store(sdata[0], out, idx, row, len);
-    }
+    if (tid == 0) put_result<O>(sdata[0], part, b, out, idx, row, len);
     __syncthreads();
   }
 }
@@ -47,18 +44,12 @@ __global__ void reduce_first_add_load_kernel(const typename O::value_t *__restri
 template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256;
-  const int64_t nch = cdiv(d.len, 2 * BS);
-  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
-    reduce_first_add_load_kernel<O><<<grid_for(d.outer * nch), BS, BS * sizeof(typename O::acc_t),
-                                      (cudaStream_t)env->stream>>>((const typename O::value_t *)d.x, d.outer, d.len,
-                                                                   nch, part, out, idx);
-  });
+  return run_chunk_kernel<O>(d, env, reduce_first_add_load_kernel<O>, cdiv(d.len, 2 * BS), BS,
+                             BS * sizeof(typename O::acc_t));
 }
 
 CK_RED_LAUNCHER(ck_reduce_first_add_load, launch)
 
 extern "C" const char *ck_reduce_first_add_load_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

@@ -32,6 +32,7 @@ __global__ void __launch_bounds__(BS) reduce_complete_unroll_kernel(const typena
     sdata[tid] = a;
     __syncthreads();
     tree_unrolled<O, BS>(sdata, tid);
+    // put_result<O>(sdata[0], ...) spelled out: through the helper the ArgOp kernels get other register counts
     if (tid == 0) {
       if (part) part[b] = sdata[0];
       else O::store(sdata[0], out, idx, row, len);
@@ -44,11 +45,7 @@ __global__ void __launch_bounds__(BS) reduce_complete_unroll_kernel(const typena
 
 template <class O, int BS>
 static int launch_bs(const ck_red_desc &d, const ck_env *env) {
-  const int64_t nch = cdiv(d.len, 2 * BS);
-  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
-    reduce_complete_unroll_kernel<O, BS><<<grid_for(d.outer * nch), BS, 0, (cudaStream_t)env->stream>>>(
-        (const typename O::value_t *)d.x, d.outer, d.len, nch, part, out, idx);
-  });
+  return run_chunk_kernel<O>(d, env, reduce_complete_unroll_kernel<O, BS>, cdiv(d.len, 2 * BS), BS, 0);
 }
 
 template <class O>
@@ -62,7 +59,5 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
 CK_RED_LAUNCHER(ck_reduce_complete_unroll, launch)
 
 extern "C" const char *ck_reduce_complete_unroll_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

@@ -36,6 +36,7 @@ __global__ void __launch_bounds__(BS) reduce_multi_add_kernel(const typename O::
     sdata[tid] = a;
     __syncthreads();
     tree_unrolled<O, BS>(sdata, tid);
+    // put_result<O>(sdata[0], ...) spelled out: through the helper the ArgOp kernels get other register counts
     if (tid == 0) {
       if (part) part[b] = sdata[0];
       else O::store(sdata[0], out, idx, row, len);
@@ -52,16 +53,11 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   static int occ = 0; /* per instantiation; a benign race if two threads fill it */
   if (!occ) occ = occupancy((const void *)reduce_multi_add_kernel<O, BS>, BS, 0);
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ, 8 * BS, 1);
-  return run_chunked<O>(d, env, p.per_row, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
-    reduce_multi_add_kernel<O, BS><<<grid_for(p.items), BS, 0, (cudaStream_t)env->stream>>>(
-        (const typename O::value_t *)d.x, d.outer, d.len, p.per_row, part, out, idx);
-  });
+  return run_chunk_kernel<O>(d, env, reduce_multi_add_kernel<O, BS>, p.per_row, BS, 0); // p.items blocks
 }
 
 CK_RED_LAUNCHER(ck_reduce_multi_add, launch)
 
 extern "C" const char *ck_reduce_multi_add_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

@@ -28,10 +28,7 @@ __global__ void __launch_bounds__(BS) reduce_shuffle_vec_kernel(const typename O
     const int64_t beg = c * chunk, end = beg + chunk < len ? beg + chunk : len;
     typename O::acc_t a = fold_range_vec<O, U>(x + row * len, beg, end, threadIdx.x, BS, O::identity());
     a = block_reduce<O, BS>(a);
-    if (threadIdx.x == 0) {
-      if (part) part[b] = a;
-      else O::store(a, out, idx, row, len);
-    }
+    if (threadIdx.x == 0) put_result<O>(a, part, b, out, idx, row, len);
     __syncthreads();
   }
 }
@@ -54,7 +51,5 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
 CK_RED_LAUNCHER(ck_reduce_shuffle_vec, launch)
 
 extern "C" const char *ck_reduce_shuffle_vec_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

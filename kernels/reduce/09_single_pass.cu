@@ -88,7 +88,5 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
 CK_RED_LAUNCHER(ck_reduce_single_pass, launch)
 
 extern "C" const char *ck_reduce_single_pass_supports(const void *desc) {
-  const ck_red_desc *d = (const ck_red_desc *)desc;
-  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
-  return check_common(d);
+  return check_rows((const ck_red_desc *)desc);
 }

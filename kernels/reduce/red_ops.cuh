@@ -18,8 +18,10 @@
  * indexed ops treat NaN as the extreme and keep the first NaN. Ties go to the smaller index.
  *
  * Also here, shared by several steps: 16-byte vector loads over an arbitrary (misaligned) range with a scalar
- * head and tail, warp/block shuffle reductions, the multi-level finisher for [outer, m] partials, the
- * finisher for column partials and the work-splitting plan for "a grid of a few waves".
+ * head and tail, warp/block shuffle reductions, a block's partial-or-output epilogue (put_result), the
+ * multi-level finisher for [outer, m] partials and the launch of the block-per-chunk steps around it
+ * (run_chunk_kernel), the finisher for column partials, the work-splitting plan for "a grid of a few waves"
+ * and the supports() check of the row steps (check_rows).
  */
 #ifndef CK_RED_OPS_CUH
 #define CK_RED_OPS_CUH
@@ -168,6 +170,12 @@ static inline const char *check_common(const ck_red_desc *d) {
   return NULL;
 }
 
+/* supports() of the row steps (1-9): contiguous rows, then check_common. */
+static inline const char *check_rows(const ck_red_desc *d) {
+  if (d->inner != 1) return "reduces contiguous rows only (inner == 1); 'cols' reduces leading dims";
+  return check_common(d);
+}
+
 // ---------------------------------------------------------------- loads and shuffles
 
 /* 16 bytes of T, loaded as one LDG.E.128 (read-only path). */
@@ -310,6 +318,15 @@ __device__ __forceinline__ typename O::acc_t fold_partials(const typename O::acc
   return O::combine(a0, a1);
 }
 
+/* What a block does with the result a of work item b (chunk of row `row`): with part, store it as that item's
+ * partial; without, finalize it into the row's output (O::store). */
+template <class O>
+__device__ __forceinline__ void put_result(typename O::acc_t a, typename O::acc_t *part, int64_t b,
+                                           typename O::value_t *out, int32_t *idx, int64_t row, int64_t len) {
+  if (part) part[b] = a;
+  else O::store(a, out, idx, row, len);
+}
+
 // ---------------------------------------------------------------- launch helpers (host)
 
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -368,10 +385,7 @@ __global__ void __launch_bounds__(BS) red_acc_rows_kernel(const typename O::acc_
     const acc_t *src = in + row * m;
     acc_t a = fold_partials<O, false>(src, beg, end, threadIdx.x, BS);
     a = block_reduce<O, BS>(a);
-    if (threadIdx.x == 0) {
-      if (part) part[b] = a;
-      else O::store(a, out, idx, row, len);
-    }
+    if (threadIdx.x == 0) put_result<O>(a, part, b, out, idx, row, len);
     __syncthreads();
   }
 }
@@ -424,6 +438,22 @@ static int run_chunked(const ck_red_desc &d, const ck_env *env, int64_t nch, L &
   const int err = (int)cudaGetLastError();
   if (err) return err;
   return finish_rows<O>(env, (const acc_t *)w.p, d.outer, nch, (T *)d.out, d.idx, d.len);
+}
+
+/* The block-per-chunk kernels of steps 1-7: (x, outer, len, chunks per row, part, out, idx). */
+template <class O>
+using chunk_kernel = void (*)(const typename O::value_t *, int64_t, int64_t, int64_t, typename O::acc_t *,
+                              typename O::value_t *, int32_t *);
+
+/* run_chunked with `kernel` as the launch: outer * nch blocks (grid capped; blocks loop) of bs threads and smem
+ * bytes of dynamic shared memory. */
+template <class O>
+static int run_chunk_kernel(const ck_red_desc &d, const ck_env *env, chunk_kernel<O> kernel, int64_t nch, int bs,
+                            size_t smem) {
+  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
+    kernel<<<grid_for(d.outer * nch), bs, smem, (cudaStream_t)env->stream>>>((const typename O::value_t *)d.x, d.outer,
+                                                                             d.len, nch, part, out, idx);
+  });
 }
 
 /* Harris's completely unrolled shared-memory tree (step 6, reused by step 7): BS is a compile-time power of

@@ -37,18 +37,6 @@ extern "C" const char *ck_transpose_geam_supports(const void *desc) {
   return NULL;
 }
 
-/* Batch matrix b -> element offsets of in and out (row-major over bshape). */
-static void geam_offsets(const ck_tr_desc *d, int64_t b, int64_t *oi, int64_t *oo) {
-  *oi = 0;
-  *oo = 0;
-  for (int k = d->nb - 1; k >= 0; --k) {
-    const int64_t i = b % d->bshape[k];
-    b /= d->bshape[k];
-    *oi += i * d->bin_st[k];
-    *oo += i * d->bout_st[k];
-  }
-}
-
 extern "C" int ck_transpose_geam(const void *desc, const ck_env *env) {
   const ck_tr_desc *d = (const ck_tr_desc *)desc;
   if (tr_empty(d)) return 0;
@@ -65,7 +53,7 @@ extern "C" int ck_transpose_geam(const void *desc, const ck_env *env) {
   const int64_t nb = tr_nbatch(d);
   for (int64_t b = 0; b < nb && s == CUBLAS_STATUS_SUCCESS; ++b) {
     int64_t oi, oo;
-    geam_offsets(d, b, &oi, &oo);
+    tr_batch_offsets(*d, b, oi, oo);
     if (d->elem_size == 4) {
       const float one = 1.0f, zero = 0.0f;
       float *c = (float *)d->out + oo;

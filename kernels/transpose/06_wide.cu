@@ -92,25 +92,12 @@ __global__ void __launch_bounds__(WD_BX *WD_BY) transpose_wide_kernel(const ck_t
 
 template <typename T>
 static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  const tr_walk w = tr_walk_make(d, WD_T, WD_T);
-  const dim3 grid = tr_grid(d, WD_T, WD_T), block(WD_BX, WD_BY);
-  if (d->in_cs == 1 && d->out_cs == 1)
-    transpose_wide_kernel<T, true><<<grid, block, 0, s>>>(*d, w);
-  else
-    transpose_wide_kernel<T, false><<<grid, block, 0, s>>>(*d, w);
+  tr_launch_tiles(d, s, WD_T, WD_T, dim3(WD_BX, WD_BY), transpose_wide_kernel<T, true>,
+                  transpose_wide_kernel<T, false>);
 }
 
 extern "C" const char *ck_transpose_wide_supports(const void *desc) {
   return tr_supports_common((const ck_tr_desc *)desc);
 }
 
-extern "C" int ck_transpose_wide(const void *desc, const ck_env *env) {
-  const ck_tr_desc *d = (const ck_tr_desc *)desc;
-  if (tr_empty(d)) return 0;
-  cudaStream_t s = (cudaStream_t)env->stream;
-  if (d->elem_size == 8)
-    launch<uint64_t>(d, s);
-  else
-    launch<uint32_t>(d, s);
-  return (int)cudaGetLastError();
-}
+CK_TR_LAUNCHER(ck_transpose_wide, launch)

@@ -161,13 +161,4 @@ extern "C" const char *ck_transpose_aligned_supports(const void *desc) {
   return tr_supports_common((const ck_tr_desc *)desc);
 }
 
-extern "C" int ck_transpose_aligned(const void *desc, const ck_env *env) {
-  const ck_tr_desc *d = (const ck_tr_desc *)desc;
-  if (tr_empty(d)) return 0;
-  cudaStream_t s = (cudaStream_t)env->stream;
-  if (d->elem_size == 8)
-    launch<uint64_t>(d, s);
-  else
-    launch<uint32_t>(d, s);
-  return (int)cudaGetLastError();
-}
+CK_TR_LAUNCHER(ck_transpose_aligned, launch)

@@ -8,7 +8,8 @@
  * (tr_tile_coords); steps 6-8 in groups of CK_TR_GROUP tile rows (tr_tile_coords_grouped).
  *
  * Elements move as bits: 4-byte elements (f32, i32) as uint32_t and 8-byte ones (f64) as uint64_t, so NaN
- * payloads and -0.0 come through unchanged.
+ * payloads and -0.0 come through unchanged. CK_TR_LAUNCHER writes every kernel step's extern "C" launcher
+ * around the step's launch<T>; tr_launch_tiles is that launch<T> for the steps with one kernel per (T, UNIT).
  */
 #ifndef CK_TR_COMMON_CUH
 #define CK_TR_COMMON_CUH
@@ -76,6 +77,33 @@ static inline bool tr_bstrides_multiple(const ck_tr_desc *d, bool out_side, int6
   return true;
 }
 
+/* launch<T> of steps 1-6: one launch over tiles of tr x tc with `block` threads, of the kernel specialised for
+ * unit column strides on both sides (`unit`) or of the general one (`strided`). */
+typedef void (*tr_kernel)(ck_tr_desc, tr_walk);
+static inline void tr_launch_tiles(const ck_tr_desc *d, cudaStream_t s, int64_t tr, int64_t tc, dim3 block,
+                                   tr_kernel unit, tr_kernel strided) {
+  const tr_walk w = tr_walk_make(d, tr, tc);
+  const dim3 grid = tr_grid(d, tr, tc);
+  if (d->in_cs == 1 && d->out_cs == 1)
+    unit<<<grid, block, 0, s>>>(*d, w);
+  else
+    strided<<<grid, block, 0, s>>>(*d, w);
+}
+
+/* The launcher of every kernel step: nothing to move for empty operands; else launch_tpl<T>(d, stream) with T
+ * the elements' bits (uint64_t for 8-byte elements, uint32_t for 4-byte ones). */
+#define CK_TR_LAUNCHER(fn, launch_tpl)                                                                         \
+  extern "C" int fn(const void *desc, const ck_env *env) {                                                    \
+    const ck_tr_desc *d = (const ck_tr_desc *)desc;                                                           \
+    if (tr_empty(d)) return 0;                                                                                \
+    cudaStream_t s = (cudaStream_t)env->stream;                                                               \
+    if (d->elem_size == 8)                                                                                    \
+      launch_tpl<uint64_t>(d, s);                                                                             \
+    else                                                                                                      \
+      launch_tpl<uint32_t>(d, s);                                                                             \
+    return (int)cudaGetLastError();                                                                           \
+  }
+
 // ---------------------------------------------------------------- device side
 
 template <int ES> struct tr_elem;
@@ -83,8 +111,9 @@ template <> struct tr_elem<4> { typedef uint32_t type; };
 template <> struct tr_elem<8> { typedef uint64_t type; };
 
 /* Offsets (elements) of batch matrix b in in and out: b is row-major over bshape (bshape[0] slowest).
- * Runs once per block per matrix, so the 64-bit divisions do not matter. */
-__device__ __forceinline__ void tr_batch_offsets(const ck_tr_desc &d, int64_t b, int64_t &oin, int64_t &oout) {
+ * Runs once per block per matrix, so the 64-bit divisions do not matter. Host code (geam) uses it too. */
+__host__ __device__ __forceinline__ void tr_batch_offsets(const ck_tr_desc &d, int64_t b, int64_t &oin,
+                                                         int64_t &oout) {
   oin = 0;
   oout = 0;
   for (int k = d.nb - 1; k >= 0; --k) {
