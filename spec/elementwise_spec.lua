@@ -6,14 +6,7 @@ local ck = H.ck
 
 local INT_MIN = -2147483648
 
--- H.gpu calls `pending` from the helpers module, where busted does not define it (it lives in the spec
--- file's environment); this wrapper calls the spec file's own `pending`.
-local function gpu(fn)
-  return function(...)
-    if not H.has_cuda then return pending(H.no_cuda_reason) end
-    return fn(...)
-  end
-end
+local gpu = H.gpu -- pending with the reason where there is no GPU
 
 -- ---------------------------------------------------------------- Lua reference arithmetic
 

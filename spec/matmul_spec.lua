@@ -21,13 +21,7 @@ local ck = H.ck
 
 local EPS = {f32 = 2 ^ -23, f64 = 2 ^ -52}
 
--- Like H.gpu, but resolving busted's `pending` in this file's environment.
-local function gpu(fn)
-  return function(...)
-    if not H.has_cuda then return pending(H.no_cuda_reason) end
-    return fn(...)
-  end
-end
+local gpu = H.gpu -- pending with the reason where there is no GPU
 
 local function shape_str(a) return "[" .. table.concat(a:shape(), "x") .. "]" end
 

@@ -6,14 +6,7 @@ local ck = H.ck
 
 local DTYPES = {"f32", "f64", "i32"}
 
--- H.gpu calls `pending` from the helpers module, where busted does not define it (it lives in the spec
--- file's environment); this wrapper calls the spec file's own `pending`.
-local function gpu(fn)
-  return function(...)
-    if not H.has_cuda then return pending(H.no_cuda_reason) end
-    return fn(...)
-  end
-end
+local gpu = H.gpu -- pending with the reason where there is no GPU
 
 -- Shapes: 2-D {rows, cols} and one batched 3-D; the 4097 x 4095 case only where there is a GPU.
 local SHAPES = {{0, 5}, {5, 0}, {1, 1}, {1, 37}, {37, 1}, {33, 65}, {1000, 37}, {3, 129, 67}}
