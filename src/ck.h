@@ -147,6 +147,8 @@ char *ck_describe(const ck_tensor *t, char *buf, size_t n);
 char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n); /* "[3x4]" */
 /* Check the product of dims fits (elements * dtype size < 2^62); shape entries must be >= 0. */
 ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt);
+/* Set t's shape to (ndim, shape) with row-major contiguous strides (size-0 dims count as 1). */
+void ck_set_contiguous(ck_tensor *t, int ndim, const int64_t *shape);
 ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev);
 ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* Like ck_empty, but when `like` (may be NULL) has this shape and a dense layout (a permutation of a

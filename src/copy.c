@@ -148,13 +148,7 @@ static void wrap_host(ck_tensor *w, ck_storage *s, const ck_tensor *like, void *
   memset(w, 0, sizeof *w);
   w->st = s;
   w->dtype = like->dtype;
-  w->ndim = like->ndim;
-  int64_t n = 1;
-  for (int i = like->ndim - 1; i >= 0; --i) {
-    w->shape[i] = like->shape[i];
-    w->stride[i] = n;
-    n *= like->shape[i] ? like->shape[i] : 1;
-  }
+  ck_set_contiguous(w, like->ndim, like->shape);
 }
 
 ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf) {

@@ -87,6 +87,16 @@ ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *s
   return CK_OK;
 }
 
+void ck_set_contiguous(ck_tensor *t, int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  t->ndim = ndim;
+  for (int i = ndim - 1; i >= 0; --i) {
+    t->shape[i] = shape[i];
+    t->stride[i] = n;
+    n *= shape[i] ? shape[i] : 1;
+  }
+}
+
 ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev) {
   ck_status st = ck_check_shape(ctx, "empty", ndim, shape, dt);
   if (st) return st;
@@ -98,13 +108,7 @@ ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int
   ck_tensor t;
   memset(&t, 0, sizeof t);
   t.dtype = dt;
-  t.ndim = ndim;
-  int64_t n = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    t.shape[i] = shape[i];
-    t.stride[i] = n;
-    n *= shape[i] ? shape[i] : 1;
-  }
+  ck_set_contiguous(&t, ndim, shape);
   int64_t numel = ck_numel(&t);
   if ((st = ck_storage_new(ctx, dev, (size_t)numel * ck_dtype_size(dt), &t.st))) return st;
   *out = t;
@@ -315,13 +319,7 @@ ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int n
                     "reshape: array %s is not contiguous; call :contiguous() first (reshape never copies)",
                     ck_shape_str(t->ndim, t->shape, s1, sizeof s1));
   ck_view_of(out, t);
-  out->ndim = ndim;
-  int64_t s = 1;
-  for (int i = ndim - 1; i >= 0; --i) {
-    out->shape[i] = shape[i];
-    out->stride[i] = s;
-    s *= shape[i] ? shape[i] : 1;
-  }
+  ck_set_contiguous(out, ndim, shape);
   return CK_OK;
 }
 
