@@ -28,9 +28,11 @@ CK_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -fPIC -Xcompiler -Wa
               --expt-relaxed-constexpr $(if $(WERROR),-Werror all-warnings)
 LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnvrtc -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 
-CORE_SRC := $(filter-out src/lcukern.c,$(wildcard src/*.c)) $(wildcard kernels/*.c kernels/*/*.c)
+# The binding files (src/l*.c: lcukern.c, l_array.c, l_ops.c, ...) are the only ones built against lua.h.
+BIND_SRC := $(wildcard src/l*.c)
+CORE_SRC := $(filter-out $(BIND_SRC),$(wildcard src/*.c)) $(wildcard kernels/*.c kernels/*/*.c)
 CU_SRC   := $(wildcard kernels/*/*.cu)
-OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC) src/lcukern.c) $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
+OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC) $(BIND_SRC)) $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
 
 .PHONY: all test check bench demo report repl gpu-check install clean deps
 all: cukern/core.so
@@ -39,7 +41,7 @@ cukern/core.so: $(OBJ)
 	@mkdir -p cukern
 	$(CC) $(LIBFLAG) -o $@ $(OBJ) $(LDLIBS)
 
-$(BUILD)/src/lcukern.o: src/lcukern.c
+$(BUILD)/src/l%.o: src/l%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CK_CFLAGS) -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
 
@@ -53,11 +55,20 @@ $(BUILD)/%.o: %.cu
 
 -include $(OBJ:.o=.d)
 
-# Debian packages the tests need; installed only when missing (needs root, as on CI).
+# Debian packages the tests need; installed only when missing (needs root, as on CI). Fragments add to DEBS.
+DEBS := lua5.4 liblua5.4-dev lua-busted
+
+# Optional parts bring their own flags, rules and test packages (e.g. src/io.mk for file formats,
+# spec/sanitize.mk for the sanitizer build); each is a small makefile fragment included here.
+-include $(sort $(wildcard src/*.mk spec/*.mk))
+
 deps:
-	@if ! command -v $(LUA) >/dev/null || ! test -f "$(LUA_INCDIR)/lua.h" || ! test -f /usr/share/lua/5.4/busted/runner.lua; then \
-	  echo "installing lua5.4 liblua5.4-dev lua-busted"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q lua5.4 liblua5.4-dev lua-busted; \
+	@missing=""; for p in $(DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  else echo "note: missing Debian packages:$$missing (not root or no apt-get; continuing)"; fi; \
 	fi
 	@test -x "$(NVCC)" || { echo "CUDA toolkit not found (set CUDA_HOME); cukern needs nvcc and cuBLAS to build"; exit 1; }
 

@@ -1,0 +1,171 @@
+/*
+ * l_rtc.c — run-time kernels: CUDA C++ source compiled by NVRTC, launched with arrays and numbers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lck.h"
+
+// ---------------------------------------------------------------- run-time kernels
+
+enum { KA_PTR, KA_F32, KA_F64, KA_I32, KA_I64, KA_U32 };
+typedef struct {
+  ck_rtc_kernel *k;
+  int nargs;
+  int kind[32];
+  int dtype[32]; /* for pointers: the dtype they must point at, -1 = any (void*) */
+  char name[64];
+} lkernel;
+
+static int parse_argtype(const char *s, int *kind, int *dt) {
+  while (*s == ' ') ++s;
+  if (strncmp(s, "const ", 6) == 0) s += 6;
+  size_t n = strlen(s);
+  while (n && s[n - 1] == ' ') --n;
+  char t[16];
+  if (n == 0 || n >= sizeof t) return 0;
+  memcpy(t, s, n);
+  t[n] = 0;
+  *dt = -1;
+  if (t[n - 1] == '*') {
+    t[n - 1] = 0;
+    *kind = KA_PTR;
+    if (strcmp(t, "void") == 0) return 1;
+    ck_dtype d;
+    if (!ck_dtype_parse(t, &d)) return 0;
+    *dt = d;
+    return 1;
+  }
+  static const struct {
+    const char *n;
+    int k;
+  } S[] = {{"f32", KA_F32}, {"float", KA_F32}, {"f64", KA_F64}, {"double", KA_F64}, {"i32", KA_I32},
+           {"int", KA_I32}, {"i64", KA_I64}, {"int64", KA_I64}, {"u32", KA_U32}, {"unsigned", KA_U32}};
+  for (size_t i = 0; i < sizeof S / sizeof *S; ++i)
+    if (strcmp(t, S[i].n) == 0) {
+      *kind = S[i].k;
+      return 1;
+    }
+  return 0;
+}
+
+/* core.kernel(src, entry, {argtypes...} [, options]) */
+static int l_kernel(lua_State *L) {
+  const char *src = luaL_checkstring(L, 1), *entry = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  const char *opts = luaL_optstring(L, 4, NULL);
+  lkernel *k = (lkernel *)lua_newuserdatauv(L, sizeof(lkernel), 0);
+  memset(k, 0, sizeof *k);
+  luaL_setmetatable(L, KERNEL_MT);
+  k->nargs = (int)luaL_len(L, 3);
+  if (k->nargs > 32) return luaL_argerror(L, 3, "at most 32 kernel arguments");
+  for (int i = 0; i < k->nargs; ++i) {
+    lua_geti(L, 3, i + 1);
+    const char *ts = lua_tostring(L, -1);
+    if (!ts || !parse_argtype(ts, &k->kind[i], &k->dtype[i]))
+      return luaL_argerror(L, 3, lua_pushfstring(L, "argument %d: unknown type '%s' (f32*, f64*, i32*, void*, f32, f64, i32, i64, u32)", i + 1, ts ? ts : "?"));
+    lua_pop(L, 1);
+  }
+  snprintf(k->name, sizeof k->name, "%s", entry);
+  char *log = NULL;
+  ck_status st = ck_rtc_compile(CKL_CTX(L), src, entry, opts, &k->k, &log);
+  free(log);
+  if (st) return ckl_fail(L);
+  return 1;
+}
+
+static int k_gc(lua_State *L) {
+  lkernel *k = (lkernel *)luaL_checkudata(L, 1, KERNEL_MT);
+  ck_rtc_free(k->k);
+  k->k = NULL;
+  return 0;
+}
+
+static void dims3(lua_State *L, int i, unsigned d[3], const char *what) {
+  d[0] = d[1] = d[2] = 1;
+  if (lua_isinteger(L, i)) {
+    lua_Integer v = lua_tointeger(L, i);
+    if (v < 1 || v > 0x7fffffff) luaL_argerror(L, i, lua_pushfstring(L, "%s must be >= 1", what));
+    d[0] = (unsigned)v;
+    return;
+  }
+  luaL_checktype(L, i, LUA_TTABLE);
+  int n = (int)luaL_len(L, i);
+  if (n < 1 || n > 3) luaL_argerror(L, i, lua_pushfstring(L, "%s: 1 to 3 dims", what));
+  for (int k = 0; k < n; ++k) {
+    lua_geti(L, i, k + 1);
+    lua_Integer v = luaL_checkinteger(L, -1);
+    if (v < 1 || v > 0x7fffffff) luaL_argerror(L, i, lua_pushfstring(L, "%s must be >= 1", what));
+    d[k] = (unsigned)v;
+    lua_pop(L, 1);
+  }
+}
+
+/* k:launch(grid, block, args... [, {smem = bytes}]) */
+static int k_launch(lua_State *L) {
+  lkernel *k = (lkernel *)luaL_checkudata(L, 1, KERNEL_MT);
+  if (!k->k) return luaL_error(L, "kernel '%s' was released", k->name);
+  unsigned g[3], b[3];
+  dims3(L, 2, g, "grid");
+  dims3(L, 3, b, "block");
+  int top = lua_gettop(L);
+  size_t smem = 0;
+  if (top > 3 && lua_istable(L, top) && !ckl_to_array(L, top)) {
+    lua_getfield(L, top, "smem");
+    smem = (size_t)luaL_optinteger(L, -1, 0);
+    lua_pop(L, 1);
+    --top;
+  }
+  int given = top - 3;
+  if (given != k->nargs)
+    return luaL_error(L, "kernel '%s': %d arguments given, its signature has %d", k->name, given, k->nargs);
+  union {
+    void *p;
+    float f;
+    double d;
+    int32_t i;
+    int64_t l;
+    uint32_t u;
+  } vals[32];
+  void *args[32];
+  for (int i = 0; i < k->nargs; ++i) {
+    int ai = 4 + i;
+    switch (k->kind[i]) {
+    case KA_PTR: {
+      ck_tensor *t = ckl_check_array(L, ai);
+      if (ck_dev(t) != CK_CUDA) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!ck_is_contiguous(t))
+        return luaL_argerror(L, ai, "kernel arguments must be contiguous (a kernel sees a plain pointer; call :contiguous())");
+      if (k->dtype[i] >= 0 && (int)t->dtype != k->dtype[i])
+        return luaL_argerror(L, ai, lua_pushfstring(L, "expected a %s array, got %s", ck_dtype_name((ck_dtype)k->dtype[i]),
+                                                    ck_dtype_name(t->dtype)));
+      vals[i].p = ck_data(t);
+      break;
+    }
+    case KA_F32: vals[i].f = (float)luaL_checknumber(L, ai); break;
+    case KA_F64: vals[i].d = luaL_checknumber(L, ai); break;
+    case KA_I32: vals[i].i = (int32_t)luaL_checkinteger(L, ai); break;
+    case KA_I64: vals[i].l = (int64_t)luaL_checkinteger(L, ai); break;
+    case KA_U32: vals[i].u = (uint32_t)luaL_checkinteger(L, ai); break;
+    }
+    args[i] = &vals[i];
+  }
+  if (ck_rtc_launch(CKL_CTX(L), k->k, g, b, smem, args)) return ckl_fail(L);
+  return 0;
+}
+
+
+void ckl_rtc_init(lua_State *L) {
+  luaL_newmetatable(L, KERNEL_MT);
+  lua_pushcfunction(L, k_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, k_launch, 1);
+  lua_setfield(L, -2, "launch");
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+const luaL_Reg ckl_rtc_funcs[] = {{"kernel", l_kernel}, {NULL, NULL}};

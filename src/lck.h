@@ -1,0 +1,86 @@
+/*
+ * lck.h — what the binding files (src/l*.c) share. Only binding files include this header (and lua.h).
+ *
+ * The binding is split by area:
+ *   lcukern.c  module state, errors, argument helpers, module functions, luaopen_cukern_core
+ *   l_array.c  array userdata: creation, tables <-> arrays, queries, views, copies
+ *   l_ops.c    ops: each op's Lua arguments parsed once into a ck_call (also used by time_op)
+ *   l_bench.c  time_op (ops timed from C between CUDA events), stopwatches, the clock
+ *   l_rtc.c    run-time kernels (NVRTC)
+ * Every exported C function of the module gets the module state (a full userdata) as upvalue 1.
+ */
+#ifndef CK_LCK_H
+#define CK_LCK_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "ck.h"
+
+#define ARRAY_MT "cukern.array"
+#define CTX_MT "cukern.ctx"
+#define TIMER_MT "cukern.timer"
+#define KERNEL_MT "cukern.kernel"
+
+/* Per-Lua-state module state: the core context plus what only the binding needs. */
+typedef struct {
+  ck_ctx *ctx;
+  lua_State *L;
+  uint64_t seed, draws; /* Philox key and counter offset for the next rand/randn */
+  ck_ran last;          /* the variant the last op ran */
+} ckl_modstate;
+
+static inline ckl_modstate *CKL_MS(lua_State *L) { return (ckl_modstate *)lua_touserdata(L, lua_upvalueindex(1)); }
+
+/* The context, or an error if lua_close already destroyed it (a finaliser running after ours). */
+ck_ctx *ckl_ctx_of(lua_State *L);
+#define CKL_CTX(L) ckl_ctx_of(L)
+
+/* Raise msg at the user's line (frames inside cukern's own Lua wrappers are skipped). */
+int ckl_raise_at_user(lua_State *L, const char *msg);
+/* Raise the context's last error message at the user's line. */
+int ckl_fail(lua_State *L);
+/* Report device bytes allocated since the last call to Lua's collector. */
+void ckl_gc_debt(lua_State *L);
+
+/* Arrays: full userdata holding a ck_tensor. */
+static inline ck_tensor *ckl_push_array(lua_State *L) {
+  ck_tensor *t = (ck_tensor *)lua_newuserdatauv(L, sizeof(ck_tensor), 0);
+  memset(t, 0, sizeof *t);
+  luaL_setmetatable(L, ARRAY_MT);
+  return t;
+}
+static inline ck_tensor *ckl_to_array(lua_State *L, int i) { return (ck_tensor *)luaL_testudata(L, i, ARRAY_MT); }
+ck_tensor *ckl_check_array(lua_State *L, int i); /* a live array, else an argument error */
+ck_tensor *ckl_opt_array(lua_State *L, int i);   /* nil/none -> NULL */
+
+/* Argument helpers (each raises a luaL_argerror naming the argument). */
+const char *ckl_opt_variant(lua_State *L, int i, char *buf, size_t n); /* name or id; NULL if nil */
+ck_dtype ckl_check_dtype(lua_State *L, int i);
+bool ckl_parse_device(const char *s, ck_devkind *d);
+ck_devkind ckl_check_device(lua_State *L, int i); /* nil -> the default device */
+int ckl_read_ints(lua_State *L, int i, int64_t *v); /* a sequence of at most CK_MAX_DIMS integers */
+int ckl_check_shape(lua_State *L, int i, int64_t *shape);
+int ckl_check_dim(lua_State *L, int i, const ck_tensor *t); /* 1-based (negative from the end) -> 0-based */
+void ckl_push_shape(lua_State *L, int n, const int64_t *v);
+
+/* The variant record of the last op (ck.last_ran()). */
+void ckl_host_ran(ck_ran *ran);
+static inline void ckl_set_last(lua_State *L, const ck_ran *ran) { CKL_MS(L)->last = *ran; }
+void ckl_push_ran(lua_State *L, const ck_ran *ran); /* {id, name, note} */
+
+/* Each area's functions, registered into the module table (and array methods) by luaopen_cukern_core. */
+extern const luaL_Reg ckl_array_funcs[], ckl_array_methods[];
+extern const luaL_Reg ckl_ops_funcs[];
+extern const luaL_Reg ckl_bench_funcs[];
+extern const luaL_Reg ckl_rtc_funcs[];
+int ckl_array_release(lua_State *L); /* __gc, __close and :free() */
+int ckl_array_len(lua_State *L);     /* __len */
+/* Metatables of the other userdata (timers, kernels); the module state is on top of the stack. */
+void ckl_bench_init(lua_State *L);
+void ckl_rtc_init(lua_State *L);
+
+#endif
