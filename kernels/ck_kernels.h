@@ -55,12 +55,16 @@ typedef struct ck_variant {
 #define CK_VF_CONTIGUOUS 4u /* elementwise: every operand contiguous, same shape (scalars allowed) */
 #define CK_VF_BENCH_ONLY 8u /* a bound, not an implementation of the op (e.g. memcpy in the transpose ladder) */
 
+enum { CK_MM_EXACT = 0, CK_MM_TF32 = 1 };
+
 /* ---------------------------------------------------------------- matmul
  * C[b,i,j] = alpha * sum_p A[b,i,p] * B[b,p,j] + beta * C[b,i,j]   (beta == 0: C is not read; it may hold NaN)
  * A[b,i,p] at a + b*a_bs + i*a_rs + p*a_cs (element strides). a_bs/b_bs may be 0 (broadcast batch).
  * Any m, n, k >= 0 (k == 0: C = beta*C). batch >= 1.                                                    */
 typedef struct ck_mm_desc {
-  int dtype;
+  int dtype;     /* of A and B */
+  int c_dtype;   /* of C: dtype, or f32 for f16/bf16 inputs accumulated into an f32 output */
+  int precision; /* CK_MM_EXACT, or CK_MM_TF32 (f32 inputs through the tensor cores' TF32 mode; opt-in) */
   int64_t batch, m, n, k;
   const void *a;
   int64_t a_bs, a_rs, a_cs;

@@ -20,6 +20,10 @@ bool ck_ew_op_float_only(int op);
 /* Number of array inputs the op reads: 0 (generators), 1 (unary, COPY) or 2 (binary). */
 int ck_ew_op_arity(int op);
 
+/* How Lua exposes the op: "unary" or "binary" for the ops that get ck.<name>, a:<name>() and a:<name>_()
+ * generated from this table, NULL for ops with hand-written wrappers (copy, pows, clamp, pow, generators). */
+const char *ck_ew_op_lua_kind(int op);
+
 /* Rewrite d in place to an equivalent descriptor with fewer dims: drops size-1 dims and merges adjacent
  * dims that are jointly contiguous in every operand the op reads. The row-major linear index of each
  * element is preserved (ARANGE and RAND depend on it). EYE is left alone (it needs the last two indices).

@@ -61,6 +61,11 @@ bool ck_ew_op_float_only(int op) {
   return (op >= CK_EW_EXP && op <= CK_EW_SIGMOID) || op == CK_EW_RAND || op == CK_EW_RANDN;
 }
 
+const char *ck_ew_op_lua_kind(int op) {
+  if (op == CK_EW_COPY || op == CK_EW_POWS || op == CK_EW_CLAMP || op == CK_EW_POW || CK_EW_IS_GENERATOR(op)) return NULL;
+  return CK_EW_IS_BINARY(op) ? "binary" : "unary";
+}
+
 int ck_ew_op_arity(int op) {
   if (CK_EW_IS_GENERATOR(op)) return 0;
   return CK_EW_IS_BINARY(op) ? 2 : 1;

@@ -125,5 +125,28 @@ static int l_binary(lua_State *L) {
 }
 
 
+/* core.ew_ops() -> the elementwise op table as Lua sees it: {name, arity, float_only, lua = "unary" |
+ * "binary" | nil} per op, in id order. init.lua generates ck.<name>, a:<name>() and a:<name>_() for the
+ * rows with a `lua` kind; the others (copy, pows, clamp, pow, generators) have hand-written wrappers. */
+static int l_ew_ops(lua_State *L) {
+  lua_createtable(L, CK_EW_NOPS, 0);
+  for (int op = 0; op < CK_EW_NOPS; ++op) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, ck_ew_op_name(op));
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, ck_ew_op_arity(op));
+    lua_setfield(L, -2, "arity");
+    lua_pushboolean(L, ck_ew_op_float_only(op));
+    lua_setfield(L, -2, "float_only");
+    const char *kind = ck_ew_op_lua_kind(op);
+    if (kind) {
+      lua_pushstring(L, kind);
+      lua_setfield(L, -2, "lua");
+    }
+    lua_rawseti(L, -2, op + 1);
+  }
+  return 1;
+}
+
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul}, {"reduce", l_reduce}, {"transpose", l_transpose},
-                                  {"unary", l_unary}, {"binary", l_binary}, {NULL, NULL}};
+                                  {"unary", l_unary}, {"binary", l_binary}, {"ew_ops", l_ew_ops}, {NULL, NULL}};

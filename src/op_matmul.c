@@ -182,6 +182,8 @@ ck_status ck_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tens
   ck_mm_desc desc;
   memset(&desc, 0, sizeof desc);
   desc.dtype = dt;
+  desc.c_dtype = dt;
+  desc.precision = CK_MM_EXACT;
   desc.batch = batch, desc.m = m, desc.n = n, desc.k = k;
   desc.alpha = alpha, desc.beta = beta;
   set_a(&desc, a);
