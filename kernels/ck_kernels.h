@@ -53,7 +53,6 @@ typedef struct ck_variant {
 #define CK_VF_ROWMAJOR 1u   /* matmul: a_cs == b_cs == c_cs == 1; transpose: in_cs == 1 and out_cs == 1 */
 #define CK_VF_BLAS 2u       /* matmul: each operand has a unit stride in one of its two dims (cuBLAS) */
 #define CK_VF_CONTIGUOUS 4u /* elementwise: every operand contiguous, same shape (scalars allowed) */
-#define CK_VF_BENCH_ONLY 8u /* a bound, not an implementation of the op (e.g. memcpy in the transpose ladder) */
 
 enum { CK_MM_EXACT = 0, CK_MM_TF32 = 1 };
 
@@ -112,20 +111,14 @@ typedef struct ck_tr_desc {
  * element strides with 0 on broadcast dims. Comparisons give 1/0 in the input dtype. Generators (FILL,
  * ARANGE, EYE, RAND, RANDN) read no input. COPY casts a_dtype -> out_dtype; every other op has
  * a_dtype == b_dtype == out_dtype. b == NULL with b_scalar: b is the number s1 (or a is, if scalar_left). */
-enum {
-  /* unary */
-  CK_EW_COPY, CK_EW_NEG, CK_EW_ABS, CK_EW_EXP, CK_EW_LOG, CK_EW_SQRT, CK_EW_SIN, CK_EW_COS, CK_EW_TANH,
-  CK_EW_SIGMOID, CK_EW_RELU, CK_EW_FLOOR, CK_EW_CEIL, CK_EW_SIGN, CK_EW_POWS /* a^s1 */,
-  CK_EW_CLAMP /* min(max(a, s1), s2) */,
-  /* binary */
-  CK_EW_ADD, CK_EW_SUB, CK_EW_MUL, CK_EW_DIV, CK_EW_POW, CK_EW_MAXIMUM, CK_EW_MINIMUM, CK_EW_EQ, CK_EW_NE,
-  CK_EW_LT, CK_EW_LE, CK_EW_GT, CK_EW_GE,
-  /* generators */
-  CK_EW_FILL, CK_EW_ARANGE, CK_EW_EYE, CK_EW_RAND, CK_EW_RANDN,
+enum { /* the op ids: one per row of kernels/elementwise/ew_ops.def, in row order */
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) CK_EW_##ID,
+#include "elementwise/ew_ops.def"
+#undef CK_EW_OP
   CK_EW_NOPS
 };
-#define CK_EW_IS_BINARY(op) ((op) >= CK_EW_ADD && (op) <= CK_EW_GE)
-#define CK_EW_IS_GENERATOR(op) ((op) >= CK_EW_FILL && (op) < CK_EW_NOPS)
+/* An op's kind (the KIND column): how many array inputs it reads and how. */
+enum { CK_EWK_COPY, CK_EWK_UNARY, CK_EWK_BINARY, CK_EWK_GEN };
 typedef struct ck_ew_desc {
   int op, ndim;
   int64_t shape[CK_MAX_DIMS];
@@ -161,4 +154,6 @@ extern const int ck_ew_preferred[];
 #ifdef __cplusplus
 }
 #endif
+
+#include "launchers.h" /* every launcher's prototype, declared once */
 #endif

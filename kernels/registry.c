@@ -1,52 +1,21 @@
 /*
- * registry.c — from op names to the variant tables, and the one place that decides which variant runs.
+ * registry.c — the one place that decides which variant of a ladder runs.
  *
- * Each op's table lives beside its kernels (kernels/<op>/variants.c); this file only maps names and picks.
+ * Each ladder's table lives beside its kernels (kernels/<op>/variants.c); src/dispatch.c maps op names to
+ * tables and calls the picker. This file sits below the ops: it knows tables, dtypes and supports(), and
+ * includes nothing from src/ but the error reporting of ck.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../src/ck.h"
-#include "../src/ew_ops.h"
-#include "../src/reduce_ops.h"
 
-static const struct {
-  const char *name;
-  const ck_variant *tab;
-  const int *count;
-} TABLES[] = {
-    {"matmul", ck_matmul_variants, &ck_matmul_nvariants},
-    {"reduce", ck_reduce_variants, &ck_reduce_nvariants},
-    {"transpose", ck_transpose_variants, &ck_transpose_nvariants},
-    {"elementwise", ck_ew_variants, &ck_ew_nvariants},
-};
-
-/* Op names that share a ladder. */
-static const struct {
-  const char *alias, *ladder;
-} ALIASES[] = {
-    {"gemm", "matmul"}, {"map", "elementwise"}, {"zip", "elementwise"}, {"contiguous", "transpose"},
-};
-
-const ck_variant *ck_variants(const char *name, int *count) {
-  for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
-    if (strcmp(name, ALIASES[i].alias) == 0) name = ALIASES[i].ladder;
-  if (ck_ew_op_parse(name) >= 0) name = "elementwise"; /* every elementwise op shares one ladder */
-  if (ck_reduce_op_parse(name) >= 0) name = "reduce";
-  for (size_t i = 0; i < sizeof TABLES / sizeof *TABLES; ++i)
-    if (strcmp(name, TABLES[i].name) == 0) {
-      *count = *TABLES[i].count;
-      return TABLES[i].tab;
-    }
-  *count = 0;
-  return NULL;
-}
-
-static const ck_variant *find(const ck_variant *tab, int n, const char *req) {
+const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *req) {
+  if (!req || !*req) return NULL;
   char *end;
-  long id = strtol(req, &end, 10);
-  bool numeric = *req && *end == 0;
+  const long id = strtol(req, &end, 10);
+  const bool numeric = *end == 0;
   for (int i = 0; i < n; ++i)
     if (numeric ? tab[i].id == id : strcmp(tab[i].name, req) == 0) return &tab[i];
   return NULL;
@@ -54,7 +23,6 @@ static const ck_variant *find(const ck_variant *tab, int n, const char *req) {
 
 /* NULL if v can run desc in dtype dt, else why not. */
 static const char *cannot(const ck_variant *v, ck_dtype dt, const void *desc) {
-  if (v->flags & CK_VF_BENCH_ONLY) return "a bandwidth bound for benchmarks, not an implementation";
   if (!(v->dtypes & CK_DT_BIT(dt))) return "dtype not supported";
   return v->supports ? v->supports(desc) : NULL;
 }
@@ -72,19 +40,13 @@ const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant 
   const ck_variant *req = NULL;
   if (ran) ran->note[0] = 0;
   if (requested && *requested) {
-    if (!(req = find(tab, n, requested))) {
+    if (!(req = ck_find_variant(tab, n, requested))) {
       char known[512];
       size_t k = 0;
       known[0] = 0;
       for (int i = 0; i < n && k < sizeof known; ++i)
-        if (!(tab[i].flags & CK_VF_BENCH_ONLY))
-          k += (size_t)snprintf(known + k, sizeof known - k, "%s%d %s", i ? ", " : "", tab[i].id, tab[i].name);
+        k += (size_t)snprintf(known + k, sizeof known - k, "%s%d %s", i ? ", " : "", tab[i].id, tab[i].name);
       ck_error(ctx, CK_ERR_ARG, "%s: unknown variant '%s' (known: %s)", op, requested, known);
-      return NULL;
-    }
-    if (req->flags & CK_VF_BENCH_ONLY) {
-      ck_error(ctx, CK_ERR_ARG, "%s: variant '%s' is a bandwidth bound for benchmarks, not an implementation", op,
-               req->name);
       return NULL;
     }
     if (!(why_req = cannot(req, dt, desc))) {

@@ -198,45 +198,67 @@ ck_status ck_write(ck_ctx *ctx, ck_tensor *t, const void *buf);
  * CK_NOT_APPLICABLE when it does not apply. Both on CUDA, same dtype. */
 ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
 
-/* ---------------------------------------------------------------- ops (src/op_*.c) */
-/* Common conventions: `variant` NULL or "" picks the default; otherwise a registry name or decimal id. If the
- * requested variant cannot run the case, the dispatcher falls back to the default and says so in ran->note.
- * `ran` may be NULL. Host operands run the host reference and report {id = -1, name = "host"}. */
+/* ---------------------------------------------------------------- ops: one call record, one dispatcher
+ * Every op is a ck_call run by ck_run (src/dispatch.c), which does, once and in order: liveness and device
+ * checks; the op's own argument checks (shapes, dims, result dtype); the dtype check against the registry's
+ * masks (the host oracle's mask on the host); the variant name (unknown names and ids are errors on both
+ * backends); output allocation or checking, with a temporary where the output overlaps an input; dtype
+ * conversion of inputs; then the host oracle, or the variant picker, the layout copies the chosen variant
+ * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
+ * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
+typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_NOPKINDS } ck_opkind;
 
-/* C = alpha * A @ B + beta * C. A: [m,k] or [batch,m,k]; B: [k,n] or [batch,n...]; batch dims broadcast
- * (a 2-D operand against a 3-D one, or batch 1). If c->st == NULL, c is allocated (beta ignored). */
+typedef struct ck_call {
+  ck_opkind kind;
+  int fn;                 /* CK_EW_* (elementwise) or CK_RED_* (reduce) */
+  const ck_tensor *a, *b; /* inputs; b == NULL for a binary op: the number s1 stands there */
+  ck_tensor *out;         /* out->st == NULL: ck_run allocates it; else the result goes there (any strides) */
+  ck_tensor *idx;         /* reduce: 1-based i32 indices (argmax/argmin, or max/min when wanted); else NULL */
+  double s1, s2;          /* elementwise: the number operand, POWS exponent, CLAMP bounds, generator args */
+  bool scalar_left;       /* binary with a number: the number is the left operand */
+  int dim;                /* reduce: 0-based dim, -1 = every element (0-d result unless keepdim) */
+  bool keepdim;
+  double alpha, beta;     /* matmul: C = alpha * A @ B + beta * C (beta ignored when out is allocated) */
+  const char *variant;    /* NULL or "": the default; else a registry name or decimal id */
+} ck_call;
+
+ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
+
+/* Shorthands that build one ck_call each (same semantics). */
+
+/* C = alpha * A @ B + beta * C. A: [m,k] or [batch,m,k]; B: [k,n] or [batch,k,n]; a 2-D operand or a batch
+ * of 1 broadcasts; f32 x f64 promotes to f64. If c->st == NULL, c is allocated (beta ignored). */
 ck_status ck_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha,
                     double beta, const char *variant, ck_ran *ran);
-
 /* Reductions along `dim` (0-based; -1 = all elements -> 0-d result unless keepdim). out: values (NULL for
  * pure arg ops); idx: i32 1-based indices (ARGMAX/ARGMIN, or MAX/MIN when the caller wants them; else NULL). */
 ck_status ck_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim,
                     bool keepdim, const char *variant, ck_ran *ran);
-
-/* out = transpose of the last two dims of x, materialised (contiguous). */
+/* out = transpose of the last two dims of x, materialised. */
 ck_status ck_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, const char *variant, ck_ran *ran);
-
-/* Elementwise. Unary ops take scalars s1, s2 where the op needs them (POWS exponent, CLAMP lo/hi). */
+/* Elementwise: unary (POWS exponent s1, CLAMP lo/hi s1, s2); binary with broadcasting and promotion (out
+ * may be an input with the same layout: in place); binary with a number (s OP a when scalar_left);
+ * generators writing into an allocated `out` (FILL(s1), ARANGE(s1 + s2*i), EYE, RAND/RANDN with seed s1 and
+ * counter offset s2). */
 ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s1, double s2,
                       const char *variant, ck_ran *ran);
-/* Binary with broadcasting and f32+f64 -> f64 promotion. out may alias a (in-place). */
 ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, const ck_tensor *b,
                        const char *variant, ck_ran *ran);
-/* Binary with a number: a OP s, or s OP a when scalar_left. */
 ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s,
                               bool scalar_left, const char *variant, ck_ran *ran);
-/* Generators writing into an allocated `out` (any strides): FILL(s1), ARANGE(s1 + s2*i over the logical
- * index), EYE, RAND/RANDN (seed in s1, counter offset in s2). */
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2);
 
-/* ---------------------------------------------------------------- registry (kernels/registry.c) */
-/* The variant table of op `name` ("matmul", "reduce", "transpose", "elementwise"); NULL if unknown. */
+/* ---------------------------------------------------------------- registry
+ * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
+ * or any op that runs on one ("sum", "add", "gemm", ...); NULL if unknown. (src/dispatch.c) */
 const ck_variant *ck_variants(const char *name, int *count);
-/* Resolve a requested variant for `desc` (see conventions above). `preferred` is the default order (ids,
- * terminated by -1). Returns NULL with an error in ctx when nothing can run the case. */
+/* Resolve a requested variant for `desc` (see ck_run). `preferred` is the default order (ids, -1
+ * terminated). Returns NULL with an error in ctx when nothing can run the case. (kernels/registry.c) */
 const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant *tab, int n,
                                   const char *requested, const int *preferred, ck_dtype dt,
                                   const void *desc, ck_ran *ran);
+/* The row a request names (decimal id or name), or NULL. (kernels/registry.c) */
+const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *requested);
 
 /* ---------------------------------------------------------------- run-time kernels (rtc.c) */
 typedef struct ck_rtc_kernel ck_rtc_kernel;
@@ -246,11 +268,14 @@ ck_status ck_rtc_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], c
                         size_t smem, void **args);
 void ck_rtc_free(ck_rtc_kernel *k);
 
-/* ---------------------------------------------------------------- host reference (host_*.c) */
-/* The oracle: every GPU variant is checked against these. All take host tensors of any strides. */
+/* ---------------------------------------------------------------- host reference (host_*.c)
+ * The oracle: every GPU variant is checked against these. They take host tensors of any strides whose
+ * arguments ck_run has already validated (shapes agree, outputs allocated and not overlapping the inputs,
+ * dims normalised): they check nothing again. */
 ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha,
                          double beta);
-ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim);
+ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim,
+                         int64_t len);
 ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
 ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* strided, with cast */
 

@@ -1,7 +1,7 @@
 /*
- * ew_ops.h — elementwise helpers shared by the host reference (host_elementwise.c) and the dispatchers
- * (op_elementwise.c): op names (also the Lua names), per-op properties, dimension coalescing and the
- * float -> i32 conversion rule. Plain C; no Lua, no CUDA.
+ * ew_ops.h — elementwise helpers: what the op table (kernels/elementwise/ew_ops.def, read by ew_table.c)
+ * says of each op (names, also the Lua names; kind; dtype rules; Lua exposure), dimension coalescing and
+ * ordering, and the float -> i32 conversion rule. Plain C; no Lua, no CUDA.
  */
 #ifndef CK_EW_OPS_H
 #define CK_EW_OPS_H
@@ -17,6 +17,8 @@ const char *ck_ew_op_name(int op);
 int ck_ew_op_parse(const char *name);
 /* true for ops that have no meaning on i32: EXP LOG SQRT SIN COS TANH SIGMOID RAND RANDN. */
 bool ck_ew_op_float_only(int op);
+/* The op's kind: CK_EWK_COPY, CK_EWK_UNARY, CK_EWK_BINARY or CK_EWK_GEN (-1 for an unknown id). */
+int ck_ew_op_kind(int op);
 /* Number of array inputs the op reads: 0 (generators), 1 (unary, COPY) or 2 (binary). */
 int ck_ew_op_arity(int op);
 

@@ -31,46 +31,6 @@
 #include "ck.h"
 #include "ew_ops.h"
 
-// ---------------------------------------------------------------- op names and properties
-
-static const char *const ew_names[CK_EW_NOPS] = {
-    [CK_EW_COPY] = "copy",       [CK_EW_NEG] = "neg",         [CK_EW_ABS] = "abs",
-    [CK_EW_EXP] = "exp",         [CK_EW_LOG] = "log",         [CK_EW_SQRT] = "sqrt",
-    [CK_EW_SIN] = "sin",         [CK_EW_COS] = "cos",         [CK_EW_TANH] = "tanh",
-    [CK_EW_SIGMOID] = "sigmoid", [CK_EW_RELU] = "relu",       [CK_EW_FLOOR] = "floor",
-    [CK_EW_CEIL] = "ceil",       [CK_EW_SIGN] = "sign",       [CK_EW_POWS] = "pows",
-    [CK_EW_CLAMP] = "clamp",     [CK_EW_ADD] = "add",         [CK_EW_SUB] = "sub",
-    [CK_EW_MUL] = "mul",         [CK_EW_DIV] = "div",         [CK_EW_POW] = "pow",
-    [CK_EW_MAXIMUM] = "maximum", [CK_EW_MINIMUM] = "minimum", [CK_EW_EQ] = "eq",
-    [CK_EW_NE] = "ne",           [CK_EW_LT] = "lt",           [CK_EW_LE] = "le",
-    [CK_EW_GT] = "gt",           [CK_EW_GE] = "ge",           [CK_EW_FILL] = "fill",
-    [CK_EW_ARANGE] = "arange",   [CK_EW_EYE] = "eye",         [CK_EW_RAND] = "rand",
-    [CK_EW_RANDN] = "randn",
-};
-
-const char *ck_ew_op_name(int op) { return (op >= 0 && op < CK_EW_NOPS) ? ew_names[op] : NULL; }
-
-int ck_ew_op_parse(const char *name) {
-  if (!name) return -1;
-  for (int op = 0; op < CK_EW_NOPS; ++op)
-    if (ew_names[op] && strcmp(ew_names[op], name) == 0) return op;
-  return -1;
-}
-
-bool ck_ew_op_float_only(int op) {
-  return (op >= CK_EW_EXP && op <= CK_EW_SIGMOID) || op == CK_EW_RAND || op == CK_EW_RANDN;
-}
-
-const char *ck_ew_op_lua_kind(int op) {
-  if (op == CK_EW_COPY || op == CK_EW_POWS || op == CK_EW_CLAMP || op == CK_EW_POW || CK_EW_IS_GENERATOR(op)) return NULL;
-  return CK_EW_IS_BINARY(op) ? "binary" : "unary";
-}
-
-int ck_ew_op_arity(int op) {
-  if (CK_EW_IS_GENERATOR(op)) return 0;
-  return CK_EW_IS_BINARY(op) ? 2 : 1;
-}
-
 // ---------------------------------------------------------------- coalescing
 
 void ck_ew_coalesce(ck_ew_desc *d) {
@@ -122,6 +82,30 @@ static inline int32_t iw_div(int32_t x, int32_t y) {
   if (y == -1) return iw_neg(x); /* INT32_MIN / -1 would trap */
   return x / y;
 }
+/* Lua's // and % on integers (floor division; the remainder takes the divisor's sign); y == 0 gives 0. */
+static inline int32_t iw_idiv(int32_t x, int32_t y) {
+  if (y == 0) return 0;
+  if (y == -1) return iw_neg(x);
+  const int32_t q = x / y;
+  return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+static inline int32_t iw_mod(int32_t x, int32_t y) {
+  if (y == 0 || y == -1) return 0;
+  const int32_t m = x % y;
+  return (m != 0 && ((m ^ y) < 0)) ? m + y : m;
+}
+/* Lua 5.4's float modulo (luai_nummod): fmod, then moved to the divisor's sign. */
+static inline float ew_fmod_lua_f(float x, float y) {
+  float m = fmodf(x, y);
+  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  return m;
+}
+static inline double ew_fmod_lua_d(double x, double y) {
+  double m = fmod(x, y);
+  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  return m;
+}
+#define ew_fmod_lua(x, y) _Generic((x), float: ew_fmod_lua_f, default: ew_fmod_lua_d)(x, y)
 /* i32 POW/POWS: through double, but an integral exponent is applied by repeated squaring, so that the
  * result is exact (libm pow is only faithfully rounded on some platforms, CUDA's among them, and 19^3
  * must not truncate to 6858). The GPU uses the same loop. */
@@ -164,42 +148,23 @@ typedef void (*ew_rowfn)(const ew_row *r);
 #define EW_IS64_f64 1
 #define EW_IS64_i32 0
 
-/* X(ID, expression for f32/f64 (T = float or double), expression for i32) */
-#define EW_FLOAT_NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
-#define EW_OPS(X)                                                                                          \
-  X(NEG, -x, iw_neg(x))                                                                                    \
-  X(ABS, fabs(x), iw_abs(x))                                                                               \
-  X(EXP, exp(x), 0)                                                                                        \
-  X(LOG, log(x), 0)                                                                                        \
-  X(SQRT, sqrt(x), 0)                                                                                      \
-  X(SIN, sin(x), 0)                                                                                        \
-  X(COS, cos(x), 0)                                                                                        \
-  X(TANH, tanh(x), 0)                                                                                      \
-  X(SIGMOID, (T)1 / ((T)1 + exp(-x)), 0)                                                                   \
-  X(RELU, x < 0 ? (T)0 : x, x < 0 ? 0 : x)                                                                 \
-  X(FLOOR, floor(x), x)                                                                                    \
-  X(CEIL, ceil(x), x)                                                                                      \
-  X(SIGN, x > 0 ? (T)1 : (x < 0 ? (T)-1 : x), (x > 0) - (x < 0))                                           \
-  X(POWS, pow(x, (T)S1), ew_ipow((double)x, S1))                                                    \
-  X(CLAMP, (T)ew_clamp(x, S1, S2), ck_ew_f2i(ew_clamp(x, S1, S2)))                                         \
-  X(ADD, x + y, iw_add(x, y))                                                                              \
-  X(SUB, x - y, iw_sub(x, y))                                                                              \
-  X(MUL, x *y, iw_mul(x, y))                                                                               \
-  X(DIV, x / y, iw_div(x, y))                                                                              \
-  X(POW, pow(x, y), ew_ipow((double)x, (double)y))                                                  \
-  X(MAXIMUM, (x != x || y != y) ? EW_FLOAT_NAN2(x, y) : (x > y ? x : y), x > y ? x : y)                     \
-  X(MINIMUM, (x != x || y != y) ? EW_FLOAT_NAN2(x, y) : (x < y ? x : y), x < y ? x : y)                     \
-  X(EQ, (T)(x == y), x == y)                                                                               \
-  X(NE, (T)(x != y), x != y)                                                                               \
-  X(LT, (T)(x < y), x < y)                                                                                 \
-  X(LE, (T)(x <= y), x <= y)                                                                               \
-  X(GT, (T)(x > y), x > y)                                                                                 \
-  X(GE, (T)(x >= y), x >= y)                                                                               \
-  X(FILL, (T)S1, ck_ew_f2i(S1))                                                                            \
-  X(ARANGE, (T)(S1 + S2 * (double)LIN), ck_ew_f2i(S1 + S2 * (double)LIN))                                  \
-  X(EYE, (T)(RI == i), RI == i)                                                                            \
-  X(RAND, (T)ck_rand_uniform(SEED, OFFS, (uint64_t)LIN, IS64), 0)                                          \
-  X(RANDN, (T)ck_rand_normal(SEED, OFFS, (uint64_t)LIN), 0)
+/* The names the table's expressions use (kernels/elementwise/ew_ops.def); <tgmath.h> makes each one the
+ * float or double function according to T, as the device's overloads do. */
+#define m_exp(x) exp(x)
+#define m_log(x) log(x)
+#define m_sqrt(x) sqrt(x)
+#define m_sin(x) sin(x)
+#define m_cos(x) cos(x)
+#define m_tanh(x) tanh(x)
+#define m_fabs(x) fabs(x)
+#define m_floor(x) floor(x)
+#define m_ceil(x) ceil(x)
+#define m_pow(x, y) pow(x, y)
+#define m_atan2(x, y) atan2(x, y)
+#define m_hypot(x, y) hypot(x, y)
+#define m_fmod(x, y) fmod(x, y)
+#define ew_f2i(v) ck_ew_f2i(v)
+#define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
 
 /* One row function: out[i] = EXPR(x = a[i], y = b[i]) for i < n, strided. */
 #define EW_ROW(NAME, TY, SUF, EXPR)                                                                        \
@@ -214,22 +179,24 @@ typedef void (*ew_rowfn)(const ew_row *r);
     (void)S1, (void)S2, (void)RI, (void)SEED, (void)OFFS, (void)IS64;                                      \
     for (int64_t i = 0; i < n; ++i) {                                                                      \
       const T x = pa[i * as], y = pb[i * bs];                                                              \
-      const int64_t LIN = r->lin0 + i;                                                                     \
-      (void)x, (void)y, (void)LIN;                                                                         \
+      const int64_t LIN = r->lin0 + i, J = i;                                                              \
+      (void)x, (void)y, (void)LIN, (void)J;                                                                \
       o[i * os] = EW_TO_##SUF(EXPR);                                                                       \
     }                                                                                                      \
   }
 
-#define EW_GEN(ID, FEXPR, IEXPR)                                                                           \
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                \
   EW_ROW(ew_##ID##_f32, float, f32, FEXPR)                                                                 \
   EW_ROW(ew_##ID##_f64, double, f64, FEXPR)                                                                \
   EW_ROW(ew_##ID##_i32, int32_t, i32, IEXPR)
-EW_OPS(EW_GEN)
-#undef EW_GEN
+#include "../kernels/elementwise/ew_ops.def"
+#undef CK_EW_OP
 
-#define EW_ENTRY(ID, FEXPR, IEXPR) [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32},
-static const ew_rowfn ew_table[CK_EW_NOPS][3] = {EW_OPS(EW_ENTRY)};
-#undef EW_ENTRY
+static const ew_rowfn ew_table[CK_EW_NOPS][3] = {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32},
+#include "../kernels/elementwise/ew_ops.def"
+#undef CK_EW_OP
+};
 
 /* COPY with conversion: all 9 pairs among f32/f64/i32, through double (exact for every pair except the
  * rounding f64 -> f32 and the truncation to i32, which are the conversions we want). */

@@ -6,162 +6,114 @@
 #include <string.h>
 #include <time.h>
 
-#include "ew_ops.h"
 #include "lck.h"
-#include "reduce_ops.h"
 
 // ---------------------------------------------------------------- benchmarks: ops timed from C
 
-enum { OC_MATMUL, OC_REDUCE, OC_TRANSPOSE, OC_UNARY, OC_BINARY, OC_COPY, OC_MEMCPY, OC_FILL };
+enum { TK_OP, TK_COPY, TK_MEMCPY, TK_FILL };
 
 typedef struct {
-  int kind, op, dim;
-  ck_tensor *a, *b, *out, *idx;
-  double alpha, beta, s1, s2, num;
-  bool keepdim, num_left;
-  const char *variant;
+  int kind;
+  ck_call call;          /* TK_OP: the parsed op */
+  bool alloc_out, alloc_idx; /* outputs not given: each repetition allocates (and frees) its own, as the op would */
+  ck_tensor *dst;        /* copies and fill */
+  const ck_tensor *src;
+  double value;
   ck_ran ran;
-} opcall;
+} timed;
 
-static ck_status run_opcall(ck_ctx *ctx, void *ud) {
-  opcall *c = (opcall *)ud;
-  ck_tensor tmp = {0}, tmp2 = {0}, *out = c->out ? c->out : &tmp;
-  ck_status st = CK_OK;
-  switch (c->kind) {
-  case OC_MATMUL: st = ck_matmul(ctx, out, c->a, c->b, c->alpha, c->beta, c->variant, &c->ran); break;
-  case OC_REDUCE: {
-    bool arg = c->op == CK_RED_ARGMAX || c->op == CK_RED_ARGMIN;
-    ck_tensor *idx = c->idx ? c->idx : &tmp2;
-    st = ck_reduce(ctx, c->op, arg ? NULL : out, arg ? idx : c->idx, c->a, c->dim, c->keepdim, c->variant, &c->ran);
-    break;
+static ck_status run_timed(ck_ctx *ctx, void *ud) {
+  timed *t = (timed *)ud;
+  switch (t->kind) {
+  case TK_OP: {
+    ck_tensor out = {0}, idx = {0};
+    ck_call c = t->call;
+    if (t->alloc_out) c.out = &out;
+    if (t->alloc_idx) c.idx = &idx;
+    const ck_status st = ck_run(ctx, &c, &t->ran);
+    ck_release(&out);
+    ck_release(&idx);
+    return st;
   }
-  case OC_TRANSPOSE: st = ck_transpose(ctx, out, c->a, c->variant, &c->ran); break;
-  case OC_UNARY: st = ck_ew_unary(ctx, c->op, out, c->a, c->s1, c->s2, c->variant, &c->ran); break;
-  case OC_BINARY:
-    st = c->b ? ck_ew_binary(ctx, c->op, out, c->a, c->b, c->variant, &c->ran)
-              : ck_ew_binary_scalar(ctx, c->op, out, c->a, c->num, c->num_left, c->variant, &c->ran);
-    break;
-  case OC_COPY:
-  case OC_MEMCPY:
-    st = ck_copy(ctx, c->out, c->a);
-    c->ran.id = 0;
-    snprintf(c->ran.name, sizeof c->ran.name, "%s", c->kind == OC_COPY ? "copy" : "memcpy");
-    break;
-  case OC_FILL: st = ck_ew_generate(ctx, CK_EW_FILL, c->out, c->s1, 0); break;
+  case TK_FILL: return ck_ew_generate(ctx, CK_EW_FILL, t->dst, t->value, 0);
+  default: return ck_copy(ctx, t->dst, t->src);
   }
-  ck_release(&tmp);
-  ck_release(&tmp2);
-  return st;
 }
 
-static ck_tensor *field_array(lua_State *L, int spec, const char *k, bool required) {
-  lua_getfield(L, spec, k);
+static ck_tensor *field_array(lua_State *L, int spec, const char *k) {
+  lua_getfield(L, spec, k); /* stays on the stack: the array is alive while it is timed */
   ck_tensor *t = ckl_to_array(L, -1);
-  if (t && !t->st) luaL_error(L, "time_op: field '%s' is a freed array", k);
-  if (!t && required) luaL_error(L, "time_op: field '%s' must be a cukern array", k);
-  lua_pop(L, 1); /* still referenced by the spec table, which stays on the stack */
+  if (!t) luaL_error(L, "time_op: field '%s' must be a cukern array", k);
+  if (!t->st) luaL_error(L, "time_op: field '%s' is a freed array", k);
   return t;
 }
 
-/* core.time_op(spec, warmup, reps, flush_bytes) -> {ms per rep}, ran */
+/* core.time_op(spec, warmup, reps, flush_bytes) -> {ms per rep}, ran
+ * spec = {op = "matmul" | "reduce" | "transpose" | "unary" | "binary" | <elementwise op> | "copy" | "memcpy" |
+ * "fill", ...}: an op's fields are its core function's arguments by name (ckl_ops[].fields: a, b, x, out,
+ * idx, dim, keepdim, alpha, beta, fn, s1, s2, variant), parsed by the same parser as the op function. */
 static int l_time_op(lua_State *L) {
-  char vb[32];
   luaL_checktype(L, 1, LUA_TTABLE);
-  int warmup = (int)luaL_optinteger(L, 2, 3), reps = (int)luaL_optinteger(L, 3, 10);
-  lua_Integer flush = luaL_optinteger(L, 4, 0);
-  if (reps < 1 || reps > 100000 || warmup < 0) return luaL_argerror(L, 3, "reps must be 1..100000, warmup >= 0");
-  opcall c;
-  memset(&c, 0, sizeof c);
-  ckl_host_ran(&c.ran);
+  const int warmup = (int)luaL_optinteger(L, 2, 3);
+  const lua_Integer reps = luaL_optinteger(L, 3, 10);
+  const lua_Integer flush = luaL_optinteger(L, 4, 0);
+  if (reps < 1 || reps > 100000) return luaL_argerror(L, 3, "reps must be 1..100000");
+  if (warmup < 0 || warmup > 100000) return luaL_argerror(L, 2, "warmup must be 0..100000");
+  lua_settop(L, 4);
+  timed t;
+  ckl_opcall oc;
+  memset(&t, 0, sizeof t);
+  memset(&oc, 0, sizeof oc);
+  ckl_host_ran(&t.ran);
   lua_getfield(L, 1, "op");
-  const char *op = luaL_checkstring(L, -1);
-  lua_getfield(L, 1, "variant");
-  c.variant = ckl_opt_variant(L, -1, vb, sizeof vb);
-  lua_settop(L, 4);
-  c.out = field_array(L, 1, "out", false);
-  if (strcmp(op, "matmul") == 0) {
-    c.kind = OC_MATMUL;
-    c.a = field_array(L, 1, "a", true);
-    c.b = field_array(L, 1, "b", true);
-    lua_getfield(L, 1, "alpha");
-    c.alpha = luaL_optnumber(L, -1, 1.0);
-    lua_getfield(L, 1, "beta");
-    c.beta = luaL_optnumber(L, -1, 0.0);
-  } else if (strcmp(op, "reduce") == 0) {
-    c.kind = OC_REDUCE;
-    c.a = field_array(L, 1, "x", true);
-    c.idx = field_array(L, 1, "idx", false);
-    lua_getfield(L, 1, "fn");
-    c.op = ck_reduce_op_parse(luaL_optstring(L, -1, "sum"));
-    if (c.op < 0) return luaL_error(L, "time_op: unknown reduction '%s'", lua_tostring(L, -1));
-    lua_getfield(L, 1, "dim");
-    if (lua_isnil(L, -1)) c.dim = -1;
-    else {
-      lua_Integer d = luaL_checkinteger(L, -1);
-      if (d < 0) d += c.a->ndim + 1;
-      if (d < 1 || d > c.a->ndim) return luaL_error(L, "time_op: dim out of range (1..%d)", c.a->ndim);
-      c.dim = (int)d - 1;
-    }
-    lua_getfield(L, 1, "keepdim");
-    c.keepdim = lua_toboolean(L, -1);
-  } else if (strcmp(op, "transpose") == 0) {
-    c.kind = OC_TRANSPOSE;
-    c.a = field_array(L, 1, "x", true);
-  } else if (strcmp(op, "copy") == 0 || strcmp(op, "memcpy") == 0) {
-    c.kind = op[0] == 'c' ? OC_COPY : OC_MEMCPY;
-    c.out = field_array(L, 1, "dst", true);
-    c.a = field_array(L, 1, "src", true);
-    if (c.kind == OC_MEMCPY && (!ck_is_contiguous(c.a) || !ck_is_contiguous(c.out) || c.a->dtype != c.out->dtype ||
-                                ck_dev(c.a) != ck_dev(c.out) || ck_numel(c.a) != ck_numel(c.out)))
+  const char *op = lua_tostring(L, -1);
+  if (!op) return luaL_error(L, "time_op: spec.op must name an op");
+  ck_devkind dev;
+  if (strcmp(op, "copy") == 0 || strcmp(op, "memcpy") == 0) {
+    t.kind = op[0] == 'c' ? TK_COPY : TK_MEMCPY;
+    t.dst = field_array(L, 1, "dst");
+    t.src = field_array(L, 1, "src");
+    if (t.kind == TK_MEMCPY && (!ck_is_contiguous(t.src) || !ck_is_contiguous(t.dst) || t.src->dtype != t.dst->dtype ||
+                                ck_dev(t.src) != ck_dev(t.dst) || ck_numel(t.src) != ck_numel(t.dst)))
       return luaL_error(L, "time_op: memcpy needs contiguous dst and src of one dtype, device and size");
+    t.ran.id = -2; /* the memcpy bound, like every ladder's: not a registry row */
+    snprintf(t.ran.name, sizeof t.ran.name, "%s", op);
+    dev = ck_dev(t.dst);
   } else if (strcmp(op, "fill") == 0) {
-    c.kind = OC_FILL;
-    c.out = field_array(L, 1, "out", true);
+    t.kind = TK_FILL;
+    t.dst = field_array(L, 1, "out");
     lua_getfield(L, 1, "value");
-    c.s1 = luaL_optnumber(L, -1, 1.0);
+    t.value = luaL_optnumber(L, -1, 1.0);
+    dev = ck_dev(t.dst);
   } else {
-    int eop = ck_ew_op_parse(op);
-    if (eop < 0 || ck_ew_op_arity(eop) == 0) return luaL_error(L, "time_op: unknown op '%s'", op);
-    c.op = eop;
-    c.kind = ck_ew_op_arity(eop) == 1 ? OC_UNARY : OC_BINARY;
-    lua_getfield(L, 1, "a");
-    lua_getfield(L, 1, "b");
-    ck_tensor *a = ckl_to_array(L, -2), *b = ckl_to_array(L, -1);
-    if (c.kind == OC_UNARY) {
-      if (!a || !a->st) return luaL_error(L, "time_op: field 'a' must be a cukern array");
-      c.a = a;
-      lua_getfield(L, 1, "s1");
-      c.s1 = luaL_optnumber(L, -1, 0);
-      lua_getfield(L, 1, "s2");
-      c.s2 = luaL_optnumber(L, -1, 0);
-    } else if (a && b) {
-      c.a = a;
-      c.b = b;
-    } else if (a || b) {
-      c.a = a ? a : b;
-      c.num_left = !a;
-      c.num = lua_tonumber(L, a ? -1 : -2);
-    } else {
-      return luaL_error(L, "time_op: '%s' needs array operands a and b (one may be a number)", op);
+    const ckl_opdesc *d = ckl_op_for(op);
+    if (!d) return luaL_error(L, "time_op: unknown op '%s'", op);
+    const int base = lua_gettop(L) + 1;
+    luaL_checkstack(L, 10, "time_op");
+    for (int i = 0; i < 9 && d->fields[i]; ++i) lua_getfield(L, 1, d->fields[i]);
+    d->parse(L, base, &oc); /* oc outlives the timing: a variant id's text lives in it */
+    t.kind = TK_OP;
+    t.call = oc.call;
+    if (oc.nout) {
+      t.call.out = oc.out_at ? ckl_to_array(L, oc.out_at) : NULL;
+      t.alloc_out = !oc.out_at;
     }
+    if (oc.want_idx) {
+      t.call.idx = oc.idx_at ? ckl_to_array(L, oc.idx_at) : NULL;
+      t.alloc_idx = !oc.idx_at;
+    }
+    dev = ck_dev(t.call.a ? t.call.a : t.call.out);
   }
-  lua_settop(L, 4);
   double *ms = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
-  ck_devkind dev = ck_dev(c.a ? c.a : c.out);
-  if (ck_time_op(CKL_CTX(L), dev, run_opcall, &c, warmup, reps, (size_t)(flush > 0 ? flush : 0), ms)) return ckl_fail(L);
-  ckl_set_last(L, &c.ran);
-  lua_createtable(L, reps, 0);
+  if (ck_time_op(CKL_CTX(L), dev, run_timed, &t, warmup, (int)reps, (size_t)(flush > 0 ? flush : 0), ms))
+    return ckl_fail(L);
+  ckl_set_last(L, &t.ran);
+  lua_createtable(L, (int)reps, 0);
   for (int i = 0; i < reps; ++i) {
     lua_pushnumber(L, ms[i]);
     lua_rawseti(L, -2, i + 1);
   }
-  lua_createtable(L, 0, 3);
-  lua_pushinteger(L, c.ran.id);
-  lua_setfield(L, -2, "id");
-  lua_pushstring(L, c.ran.name);
-  lua_setfield(L, -2, "name");
-  lua_pushstring(L, c.ran.note);
-  lua_setfield(L, -2, "note");
+  ckl_push_ran(L, &t.ran);
   return 2;
 }
 

@@ -1,5 +1,10 @@
 /*
  * l_ops.c — the ops: matmul, reductions, transpose, elementwise.
+ *
+ * Each op's Lua arguments are parsed ONCE, by one parser per op (ckl_ops[]), into a ck_call; both the op
+ * functions (core.matmul, core.reduce, ...) and core.time_op (src/l_bench.c, which lays a spec table's
+ * fields out on the stack in the same positions) use it, then hand the call to ck_run. Arguments stay on
+ * the Lua stack while the call runs, so every array it points to is alive.
  */
 #include <stdio.h>
 #include <string.h>
@@ -8,126 +13,166 @@
 #include "lck.h"
 #include "reduce_ops.h"
 
-// ---------------------------------------------------------------- ops
+// ---------------------------------------------------------------- parsers
 
-/* core.matmul(a, b [, out [, alpha [, beta [, variant]]]]) */
-static int l_matmul(lua_State *L) {
-  char vb[32];
-  ck_tensor *a = ckl_check_array(L, 1), *b = ckl_check_array(L, 2), *out = ckl_opt_array(L, 3);
-  double alpha = luaL_optnumber(L, 4, 1.0), beta = luaL_optnumber(L, 5, 0.0);
-  const char *variant = ckl_opt_variant(L, 6, vb, sizeof vb);
-  ck_ran ran;
-  ckl_host_ran(&ran);
-  if (out) lua_pushvalue(L, 3);
-  else out = ckl_push_array(L);
-  if (ck_matmul(CKL_CTX(L), out, a, b, alpha, beta, variant, &ran)) return ckl_fail(L);
-  ckl_set_last(L, &ran);
-  ckl_gc_debt(L);
-  return 1;
+/* An optional output array argument: its stack index, or 0 (none given: one is allocated). */
+static int opt_out(lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return 0;
+  ckl_check_array(L, i);
+  return i;
 }
 
-/* core.reduce(fname, x [, dim [, keepdim [, variant [, want_idx [, out [, idx]]]]]]) -> values [, idx] */
-static int l_reduce(lua_State *L) {
-  char vb[32];
-  const char *fname = luaL_checkstring(L, 1);
-  int op = ck_reduce_op_parse(fname);
-  if (op < 0) return luaL_argerror(L, 1, lua_pushfstring(L, "unknown reduction '%s'", fname));
-  ck_tensor *x = ckl_check_array(L, 2);
-  int dim = lua_isnoneornil(L, 3) ? -1 : ckl_check_dim(L, 3, x);
-  bool keepdim = lua_toboolean(L, 4);
-  const char *variant = ckl_opt_variant(L, 5, vb, sizeof vb);
-  bool arg = op == CK_RED_ARGMAX || op == CK_RED_ARGMIN;
-  bool want_idx = arg || lua_toboolean(L, 6);
-  ck_tensor *out = ckl_opt_array(L, 7), *idx = ckl_opt_array(L, 8);
-  lua_settop(L, 8);
-  if (!arg) {
-    if (out) lua_pushvalue(L, 7);
-    else out = ckl_push_array(L);
-  } else {
-    out = NULL;
-  }
-  if (want_idx) {
-    if (idx) lua_pushvalue(L, 8);
-    else idx = ckl_push_array(L);
-  } else {
-    idx = NULL;
-  }
-  ck_ran ran;
-  ckl_host_ran(&ran);
-  if (ck_reduce(CKL_CTX(L), op, out, idx, x, dim, keepdim, variant, &ran)) return ckl_fail(L);
-  ckl_set_last(L, &ran);
-  ckl_gc_debt(L);
-  return lua_gettop(L) - 8;
+/* matmul: a, b [, out [, alpha [, beta [, variant]]]] */
+static void parse_matmul(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_MATMUL;
+  c->a = ckl_check_array(L, base);
+  c->b = ckl_check_array(L, base + 1);
+  oc->out_at = opt_out(L, base + 2);
+  c->alpha = luaL_optnumber(L, base + 3, 1.0);
+  c->beta = luaL_optnumber(L, base + 4, 0.0);
+  c->variant = ckl_opt_variant(L, base + 5, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
 }
 
-/* core.transpose(x [, out [, variant]]) */
-static int l_transpose(lua_State *L) {
-  char vb[32];
-  ck_tensor *x = ckl_check_array(L, 1), *out = ckl_opt_array(L, 2);
-  const char *variant = ckl_opt_variant(L, 3, vb, sizeof vb);
-  ck_ran ran;
-  ckl_host_ran(&ran);
-  if (out) lua_pushvalue(L, 2);
-  else out = ckl_push_array(L);
-  if (ck_transpose(CKL_CTX(L), out, x, variant, &ran)) return ckl_fail(L);
-  ckl_set_last(L, &ran);
-  ckl_gc_debt(L);
-  return 1;
+/* reduce: fname, x [, dim [, keepdim [, variant [, want_idx [, out [, idx]]]]]] -> values [, idx]
+ * (argmax/argmin give indices only: an `out` given to them is where the indices go) */
+static void parse_reduce(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *fname = luaL_optstring(L, base, "sum");
+  c->kind = CK_OP_REDUCE;
+  c->fn = ck_reduce_op_parse(fname);
+  if (c->fn < 0)
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown reduction '%s' (sum, prod, max, min, mean, argmax, argmin)", fname));
+  c->a = ckl_check_array(L, base + 1);
+  c->dim = lua_isnoneornil(L, base + 2) ? -1 : ckl_check_dim(L, base + 2, c->a);
+  c->keepdim = lua_toboolean(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  const bool arg = c->fn == CK_RED_ARGMAX || c->fn == CK_RED_ARGMIN;
+  const int out = opt_out(L, base + 6), idx = opt_out(L, base + 7);
+  if (arg) {
+    if (out && idx) luaL_argerror(L, base + 6, lua_pushfstring(L, "%s gives indices only: pass one output (idx)", fname));
+    oc->idx_at = idx ? idx : out;
+    oc->want_idx = true;
+    oc->nout = 0;
+  } else {
+    oc->out_at = out;
+    oc->idx_at = idx;
+    oc->want_idx = idx != 0 || lua_toboolean(L, base + 5);
+    oc->nout = 1;
+  }
+}
+
+/* transpose: x [, out [, variant]] */
+static void parse_transpose(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_TRANSPOSE;
+  c->a = ckl_check_array(L, base);
+  oc->out_at = opt_out(L, base + 1);
+  c->variant = ckl_opt_variant(L, base + 2, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
 }
 
 static int check_ew_op(lua_State *L, int i, int arity) {
   const char *name = luaL_checkstring(L, i);
-  int op = ck_ew_op_parse(name);
+  const int op = ck_ew_op_parse(name);
   if (op < 0 || ck_ew_op_arity(op) != arity)
     return luaL_argerror(L, i, lua_pushfstring(L, "unknown %s elementwise op '%s'", arity == 1 ? "unary" : "binary", name));
   return op;
 }
 
-/* core.unary(name, a [, out [, s1 [, s2 [, variant]]]]) */
-static int l_unary(lua_State *L) {
-  char vb[32];
-  int op = check_ew_op(L, 1, 1);
-  ck_tensor *a = ckl_check_array(L, 2), *out = ckl_opt_array(L, 3);
-  double s1 = luaL_optnumber(L, 4, 0), s2 = luaL_optnumber(L, 5, 0);
-  const char *variant = ckl_opt_variant(L, 6, vb, sizeof vb);
-  ck_ran ran;
-  ckl_host_ran(&ran);
-  if (out) lua_pushvalue(L, 3);
-  else out = ckl_push_array(L);
-  if (ck_ew_unary(CKL_CTX(L), op, out, a, s1, s2, variant, &ran)) return ckl_fail(L);
-  ckl_set_last(L, &ran);
-  ckl_gc_debt(L);
-  return 1;
+/* unary: name, a [, out [, s1 [, s2 [, variant]]]] */
+static void parse_unary(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_EW;
+  c->fn = check_ew_op(L, base, 1);
+  c->a = ckl_check_array(L, base + 1);
+  oc->out_at = opt_out(L, base + 2);
+  c->s1 = luaL_optnumber(L, base + 3, 0);
+  c->s2 = luaL_optnumber(L, base + 4, 0);
+  c->variant = ckl_opt_variant(L, base + 5, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
 }
 
-/* core.binary(name, a, b [, out [, variant]]); a or b may be a number */
-static int l_binary(lua_State *L) {
-  char vb[32];
-  int op = check_ew_op(L, 1, 2);
-  ck_tensor *a = ckl_to_array(L, 2), *b = ckl_to_array(L, 3), *out = ckl_opt_array(L, 4);
-  const char *variant = ckl_opt_variant(L, 5, vb, sizeof vb);
-  if (!a && !b) return luaL_error(L, "%s: at least one operand must be a cukern array", lua_tostring(L, 1));
-  if (a) ckl_check_array(L, 2);
-  else luaL_checknumber(L, 2);
-  if (b) ckl_check_array(L, 3);
-  else luaL_checknumber(L, 3);
-  ck_ran ran;
-  ckl_host_ran(&ran);
-  if (out) lua_pushvalue(L, 4);
-  else out = ckl_push_array(L);
-  ck_status st = a && b ? ck_ew_binary(CKL_CTX(L), op, out, a, b, variant, &ran)
-                 : a    ? ck_ew_binary_scalar(CKL_CTX(L), op, out, a, lua_tonumber(L, 3), false, variant, &ran)
-                        : ck_ew_binary_scalar(CKL_CTX(L), op, out, b, lua_tonumber(L, 2), true, variant, &ran);
-  if (st) return ckl_fail(L);
-  ckl_set_last(L, &ran);
-  ckl_gc_debt(L);
-  return 1;
+/* binary: name, a, b [, out [, variant]]; a or b may be a number */
+static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_EW;
+  c->fn = check_ew_op(L, base, 2);
+  ck_tensor *a = ckl_to_array(L, base + 1), *b = ckl_to_array(L, base + 2);
+  if (!a && !b) luaL_error(L, "%s: at least one operand must be a cukern array", lua_tostring(L, base));
+  if (a) ckl_check_array(L, base + 1);
+  if (b) ckl_check_array(L, base + 2);
+  if (a && b) {
+    c->a = a;
+    c->b = b;
+  } else if (a) {
+    c->a = a;
+    c->s1 = luaL_checknumber(L, base + 2);
+  } else {
+    c->a = b;
+    c->s1 = luaL_checknumber(L, base + 1);
+    c->scalar_left = true;
+  }
+  oc->out_at = opt_out(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
 }
 
+/* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
+const ckl_opdesc ckl_ops[] = {
+    {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant"}},
+    {"reduce", parse_reduce, {"fn", "x", "dim", "keepdim", "variant", "want_idx", "out", "idx"}},
+    {"transpose", parse_transpose, {"x", "out", "variant"}},
+    {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},
+    {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
+    {NULL, NULL, {NULL}},
+};
 
-/* core.ew_ops() -> the elementwise op table as Lua sees it: {name, arity, float_only, lua = "unary" |
- * "binary" | nil} per op, in id order. init.lua generates ck.<name>, a:<name>() and a:<name>_() for the
- * rows with a `lua` kind; the others (copy, pows, clamp, pow, generators) have hand-written wrappers. */
+const ckl_opdesc *ckl_op_for(const char *name) {
+  for (const ckl_opdesc *d = ckl_ops; d->name; ++d)
+    if (strcmp(d->name, name) == 0) return d;
+  const int ew = ck_ew_op_parse(name); /* time_op names elementwise ops directly: {op = "add", a = ..., b = ...} */
+  if (ew >= 0 && ck_ew_op_arity(ew) == 1) return ckl_op_for("unary");
+  if (ew >= 0 && ck_ew_op_arity(ew) == 2) return ckl_op_for("binary");
+  return NULL;
+}
+
+// ---------------------------------------------------------------- the op functions
+
+/* Parse with d, push the outputs (the given arrays, or new ones), run, return them. */
+static int run_op(lua_State *L, const ckl_opdesc *d) {
+  ckl_opcall oc;
+  memset(&oc, 0, sizeof oc);
+  d->parse(L, 1, &oc);
+  const int top = lua_gettop(L);
+  ck_call *c = &oc.call;
+  if (oc.nout) {
+    if (oc.out_at) lua_pushvalue(L, oc.out_at);
+    c->out = oc.out_at ? ckl_to_array(L, -1) : ckl_push_array(L);
+  }
+  if (oc.want_idx) {
+    if (oc.idx_at) lua_pushvalue(L, oc.idx_at);
+    c->idx = oc.idx_at ? ckl_to_array(L, -1) : ckl_push_array(L);
+  }
+  ck_ran ran;
+  ckl_host_ran(&ran);
+  if (ck_run(CKL_CTX(L), c, &ran)) return ckl_fail(L);
+  ckl_set_last(L, &ran);
+  ckl_gc_debt(L);
+  return lua_gettop(L) - top;
+}
+
+static int l_matmul(lua_State *L) { return run_op(L, &ckl_ops[0]); }
+static int l_reduce(lua_State *L) { return run_op(L, &ckl_ops[1]); }
+static int l_transpose(lua_State *L) { return run_op(L, &ckl_ops[2]); }
+static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
+static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
+
+/* core.ew_ops() -> the elementwise op table as Lua sees it (kernels/elementwise/ew_ops.def): {name, arity,
+ * float_only, lua = "unary" | "binary" | nil} per op, in id order. init.lua generates ck.<name>,
+ * a:<name>() and a:<name>_() for the rows with a `lua` kind; the others (copy, pows, clamp, pow, generators)
+ * have hand-written wrappers. */
 static int l_ew_ops(lua_State *L) {
   lua_createtable(L, CK_EW_NOPS, 0);
   for (int op = 0; op < CK_EW_NOPS; ++op) {

@@ -72,6 +72,23 @@ void ckl_host_ran(ck_ran *ran);
 static inline void ckl_set_last(lua_State *L, const ck_ran *ran) { CKL_MS(L)->last = *ran; }
 void ckl_push_ran(lua_State *L, const ck_ran *ran); /* {id, name, note} */
 
+/* An op's Lua arguments parsed once (src/l_ops.c) for the op functions and time_op alike. */
+typedef struct ckl_opcall {
+  ck_call call;
+  int out_at, idx_at; /* stack index of a given output array; 0: none given (one is allocated) */
+  int nout;           /* 1 if the op returns values (out), 0 for index-only ops */
+  bool want_idx;      /* the op writes indices (idx) */
+  char vbuf[32];      /* a variant given by id, as text */
+} ckl_opcall;
+typedef struct ckl_opdesc {
+  const char *name;                                        /* core.<name> */
+  void (*parse)(lua_State *L, int base, ckl_opcall *oc);   /* reads arguments base, base+1, ... */
+  const char *fields[9];                                   /* time_op spec fields, in argument order */
+} ckl_opdesc;
+extern const ckl_opdesc ckl_ops[];
+/* The parser for an op name (core function names, and elementwise op names for time_op); NULL if none. */
+const ckl_opdesc *ckl_op_for(const char *name);
+
 /* Each area's functions, registered into the module table (and array methods) by luaopen_cukern_core. */
 extern const luaL_Reg ckl_array_funcs[], ckl_array_methods[];
 extern const luaL_Reg ckl_ops_funcs[];

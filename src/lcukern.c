@@ -262,15 +262,13 @@ static int l_variants(lua_State *L) {
     return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise)", op));
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 4);
     lua_pushinteger(L, tab[i].id);
     lua_setfield(L, -2, "id");
     lua_pushstring(L, tab[i].name);
     lua_setfield(L, -2, "name");
     lua_pushstring(L, tab[i].summary);
     lua_setfield(L, -2, "summary");
-    lua_pushboolean(L, (tab[i].flags & CK_VF_BENCH_ONLY) != 0);
-    lua_setfield(L, -2, "bench_only");
     lua_newtable(L);
     int k = 0;
     for (int d = 0; d < CK_NDTYPES; ++d)

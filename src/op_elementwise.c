@@ -1,98 +1,34 @@
 /*
- * op_elementwise.c — the elementwise dispatchers: ck_ew_unary, ck_ew_binary, ck_ew_binary_scalar and
- * ck_ew_generate.
+ * op_elementwise.c — elementwise ops as the dispatcher sees them (ck_opdef_ew), and the dim ordering that
+ * elementwise work and copies share (ck_ew_order).
  *
- * Each one checks its operands (alive, one device), works out the result dtype (f32 + f64 -> f64; i32 with a
- * float -> that float; an i32 array with a non-integral number -> f32, except for POW/POWS which stay i32)
- * and the broadcast shape, allocates `out` or checks the given one, and describes the work as one
- * ck_ew_desc (element strides, 0 on broadcast dims, trailing dims aligned). Host operands run the host
- * reference; CUDA operands coalesce the descriptor's dims and run the variant ck_pick_variant chooses
- * (contiguous when it can, else strided).
- *
- * In place: `out` may be an input with the same layout (a:add_(b) passes out = a): each element is read
- * before it is written by the same thread, so that is safe. When out overlaps an input laid out differently
- * (a:add_(a:t()), or out = b where b is broadcast) the result goes to a temporary first and is then copied
- * into out. An out with repeated memory (an expanded view) is refused.
+ * What is elementwise-specific: the op's kind and dtype rules come from the table (ew_ops.def); the result
+ * dtype (f32 + f64 -> f64; i32 with a float -> that float; an i32 array with a number that is not an i32
+ * value -> f32, except POW which stays i32; COPY into a given out casts to out's dtype); the broadcast
+ * shape; a new result follows the larger operand's memory order; and the descriptor: element strides with
+ * 0 on broadcast dims, trailing dims aligned, dims put in the output's memory order and coalesced (so
+ * a:t() + b:t() streams). Exact in place (out = a with the same layout) is safe: each element is read by
+ * the thread that writes it. No layout copies: the contiguous variant's supports() refuses what it cannot
+ * take and the strided one runs.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "ck.h"
+#include "ck_op.h"
 #include "ew_ops.h"
 
-// ---------------------------------------------------------------- helpers
-
-static bool ew_dtype_ok(ck_dtype dt) { return dt == CK_F32 || dt == CK_F64 || dt == CK_I32; }
-
-static ck_status check_dtype(ck_ctx *ctx, const char *name, const ck_tensor *t) {
-  char d[128];
-  if (ew_dtype_ok(t->dtype)) return CK_OK;
-  return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported by elementwise ops (f32, f64, i32) [%s]", name,
-                  ck_dtype_name(t->dtype), ck_describe(t, d, sizeof d));
-}
-
-static ck_status check_float_only(ck_ctx *ctx, const char *name, int op, ck_dtype dt) {
-  if (dt == CK_I32 && ck_ew_op_float_only(op))
-    return ck_error(ctx, CK_ERR_DTYPE, "%s: not defined for i32 (floating-point dtypes only); convert with :to(\"f32\")",
-                    name);
-  return CK_OK;
-}
-
-/* Result dtype of a binary op on two array dtypes. */
-static ck_dtype promote(ck_dtype a, ck_dtype b) {
-  if (a == b) return a;
-  if (a == CK_I32) return b;
-  if (b == CK_I32) return a;
-  return CK_F64; /* f32 with f64 */
-}
-
-/* Strides of t seen from an nd-d index space with t's dims aligned to the right; 0 where t broadcasts. */
-/* out->st == NULL: allocate it with (dt, shape) on dev. Else check it matches. *allocated tells the caller
- * to release it on failure. */
-static ck_status prepare_out(ck_ctx *ctx, const char *name, ck_tensor *out, ck_dtype dt, int nd,
-                             const int64_t *shape, ck_devkind dev, const char *operands, bool *allocated,
-                             const ck_tensor *like) {
-  char s1[96], s2[96], d[128];
-  *allocated = false;
-  if (!out->st) {
-    ck_status st = ck_empty_layout(ctx, out, dt, nd, shape, dev, like);
-    if (st) return ck_error_prefix(ctx, st, "%s", name);
-    *allocated = true;
-    return CK_OK;
-  }
-  if (ck_dev(out) != dev)
-    return ck_error(ctx, CK_ERR_DEVICE, "%s: out %s is on another device than the operands (%s)", name,
-                    ck_describe(out, d, sizeof d), operands);
-  if (out->ndim != nd || memcmp(out->shape, shape, sizeof(int64_t) * (size_t)nd) != 0 || out->dtype != dt)
-    return ck_error(ctx, CK_ERR_SHAPE, "%s: out is %s %s but the result is %s %s (operands %s)", name,
-                    ck_dtype_name(out->dtype), ck_shape_str(out->ndim, out->shape, s1, sizeof s1), ck_dtype_name(dt),
-                    ck_shape_str(nd, shape, s2, sizeof s2), operands);
-  return ck_check_writable(ctx, name, out);
-}
-
-static void desc_init(ck_ew_desc *d, int op, const ck_tensor *out) {
-  memset(d, 0, sizeof *d);
-  d->op = op;
-  d->ndim = out->ndim;
-  memcpy(d->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
-  d->numel = ck_numel(out);
-  d->out_dtype = out->dtype;
-  d->out = ck_data(out);
-  memcpy(d->out_st, out->stride, sizeof(int64_t) * (size_t)out->ndim);
-  d->a_dtype = d->b_dtype = out->dtype;
-}
+// ---------------------------------------------------------------- dim ordering
 
 /* Put the dims in the output's memory order (largest stride first) so that ck_ew_coalesce can merge
  * operands that share a permuted dense layout into one contiguous run. Generators keep the logical order:
  * their values depend on the row-major index. */
 void ck_ew_order(ck_ew_desc *d) {
-  if (CK_EW_IS_GENERATOR(d->op)) {
+  if (ck_ew_op_kind(d->op) == CK_EWK_GEN) {
     ck_ew_coalesce(d);
     return;
   }
   for (int i = 1; i < d->ndim; ++i) {
-    int j = i;
-    while (j > 0 && d->out_st[j - 1] < d->out_st[j]) {
+    for (int j = i; j > 0 && d->out_st[j - 1] < d->out_st[j]; --j) {
 #define SWAP(x)                                                                                             \
   do {                                                                                                      \
     int64_t t_ = x[j];                                                                                      \
@@ -104,214 +40,114 @@ void ck_ew_order(ck_ew_desc *d) {
       SWAP(d->a_st);
       SWAP(d->b_st);
 #undef SWAP
-      --j;
     }
   }
   ck_ew_coalesce(d);
 }
 
-/* Run a filled descriptor on `dev`. `operands` describes the inputs for error messages. */
-static ck_status ew_run(ck_ctx *ctx, ck_ew_desc *d, ck_devkind dev, const char *variant, ck_ran *ran,
-                        const char *operands_or_null, const ck_tensor *lazy) {
-  const char *name = ck_ew_op_name(d->op);
-  char lazybuf[128];
-  /* error text is formatted only when needed: small ops are dominated by host overhead */
-#define OPERANDS (operands_or_null ? operands_or_null : ck_describe(lazy, lazybuf, sizeof lazybuf))
-  if (dev == CK_HOST) {
-    if (ran) {
-      memset(ran, 0, sizeof *ran);
-      ran->id = -1;
-      snprintf(ran->name, sizeof ran->name, "host");
+// ---------------------------------------------------------------- the op definition
+
+static ck_dtype promote(ck_dtype a, ck_dtype b) {
+  if (a == b) return a;
+  if (a == CK_I32) return b;
+  if (b == CK_I32) return a;
+  return CK_F64; /* f32 with f64 */
+}
+
+static bool is_i32_value(double s) { return s >= -2147483648.0 && s <= 2147483647.0 && s == (double)(int32_t)s; }
+
+static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
+  const ck_call *c = p->call;
+  const int kind = ck_ew_op_kind(c->fn);
+  char d[128];
+  ck_status st;
+  if (kind < 0) return ck_error(ctx, CK_ERR_ARG, "elementwise: unknown op id %d", c->fn);
+  p->name = ck_ew_op_name(c->fn);
+  p->has_out = true;
+  if (kind == CK_EWK_GEN) {
+    if (!c->out || !c->out->st) return ck_error(ctx, CK_ERR_ARG, "%s: needs an allocated output array", p->name);
+    p->dt = p->in_dt = c->out->dtype;
+    p->nd = c->out->ndim;
+    memcpy(p->shape, c->out->shape, sizeof(int64_t) * (size_t)p->nd);
+  } else {
+    if (!c->a) return ck_error(ctx, CK_ERR_ARG, "%s: needs an array operand", p->name);
+    p->nin = 1;
+    p->in[0] = c->a;
+    p->like = c->a;
+    p->in_dt = p->dt = c->a->dtype;
+    p->nd = c->a->ndim;
+    memcpy(p->shape, c->a->shape, sizeof(int64_t) * (size_t)p->nd);
+    if (kind == CK_EWK_COPY && c->out && c->out->st) p->dt = c->out->dtype; /* COPY casts into out */
+    if (kind == CK_EWK_BINARY && c->b) {
+      p->nin = 2;
+      p->in[1] = c->b;
+      p->in_dt = p->dt = promote(c->a->dtype, c->b->dtype);
+      if ((st = ck_broadcast_shape(ctx, p->name, c->a, c->b, &p->nd, p->shape))) return st;
+      if (ck_numel(c->b) > ck_numel(c->a)) p->like = c->b;
+    } else if (kind == CK_EWK_BINARY && p->dt == CK_I32 && c->fn != CK_EW_POW && !is_i32_value(c->s1)) {
+      p->in_dt = p->dt = CK_F32; /* a * 0.5 and a < 2.5 mean what they say */
     }
-    ck_ew_order(d); /* walk memory in order on the host too */
-    ck_status st = ck_host_elementwise(ctx, d);
-    return st ? ck_error_prefix(ctx, st, "%s", OPERANDS) : CK_OK;
   }
-  ck_env env;
-  ck_status st = ck_env_get(ctx, &env);
-  if (st) return st;
+  if (ck_ew_op_float_only(c->fn) && p->dt == CK_I32)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: not defined for i32 (floating-point dtypes only); convert with "
+                    ":to(\"f32\") [%s]", p->name, ck_describe(c->a ? c->a : c->out, d, sizeof d));
+  return CK_OK;
+}
+
+static void ew_describe(const ck_plan *p, void *desc) {
+  ck_ew_desc *d = (ck_ew_desc *)desc;
+  const ck_tensor *out = p->out;
+  memset(d, 0, sizeof *d);
+  d->op = p->call->fn;
+  d->ndim = out->ndim;
+  memcpy(d->shape, out->shape, sizeof(int64_t) * (size_t)out->ndim);
+  d->numel = ck_numel(out);
+  d->out_dtype = out->dtype;
+  d->out = ck_data(out);
+  memcpy(d->out_st, out->stride, sizeof(int64_t) * (size_t)out->ndim);
+  d->a_dtype = d->b_dtype = out->dtype;
+  d->s1 = p->call->s1;
+  d->s2 = p->call->s2;
+  if (p->nin >= 1) {
+    d->a_dtype = p->in[0]->dtype;
+    d->a = ck_data(p->in[0]);
+    ck_aligned_strides(d->a_st, d->ndim, p->in[0]);
+  }
+  if (p->nin == 2) {
+    d->b = ck_data(p->in[1]);
+    ck_aligned_strides(d->b_st, d->ndim, p->in[1]);
+  } else if (ck_ew_op_kind(d->op) == CK_EWK_BINARY) {
+    d->b_scalar = 1;
+    d->scalar_left = p->call->scalar_left ? 1 : 0;
+  }
   ck_ew_order(d);
-  const ck_variant *v = ck_pick_variant(ctx, name, ck_ew_variants, ck_ew_nvariants, variant, ck_ew_preferred,
-                                        (ck_dtype)d->out_dtype, d, ran);
-  if (!v) return CK_ERR_UNSUPPORTED;
-  if (d->numel == 0) return CK_OK;
-  int kerr = v->launch(d, &env);
-  if (kerr == 0 && !ck_sync_mode(ctx)) return CK_OK;
-  char what[512];
-  snprintf(what, sizeof what, "%s (%s) %s", name, v->name, OPERANDS);
-  return ck_after_launch(ctx, kerr, what);
-#undef OPERANDS
 }
 
-// ---------------------------------------------------------------- unary
-
-ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s1, double s2,
-                      const char *variant, ck_ran *ran) {
-  const char *name = ck_ew_op_name(op);
-  if (!name || ck_ew_op_arity(op) != 1) return ck_error(ctx, CK_ERR_ARG, "elementwise: op %d is not unary", op);
-  ck_status st;
-  char da[128], dout[128], operands[320];
-  ck_tensor tmp = {0};
-  bool allocated = false;
-  if ((st = ck_check_live(ctx, name, a)) || (st = check_dtype(ctx, name, a))) return st;
-  if (out->st && ((st = ck_check_live(ctx, name, out)) || (st = ck_check_same_device(ctx, name, out, a)))) return st;
-  if ((st = check_float_only(ctx, name, op, a->dtype))) return st;
-  snprintf(operands, sizeof operands, "%s", ck_describe(a, da, sizeof da));
-
-  /* COPY into a given out casts to out's dtype; every other op keeps a's dtype */
-  ck_dtype dt = (op == CK_EW_COPY && out->st) ? out->dtype : a->dtype;
-  if (out->st && (st = check_dtype(ctx, name, out))) return st;
-  if ((st = prepare_out(ctx, name, out, dt, a->ndim, a->shape, ck_dev(a), operands, &allocated, a))) goto cleanup;
-
-  ck_tensor *dst = out;
-  if (ck_unsafe_alias(out, a)) {
-    if ((st = ck_empty(ctx, &tmp, out->dtype, out->ndim, out->shape, ck_dev(out)))) goto cleanup;
-    dst = &tmp;
-  }
+static ck_status ew_host(ck_ctx *ctx, ck_plan *p) {
   ck_ew_desc d;
-  desc_init(&d, op, dst);
-  d.a_dtype = a->dtype;
-  d.a = ck_data(a);
-  ck_aligned_strides(d.a_st, d.ndim, a);
-  d.s1 = s1;
-  d.s2 = s2;
-  snprintf(operands, sizeof operands, "%s -> %s", ck_describe(a, da, sizeof da), ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, ck_dev(a), variant, ran, operands, NULL))) goto cleanup;
-  if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
-
-cleanup:
-  ck_release(&tmp);
-  if (st && allocated) ck_release(out);
-  return st;
+  ew_describe(p, &d);
+  return ck_host_elementwise(ctx, &d);
 }
 
-// ---------------------------------------------------------------- binary
-
-ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, const ck_tensor *b,
-                       const char *variant, ck_ran *ran) {
-  const char *name = ck_ew_op_name(op);
-  if (!name || ck_ew_op_arity(op) != 2) return ck_error(ctx, CK_ERR_ARG, "elementwise: op %d is not binary", op);
-  ck_status st;
-  char da[128], db[128], dout[128], operands[400];
-  ck_tensor ta = {0}, tb = {0}, tmp = {0};
-  bool allocated = false;
-  if ((st = ck_check_live(ctx, name, a)) || (st = ck_check_live(ctx, name, b)) ||
-      (st = ck_check_same_device(ctx, name, a, b)) || (st = check_dtype(ctx, name, a)) ||
-      (st = check_dtype(ctx, name, b)))
-    return st;
-  if (out->st && ((st = ck_check_live(ctx, name, out)) || (st = ck_check_same_device(ctx, name, out, a)))) return st;
-  snprintf(operands, sizeof operands, "%s and %s", ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
-
-  int nd;
-  int64_t shape[CK_MAX_DIMS];
-  if ((st = ck_broadcast_shape(ctx, name, a, b, &nd, shape))) return st;
-  const ck_devkind dev = ck_dev(a);
-  const ck_dtype dt = promote(a->dtype, b->dtype);
-  if ((st = prepare_out(ctx, name, out, dt, nd, shape, dev, operands, &allocated,
-                        ck_numel(a) >= ck_numel(b) ? a : b)))
-    goto cleanup;
-
-  /* promotion: the narrower operand becomes a contiguous temporary in dt */
-  const ck_tensor *pa = a, *pb = b;
-  if (a->dtype != dt) {
-    if ((st = ck_to(ctx, &ta, a, dev, dt))) goto cleanup;
-    pa = &ta;
-  }
-  if (b->dtype != dt) {
-    if ((st = ck_to(ctx, &tb, b, dev, dt))) goto cleanup;
-    pb = &tb;
-  }
-  ck_tensor *dst = out;
-  if (ck_unsafe_alias(out, pa) || ck_unsafe_alias(out, pb)) {
-    if ((st = ck_empty(ctx, &tmp, dt, nd, shape, dev))) goto cleanup;
-    dst = &tmp;
-  }
-  ck_ew_desc d;
-  desc_init(&d, op, dst);
-  d.a = ck_data(pa);
-  ck_aligned_strides(d.a_st, nd, pa);
-  d.b = ck_data(pb);
-  ck_aligned_strides(d.b_st, nd, pb);
-  snprintf(operands, sizeof operands, "%s, %s -> %s", ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db),
-           ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, dev, variant, ran, operands, NULL))) goto cleanup;
-  if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
-
-cleanup:
-  ck_release(&ta);
-  ck_release(&tb);
-  ck_release(&tmp);
-  if (st && allocated) ck_release(out);
-  return st;
+static const int *ew_preferred(const void *desc) {
+  (void)desc;
+  return ck_ew_preferred;
 }
 
-// ---------------------------------------------------------------- binary with a number
-
-ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s,
-                              bool scalar_left, const char *variant, ck_ran *ran) {
-  const char *name = ck_ew_op_name(op);
-  if (!name || ck_ew_op_arity(op) != 2) return ck_error(ctx, CK_ERR_ARG, "elementwise: op %d is not binary", op);
-  ck_status st;
-  char da[128], dout[128], operands[400];
-  ck_tensor ta = {0}, tmp = {0};
-  bool allocated = false;
-  if ((st = ck_check_live(ctx, name, a)) || (st = check_dtype(ctx, name, a))) return st;
-  if (out->st && ((st = ck_check_live(ctx, name, out)) || (st = ck_check_same_device(ctx, name, out, a)))) return st;
-  if (scalar_left) snprintf(operands, sizeof operands, "%.17g and %s", s, ck_describe(a, da, sizeof da));
-  else snprintf(operands, sizeof operands, "%s and %.17g", ck_describe(a, da, sizeof da), s);
-
-  /* An i32 array meets a number that is not an i32 value: compute in f32 (the default float dtype), so that
-   * a * 0.5 and a < 2.5 mean what they say. POW keeps i32 (its exponent goes through double anyway). */
-  const ck_devkind dev = ck_dev(a);
-  ck_dtype dt = a->dtype;
-  if (dt == CK_I32 && op != CK_EW_POW && !(s >= -2147483648.0 && s <= 2147483647.0 && s == (double)(int32_t)s))
-    dt = CK_F32;
-  if ((st = prepare_out(ctx, name, out, dt, a->ndim, a->shape, dev, operands, &allocated, a))) goto cleanup;
-  const ck_tensor *pa = a;
-  if (a->dtype != dt) {
-    if ((st = ck_to(ctx, &ta, a, dev, dt))) goto cleanup;
-    pa = &ta;
-  }
-  ck_tensor *dst = out;
-  if (ck_unsafe_alias(out, pa)) {
-    if ((st = ck_empty(ctx, &tmp, dt, out->ndim, out->shape, dev))) goto cleanup;
-    dst = &tmp;
-  }
-  ck_ew_desc d;
-  desc_init(&d, op, dst);
-  d.a = ck_data(pa);
-  ck_aligned_strides(d.a_st, d.ndim, pa);
-  d.b_scalar = 1;
-  d.scalar_left = scalar_left ? 1 : 0;
-  d.s1 = s;
-  if (scalar_left)
-    snprintf(operands, sizeof operands, "%.17g, %s -> %s", s, ck_describe(a, da, sizeof da),
-             ck_describe(out, dout, sizeof dout));
-  else
-    snprintf(operands, sizeof operands, "%s, %.17g -> %s", ck_describe(a, da, sizeof da), s,
-             ck_describe(out, dout, sizeof dout));
-  if ((st = ew_run(ctx, &d, dev, variant, ran, operands, NULL))) goto cleanup;
-  if (dst == &tmp) st = ck_copy(ctx, out, &tmp);
-
-cleanup:
-  ck_release(&ta);
-  ck_release(&tmp);
-  if (st && allocated) ck_release(out);
-  return st;
+static void ew_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
+  char ops[400];
+  snprintf(buf, n, "%s (%s) %s", p->name, v->name, ck_plan_operands(p, ops, sizeof ops));
 }
 
-// ---------------------------------------------------------------- generators
-
-ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
-  const char *name = ck_ew_op_name(op);
-  if (!name || !CK_EW_IS_GENERATOR(op)) return ck_error(ctx, CK_ERR_ARG, "elementwise: op %d is not a generator", op);
-  ck_status st;
-  if ((st = ck_check_live(ctx, name, out)) || (st = check_dtype(ctx, name, out)) ||
-      (st = check_float_only(ctx, name, op, out->dtype)) || (st = ck_check_writable(ctx, name, out)))
-    return st;
-  ck_ew_desc d;
-  desc_init(&d, op, out);
-  d.s1 = s1;
-  d.s2 = s2;
-  return ew_run(ctx, &d, ck_dev(out), NULL, NULL, NULL, out);
-}
+const ck_opdef ck_opdef_ew = {
+    .ladder = "elementwise",
+    .tab = ck_ew_variants,
+    .ntab = &ck_ew_nvariants,
+    .host_dtypes = CK_DT_ALL3,
+    .inplace_ok = true,
+    .check = ew_check,
+    .host = ew_host,
+    .describe = ew_describe,
+    .preferred = ew_preferred,
+    .what = ew_what,
+};

@@ -26,13 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ck.h"
+#include "ck_op.h"
 
 #define CK_TR_MIN_EDGE 8 /* ck_copy_permuted: shortest transposed dim worth a tiled transpose */
 
 // ---------------------------------------------------------------- descriptor helpers
-
-static bool tr_dtype_ok(ck_dtype dt) { return dt == CK_F32 || dt == CK_F64 || dt == CK_I32; }
 
 /* Strides of size-1 dims never address an element: give them the values a dense layout would have. */
 static void tr_normalise(ck_tr_desc *d) {
@@ -72,107 +70,77 @@ static ck_status tr_launch(ck_ctx *ctx, const ck_variant *v, const ck_tr_desc *d
   return ck_after_launch(ctx, v->launch(d, &env), what);
 }
 
-/* The registry row a request names (decimal id or name, as ck_pick_variant reads it), or NULL. */
-static const ck_variant *tr_find(const char *req) {
-  if (!req || !*req) return NULL;
-  char *end;
-  const long id = strtol(req, &end, 10);
-  const bool numeric = *end == 0;
-  for (int i = 0; i < ck_transpose_nvariants; ++i) {
-    const ck_variant *v = &ck_transpose_variants[i];
-    if (numeric ? v->id == id : strcmp(v->name, req) == 0) return v;
-  }
-  return NULL;
-}
+// ---------------------------------------------------------------- the op definition
 
-// ---------------------------------------------------------------- ck_transpose
-
-ck_status ck_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, const char *variant, ck_ran *ran) {
-  char dx[128], dout[128], operands[300];
-  ck_status st;
-  if ((st = ck_check_live(ctx, "transpose", x))) return st;
+static ck_status tr_check(ck_ctx *ctx, ck_plan *p) {
+  const ck_tensor *x = p->call->a;
+  char dx[128];
+  p->name = "transpose";
+  if (!x) return ck_error(ctx, CK_ERR_ARG, "transpose: needs an array");
   if (x->ndim < 2)
     return ck_error(ctx, CK_ERR_SHAPE, "transpose: needs an array of 2 or more dims, got %s",
                     ck_describe(x, dx, sizeof dx));
-  if (!tr_dtype_ok(x->dtype))
-    return ck_error(ctx, CK_ERR_DTYPE, "transpose: dtype %s is not supported (f32, f64, i32) [%s]",
-                    ck_dtype_name(x->dtype), ck_describe(x, dx, sizeof dx));
-  const int nd = x->ndim;
-  int64_t oshape[CK_MAX_DIMS];
-  memcpy(oshape, x->shape, sizeof(int64_t) * (size_t)nd);
-  oshape[nd - 2] = x->shape[nd - 1];
-  oshape[nd - 1] = x->shape[nd - 2];
-
-  const bool alloc = out->st == NULL;
-  if (alloc) {
-    if ((st = ck_empty(ctx, out, x->dtype, nd, oshape, ck_dev(x)))) return ck_error_prefix(ctx, st, "transpose");
-  } else {
-    if ((st = ck_check_live(ctx, "transpose (out)", out))) return st;
-    char want[96];
-    bool same = out->ndim == nd && out->dtype == x->dtype;
-    for (int i = 0; same && i < nd; ++i) same = out->shape[i] == oshape[i];
-    if (!same)
-      return ck_error(ctx, CK_ERR_SHAPE, "transpose: out is %s, expected %s%s for x %s", ck_describe(out, dout, sizeof dout),
-                      ck_dtype_name(x->dtype), ck_shape_str(nd, oshape, want, sizeof want), ck_describe(x, dx, sizeof dx));
-    if ((st = ck_check_same_device(ctx, "transpose", out, x))) return st;
-    if (out->st == x->st)
-      return ck_error(ctx, CK_ERR_ARG, "transpose: out %s shares storage with x %s (the transpose cannot be done in place)",
-                      ck_describe(out, dout, sizeof dout), ck_describe(x, dx, sizeof dx));
-  }
-  snprintf(operands, sizeof operands, "%s -> %s", ck_describe(x, dx, sizeof dx), ck_describe(out, dout, sizeof dout));
-
-  if (ck_dev(x) == CK_HOST) {
-    /* The reference: a strided copy of the transposed view. Variants do not apply here, but a bench-only
-     * name is refused as on CUDA, so that a script fails the same way on both backends. */
-    const ck_variant *req = tr_find(variant);
-    if (req && (req->flags & CK_VF_BENCH_ONLY)) {
-      st = ck_error(ctx, CK_ERR_ARG, "transpose: variant '%s' is a bandwidth bound for benchmarks, not an "
-                    "implementation [%s]", req->name, operands);
-      goto fail;
-    }
-    ck_tensor tv = {0};
-    if ((st = ck_view_transpose(ctx, &tv, x, nd - 2, nd - 1))) goto fail;
-    st = ck_host_copy(ctx, out, &tv);
-    ck_release(&tv);
-    if (st) {
-      st = ck_error_prefix(ctx, st, "transpose %s", operands);
-      goto fail;
-    }
-    if (ran) {
-      ran->id = -1;
-      snprintf(ran->name, sizeof ran->name, "host");
-      ran->note[0] = 0;
-    }
-    return CK_OK;
-  }
-
-  ck_tr_desc d;
-  memset(&d, 0, sizeof d);
-  d.dtype = (int)x->dtype;
-  d.elem_size = (int)ck_dtype_size(x->dtype);
-  d.rows = x->shape[nd - 2];
-  d.cols = x->shape[nd - 1];
-  d.in = ck_data(x);
-  d.in_rs = x->stride[nd - 2];
-  d.in_cs = x->stride[nd - 1];
-  d.out = ck_data(out);
-  d.out_rs = out->stride[nd - 2];
-  d.out_cs = out->stride[nd - 1];
-  for (int i = 0; i < nd - 2; ++i) tr_push_batch(&d, x->shape[i], x->stride[i], out->stride[i]);
-  tr_normalise(&d);
-
-  const ck_variant *v = ck_pick_variant(ctx, "transpose", ck_transpose_variants, ck_transpose_nvariants, variant,
-                                        ck_transpose_preferred, x->dtype, &d, ran);
-  if (!v) {
-    st = ck_error_prefix(ctx, (variant && *variant) ? CK_ERR_ARG : CK_ERR_UNSUPPORTED, "%s", operands);
-    goto fail;
-  }
-  if ((st = tr_launch(ctx, v, &d, "transpose", operands))) goto fail;
+  p->nin = 1;
+  p->in[0] = x;
+  p->in_dt = p->dt = x->dtype;
+  p->nd = x->ndim;
+  memcpy(p->shape, x->shape, sizeof(int64_t) * (size_t)p->nd);
+  p->shape[p->nd - 2] = x->shape[p->nd - 1];
+  p->shape[p->nd - 1] = x->shape[p->nd - 2];
+  p->has_out = true;
   return CK_OK;
-fail:
-  if (alloc) ck_release(out);
+}
+
+/* The reference: a strided copy of the transposed view. */
+static ck_status tr_host(ck_ctx *ctx, ck_plan *p) {
+  ck_tensor tv = {0};
+  const int nd = p->in[0]->ndim;
+  ck_status st = ck_view_transpose(ctx, &tv, p->in[0], nd - 2, nd - 1);
+  if (!st) st = ck_host_copy(ctx, p->out, &tv);
+  ck_release(&tv);
   return st;
 }
+
+static void tr_describe(const ck_plan *p, void *desc) {
+  ck_tr_desc *d = (ck_tr_desc *)desc;
+  const ck_tensor *x = p->in[0], *out = p->out;
+  const int nd = x->ndim;
+  memset(d, 0, sizeof *d);
+  d->dtype = (int)x->dtype;
+  d->elem_size = (int)ck_dtype_size(x->dtype);
+  d->rows = x->shape[nd - 2];
+  d->cols = x->shape[nd - 1];
+  d->in = ck_data(x);
+  d->in_rs = x->stride[nd - 2];
+  d->in_cs = x->stride[nd - 1];
+  d->out = ck_data(out);
+  d->out_rs = out->stride[nd - 2];
+  d->out_cs = out->stride[nd - 1];
+  for (int i = 0; i < nd - 2; ++i) tr_push_batch(d, x->shape[i], x->stride[i], out->stride[i]);
+  tr_normalise(d);
+}
+
+static const int *tr_preferred(const void *desc) {
+  (void)desc;
+  return ck_transpose_preferred;
+}
+
+static void tr_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
+  char ops[400];
+  snprintf(buf, n, "transpose (%s) %s", v->name, ck_plan_operands(p, ops, sizeof ops));
+}
+
+const ck_opdef ck_opdef_transpose = {
+    .ladder = "transpose",
+    .tab = ck_transpose_variants,
+    .ntab = &ck_transpose_nvariants,
+    .host_dtypes = CK_DT_ALL3,
+    .check = tr_check,
+    .host = tr_host,
+    .describe = tr_describe,
+    .preferred = tr_preferred,
+    .what = tr_what,
+};
 
 // ---------------------------------------------------------------- ck_copy_permuted
 

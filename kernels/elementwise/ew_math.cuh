@@ -75,18 +75,46 @@ __device__ __forceinline__ float m_ceil(float x) { return ceilf(x); }
 __device__ __forceinline__ double m_ceil(double x) { return ceil(x); }
 __device__ __forceinline__ float m_pow(float x, float y) { return powf(x, y); }
 __device__ __forceinline__ double m_pow(double x, double y) { return pow(x, y); }
+__device__ __forceinline__ float m_atan2(float x, float y) { return atan2f(x, y); }
+__device__ __forceinline__ double m_atan2(double x, double y) { return atan2(x, y); }
+__device__ __forceinline__ float m_hypot(float x, float y) { return hypotf(x, y); }
+__device__ __forceinline__ double m_hypot(double x, double y) { return hypot(x, y); }
+__device__ __forceinline__ float m_fmod(float x, float y) { return fmodf(x, y); }
+__device__ __forceinline__ double m_fmod(double x, double y) { return fmod(x, y); }
+/* Lua 5.4's float modulo (luai_nummod): fmod, then moved to the divisor's sign. */
+template <typename T> __device__ __forceinline__ T ew_fmod_lua(T x, T y) {
+  T m = m_fmod(x, y);
+  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  return m;
+}
 
 // ---------------------------------------------------------------- i32 helpers (wrap, no UB)
 
 __device__ __forceinline__ int32_t iw_neg(int32_t x) { return (int32_t)(0u - (uint32_t)x); }
+__device__ __forceinline__ int32_t iw_abs(int32_t x) { return x < 0 ? iw_neg(x) : x; }
+__device__ __forceinline__ int32_t iw_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
+__device__ __forceinline__ int32_t iw_sub(int32_t x, int32_t y) { return (int32_t)((uint32_t)x - (uint32_t)y); }
+__device__ __forceinline__ int32_t iw_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (uint32_t)y); }
 __device__ __forceinline__ int32_t iw_div(int32_t x, int32_t y) {
   if (y == 0) return 0;
   if (y == -1) return iw_neg(x);
   return x / y;
 }
+/* Lua's // and % on integers (floor division; the remainder takes the divisor's sign); y == 0 gives 0. */
+__device__ __forceinline__ int32_t iw_idiv(int32_t x, int32_t y) {
+  if (y == 0) return 0;
+  if (y == -1) return iw_neg(x);
+  const int32_t q = x / y;
+  return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ int32_t iw_mod(int32_t x, int32_t y) {
+  if (y == 0 || y == -1) return 0;
+  const int32_t m = x % y;
+  return (m != 0 && ((m ^ y) < 0)) ? m + y : m;
+}
 /* i32 POW/POWS: integral exponents by exact repeated squaring (CUDA's pow(19.0, 3.0) is 6858.999...,
  * which would truncate to 6858); other exponents through pow. Same loop as the host. */
-__device__ __forceinline__ int32_t ipow(double x, double y) {
+__device__ __forceinline__ int32_t ew_ipow(double x, double y) {
   if (y == floor(y) && fabs(y) <= 1024.0) {
     int64_t n = (int64_t)fabs(y);
     double r = 1.0, b = x;
@@ -99,19 +127,40 @@ __device__ __forceinline__ int32_t ipow(double x, double y) {
   }
   return f2i(pow(x, y));
 }
-__device__ __forceinline__ double clampd(double x, double lo, double hi) {
+__device__ __forceinline__ double ew_clamp(double x, double lo, double hi) {
   double t = x < lo ? lo : x;
   return t > hi ? hi : t;
 }
 
-// ---------------------------------------------------------------- op properties (compile time)
+// ---------------------------------------------------------------- op properties (compile time, from the table)
 
-__host__ __device__ constexpr bool is_binary(int op) { return op >= CK_EW_ADD && op <= CK_EW_GE; }
-__host__ __device__ constexpr bool is_generator(int op) { return op >= CK_EW_FILL && op < CK_EW_NOPS; }
-__host__ __device__ constexpr int arity(int op) { return is_generator(op) ? 0 : (is_binary(op) ? 2 : 1); }
-__host__ __device__ constexpr bool float_only(int op) {
-  return (op >= CK_EW_EXP && op <= CK_EW_SIGMOID) || op == CK_EW_RAND || op == CK_EW_RANDN;
+#define CKEW_KIND_COPY CK_EWK_COPY
+#define CKEW_KIND_UNARY CK_EWK_UNARY
+#define CKEW_KIND_BINARY CK_EWK_BINARY
+#define CKEW_KIND_GEN CK_EWK_GEN
+#define CKEW_DT_ALL false
+#define CKEW_DT_FLOAT true
+__host__ __device__ constexpr int kind_of(int op) {
+  switch (op) {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
+  case CK_EW_##ID: return CKEW_KIND_##KIND;
+#include "ew_ops.def"
+#undef CK_EW_OP
+    default: return -1;
+  }
 }
+__host__ __device__ constexpr bool float_only(int op) {
+  switch (op) {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
+  case CK_EW_##ID: return CKEW_DT_##DTYPES;
+#include "ew_ops.def"
+#undef CK_EW_OP
+    default: return false;
+  }
+}
+__host__ __device__ constexpr bool is_binary(int op) { return kind_of(op) == CK_EWK_BINARY; }
+__host__ __device__ constexpr bool is_generator(int op) { return kind_of(op) == CK_EWK_GEN; }
+__host__ __device__ constexpr int arity(int op) { return is_generator(op) ? 0 : (is_binary(op) ? 2 : 1); }
 /* Whether (op, T) has a kernel: float-only ops are not instantiated for i32. */
 template <int OP, typename T> __host__ __device__ constexpr bool valid() { return !(float_only(OP) && std::is_same_v<T, int32_t>); }
 
@@ -123,84 +172,44 @@ struct Scal {
 
 // ---------------------------------------------------------------- the math
 
+/* The math of every op, generated from the table: OpMath<OP>::f<T> evaluates the row's float expression
+ * (T float or double) or its i32 expression. The expressions' free names are this function's parameters. */
+#define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
+#define ew_f2i f2i
+template <int OP> struct OpMath;
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                  \
+  template <> struct OpMath<CK_EW_##ID> {                                                                   \
+    template <typename T>                                                                                   \
+    __device__ __forceinline__ static T f(T x, T y, double S1, double S2, uint64_t SEED, uint64_t OFFS,     \
+                                          int64_t LIN, int64_t RI, int64_t J) {                             \
+      constexpr int IS64 = std::is_same_v<T, double> ? 1 : 0;                                              \
+      (void)x, (void)y, (void)S1, (void)S2, (void)SEED, (void)OFFS, (void)LIN, (void)RI, (void)J, (void)IS64; \
+      if constexpr (std::is_same_v<T, int32_t>) return IEXPR;                                               \
+      else return FEXPR;                                                                                    \
+    }                                                                                                       \
+  };
+#include "ew_ops.def"
+#undef CK_EW_OP
+
 /* out = op(x, y); lin/ri/j are only read by generators. */
 template <int OP, typename T>
 __device__ __forceinline__ T apply(T x, T y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
-  constexpr bool I = std::is_same_v<T, int32_t>;
-  if constexpr (OP == CK_EW_NEG) { if constexpr (I) return iw_neg(x); else return -x; }
-  else if constexpr (OP == CK_EW_ABS) { if constexpr (I) return x < 0 ? iw_neg(x) : x; else return m_fabs(x); }
-  else if constexpr (OP == CK_EW_EXP) return m_exp(x);
-  else if constexpr (OP == CK_EW_LOG) return m_log(x);
-  else if constexpr (OP == CK_EW_SQRT) return m_sqrt(x);
-  else if constexpr (OP == CK_EW_SIN) return m_sin(x);
-  else if constexpr (OP == CK_EW_COS) return m_cos(x);
-  else if constexpr (OP == CK_EW_TANH) return m_tanh(x);
-  else if constexpr (OP == CK_EW_SIGMOID) return (T)1 / ((T)1 + m_exp(-x));
-  else if constexpr (OP == CK_EW_RELU) return x < 0 ? (T)0 : x;
-  else if constexpr (OP == CK_EW_FLOOR) { if constexpr (I) return x; else return m_floor(x); }
-  else if constexpr (OP == CK_EW_CEIL) { if constexpr (I) return x; else return m_ceil(x); }
-  else if constexpr (OP == CK_EW_SIGN) {
-    if constexpr (I) return (x > 0) - (x < 0);
-    else return x > 0 ? (T)1 : (x < 0 ? (T)-1 : x);
-  }
-  else if constexpr (OP == CK_EW_POWS) {
-    if constexpr (I) return ipow((double)x, s.s1); else return m_pow(x, (T)s.s1);
-  }
-  else if constexpr (OP == CK_EW_CLAMP) return from_double<T>(clampd((double)x, s.s1, s.s2));
-  else if constexpr (OP == CK_EW_ADD) { if constexpr (I) return (int32_t)((uint32_t)x + (uint32_t)y); else return x + y; }
-  else if constexpr (OP == CK_EW_SUB) { if constexpr (I) return (int32_t)((uint32_t)x - (uint32_t)y); else return x - y; }
-  else if constexpr (OP == CK_EW_MUL) { if constexpr (I) return (int32_t)((uint32_t)x * (uint32_t)y); else return x * y; }
-  else if constexpr (OP == CK_EW_DIV) { if constexpr (I) return iw_div(x, y); else return x / y; }
-  else if constexpr (OP == CK_EW_POW) {
-    if constexpr (I) return ipow((double)x, (double)y); else return m_pow(x, y);
-  }
-  else if constexpr (OP == CK_EW_MAXIMUM) {
-    if constexpr (I) return x > y ? x : y;
-    else return (x != x || y != y) ? x + y : (x > y ? x : y);
-  }
-  else if constexpr (OP == CK_EW_MINIMUM) {
-    if constexpr (I) return x < y ? x : y;
-    else return (x != x || y != y) ? x + y : (x < y ? x : y);
-  }
-  else if constexpr (OP == CK_EW_EQ) return (T)(x == y);
-  else if constexpr (OP == CK_EW_NE) return (T)(x != y);
-  else if constexpr (OP == CK_EW_LT) return (T)(x < y);
-  else if constexpr (OP == CK_EW_LE) return (T)(x <= y);
-  else if constexpr (OP == CK_EW_GT) return (T)(x > y);
-  else if constexpr (OP == CK_EW_GE) return (T)(x >= y);
-  else if constexpr (OP == CK_EW_FILL) return from_double<T>(s.s1);
-  else if constexpr (OP == CK_EW_ARANGE) return from_double<T>(s.s1 + s.s2 * (double)lin);
-  else if constexpr (OP == CK_EW_EYE) return (T)(ri == j);
-  else if constexpr (OP == CK_EW_RAND)
-    return (T)ck_rand_uniform(s.seed, s.offs, (uint64_t)lin, std::is_same_v<T, double> ? 1 : 0);
-  else if constexpr (OP == CK_EW_RANDN) return (T)ck_rand_normal(s.seed, s.offs, (uint64_t)lin);
-  else {
-    static_assert(OP == CK_EW_COPY, "unhandled elementwise op");
-    return x;
-  }
+  return OpMath<OP>::template f<T>(x, y, s.s1, s.s2, s.seed, s.offs, lin, ri, j);
 }
 
 // ---------------------------------------------------------------- run-time op -> compile-time op
 
 /* Calls F::template run<OP>() for the run-time `op` (CK_EW_COPY included); returns its result, or
  * cudaErrorInvalidValue (1) for an unknown id. One switch serves both variants' launchers. */
-#define CKEW_CASE(ID) \
-  case ID: return f.template run<ID>();
 template <typename F> __host__ inline int dispatch_op(int op, F &&f) {
   switch (op) {
-    CKEW_CASE(CK_EW_COPY) CKEW_CASE(CK_EW_NEG) CKEW_CASE(CK_EW_ABS) CKEW_CASE(CK_EW_EXP) CKEW_CASE(CK_EW_LOG)
-    CKEW_CASE(CK_EW_SQRT) CKEW_CASE(CK_EW_SIN) CKEW_CASE(CK_EW_COS) CKEW_CASE(CK_EW_TANH)
-    CKEW_CASE(CK_EW_SIGMOID) CKEW_CASE(CK_EW_RELU) CKEW_CASE(CK_EW_FLOOR) CKEW_CASE(CK_EW_CEIL)
-    CKEW_CASE(CK_EW_SIGN) CKEW_CASE(CK_EW_POWS) CKEW_CASE(CK_EW_CLAMP) CKEW_CASE(CK_EW_ADD)
-    CKEW_CASE(CK_EW_SUB) CKEW_CASE(CK_EW_MUL) CKEW_CASE(CK_EW_DIV) CKEW_CASE(CK_EW_POW)
-    CKEW_CASE(CK_EW_MAXIMUM) CKEW_CASE(CK_EW_MINIMUM) CKEW_CASE(CK_EW_EQ) CKEW_CASE(CK_EW_NE)
-    CKEW_CASE(CK_EW_LT) CKEW_CASE(CK_EW_LE) CKEW_CASE(CK_EW_GT) CKEW_CASE(CK_EW_GE) CKEW_CASE(CK_EW_FILL)
-    CKEW_CASE(CK_EW_ARANGE) CKEW_CASE(CK_EW_EYE) CKEW_CASE(CK_EW_RAND) CKEW_CASE(CK_EW_RANDN)
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
+  case CK_EW_##ID: return f.template run<CK_EW_##ID>();
+#include "ew_ops.def"
+#undef CK_EW_OP
     default: return 1;
   }
 }
-#undef CKEW_CASE
-static_assert(CK_EW_NOPS == 34, "a new CK_EW_* op needs a case in dispatch_op and in apply");
 
 /* Calls F::template run<T>() for the run-time dtype among f32/f64/i32 (else cudaErrorInvalidValue). */
 template <typename F> __host__ inline int dispatch_dtype(int dt, F &&f) {

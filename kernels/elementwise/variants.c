@@ -5,11 +5,6 @@
  */
 #include "../ck_kernels.h"
 
-int ck_ew_strided(const void *desc, const ck_env *env);
-const char *ck_ew_strided_supports(const void *desc);
-int ck_ew_contiguous(const void *desc, const ck_env *env);
-const char *ck_ew_contiguous_supports(const void *desc);
-
 const ck_variant ck_ew_variants[] = {
     {1, "strided", "any strides and broadcasts: per-element div/mod index math, grid-stride", CK_DT_ALL3, 0,
      ck_ew_strided, ck_ew_strided_supports},

@@ -10,19 +10,6 @@
 
 #include "ck_kernels.h"
 
-int ck_matmul_cublas(const void *desc, const ck_env *env);
-int ck_matmul_naive(const void *desc, const ck_env *env);
-int ck_matmul_coalesced(const void *desc, const ck_env *env);
-int ck_matmul_smem(const void *desc, const ck_env *env);
-int ck_matmul_blocktile_1d(const void *desc, const ck_env *env);
-int ck_matmul_blocktile_2d(const void *desc, const ck_env *env);
-int ck_matmul_vectorized(const void *desc, const ck_env *env);
-int ck_matmul_tuned(const void *desc, const ck_env *env);
-int ck_matmul_warptile(const void *desc, const ck_env *env);
-int ck_matmul_double_buffer(const void *desc, const ck_env *env);
-const char *ck_matmul_warptile_supports(const void *desc);
-const char *ck_matmul_double_buffer_supports(const void *desc);
-
 #define F32 CK_DT_BIT(CK_F32)
 #define F32_F64 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
 

@@ -9,24 +9,6 @@
  */
 #include "../ck_kernels.h"
 
-#define DECL(name)                                                   \
-  int ck_reduce_##name(const void *desc, const ck_env *env);         \
-  const char *ck_reduce_##name##_supports(const void *desc);
-DECL(cub)
-DECL(interleaved_divergent)
-DECL(interleaved_strided)
-DECL(sequential)
-DECL(first_add_load)
-DECL(unroll_last_warp)
-DECL(complete_unroll)
-DECL(multi_add)
-DECL(shuffle_vec)
-DECL(single_pass)
-DECL(rows_warp)
-DECL(rows_block)
-DECL(cols)
-#undef DECL
-
 #define ROW(id, name, summary) {id, #name, summary, CK_DT_ALL3, 0u, ck_reduce_##name, ck_reduce_##name##_supports}
 
 const ck_variant ck_reduce_variants[] = {

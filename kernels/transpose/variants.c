@@ -1,27 +1,12 @@
 /*
  * variants.c — the transpose ladder's registry: one row per kernels/transpose/NN_*.cu, id = step number.
  *
- * Id 0 is the library reference (cuBLAS geam). The last row, "memcpy", is the bandwidth bound: flagged
- * CK_VF_BENCH_ONLY, never in ck_transpose_preferred, refused by ck_transpose; benchmarks time it for the
- * "% of memcpy" column. No row sets CK_VF_ROWMAJOR: every kernel takes general element strides (unit inner
+ * Id 0 is the library reference (cuBLAS geam). The bandwidth bound (a device-to-device memcpy of the same
+ * bytes) is not a row: benchmarks time it with core.time_op{op = "memcpy"} for every ladder alike.
+ * No row sets CK_VF_ROWMAJOR: every kernel takes general element strides (unit inner
  * strides and aligned pointers only select faster code inside the launcher).
  */
 #include "ck_kernels.h"
-
-#define DECL(v)                                                                                           \
-  int ck_transpose_##v(const void *desc, const ck_env *env);                                              \
-  const char *ck_transpose_##v##_supports(const void *desc);
-DECL(geam)
-DECL(naive_row)
-DECL(naive_col)
-DECL(smem)
-DECL(smem_pad)
-DECL(smem_pad_unroll)
-DECL(wide)
-DECL(vec)
-DECL(aligned)
-DECL(memcpy)
-#undef DECL
 
 #define ROW(id, v, summary, dtypes, flags) {id, #v, summary, dtypes, flags, ck_transpose_##v, ck_transpose_##v##_supports}
 
@@ -35,7 +20,6 @@ const ck_variant ck_transpose_variants[] = {
     ROW(6, wide, "64x64 padded tile, 16 elements per thread, unguarded interior tiles", CK_DT_ALL3, 0),
     ROW(7, vec, "64x64 tile, 16-byte loads/stores, conflict-free lane layout", CK_DT_ALL3, 0),
     ROW(8, aligned, "step 6 with output rows written in whole 32-byte sectors (odd strides)", CK_DT_ALL3, 0),
-    ROW(9, memcpy, "cudaMemcpy of the same bytes: the bandwidth bound (bench only)", CK_DT_ALL3, CK_VF_BENCH_ONLY),
 };
 const int ck_transpose_nvariants = (int)(sizeof ck_transpose_variants / sizeof ck_transpose_variants[0]);
 

@@ -1,0 +1,364 @@
+/*
+ * dispatch.c — the one dispatcher: ck_run(ctx, call, ran), for every op.
+ *
+ * A call becomes a plan in this order (each step once, for every op):
+ *   1. liveness of every array the call names, and one device for all of them;
+ *   2. the op's own checks (def->check: shapes, dims, result dtype, which outputs it writes);
+ *   3. the dtype against the registry: the union of the ladder's dtype masks on CUDA, the host oracle's
+ *      mask on the host; the requested variant's name or id (unknown ones are errors on both backends);
+ *   4. outputs: allocated (following an operand's memory order where the op says so) or checked (device,
+ *      dtype, shape, no repeated memory); out and idx must not share memory; an output overlapping an input
+ *      goes through a temporary (exact in-place is allowed for ops that read each element before writing it);
+ *   5. inputs converted to the compute dtype (promotion) as temporaries;
+ *   6. trivial cases (nothing to compute: empty results, empty reductions, k == 0) without a launch;
+ *   7. host: the oracle (def->host). CUDA: layout copies needed whatever runs (def->layout(p, NULL)), the
+ *      descriptor, ck_pick_variant (requested, else the preference order; supports() decides), the layout
+ *      copies the chosen variant asks for, the launch, ck_after_launch (errors name op, variant, operands);
+ *   8. temporaries copied back into the caller's outputs; everything released on every path, and outputs
+ *      allocated here released again on failure.
+ * The op files only contribute a ck_opdef (ck_op.h). Nothing is validated twice: the host oracles and the
+ * launchers trust the plan.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ck_op.h"
+#include "ew_ops.h"
+#include "reduce_ops.h"
+
+// ---------------------------------------------------------------- names -> ladders
+
+static const ck_opdef *def_of(ck_opkind k) {
+  switch (k) {
+  case CK_OP_EW: return &ck_opdef_ew;
+  case CK_OP_REDUCE: return &ck_opdef_reduce;
+  case CK_OP_MATMUL: return &ck_opdef_matmul;
+  case CK_OP_TRANSPOSE: return &ck_opdef_transpose;
+  default: return NULL;
+  }
+}
+
+const ck_variant *ck_variants(const char *name, int *count) {
+  static const struct {
+    const char *alias, *ladder;
+  } ALIASES[] = {{"gemm", "matmul"}, {"map", "elementwise"}, {"zip", "elementwise"}, {"contiguous", "transpose"}};
+  for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
+    if (strcmp(name, ALIASES[i].alias) == 0) name = ALIASES[i].ladder;
+  if (ck_ew_op_parse(name) >= 0) name = ck_opdef_ew.ladder; /* every elementwise op shares one ladder */
+  if (ck_reduce_op_parse(name) >= 0) name = ck_opdef_reduce.ladder;
+  for (int k = 0; k < CK_NOPKINDS; ++k) {
+    const ck_opdef *d = def_of((ck_opkind)k);
+    if (strcmp(name, d->ladder) == 0) {
+      *count = *d->ntab;
+      return d->tab;
+    }
+  }
+  *count = 0;
+  return NULL;
+}
+
+// ---------------------------------------------------------------- helpers
+
+char *ck_plan_operands(const ck_plan *p, char *buf, size_t n) {
+  char d[128];
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < 2 && k < n; ++i) {
+    const ck_tensor *t = i == 0 ? p->call->a : p->call->b;
+    if (t) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ck_describe(t, d, sizeof d));
+    else if (i == 1 && p->call->kind == CK_OP_EW && p->nin == 2)
+      k += (size_t)snprintf(buf + k, n - k, "%s%.17g", k ? ", " : "", p->call->s1);
+  }
+  if (k < n && p->call->out && p->call->out->st)
+    snprintf(buf + k, n - k, " -> %s", ck_describe(p->call->out, d, sizeof d));
+  return buf;
+}
+
+/* Lowest and highest element offsets t can address (strides are >= 0 for every view cukern makes). */
+static void span(const ck_tensor *t, int64_t *lo, int64_t *hi) {
+  int64_t a = t->offset, b = t->offset;
+  for (int i = 0; i < t->ndim; ++i) {
+    const int64_t e = (t->shape[i] - 1) * t->stride[i];
+    if (e < 0) a += e;
+    else b += e;
+  }
+  *lo = a;
+  *hi = b;
+}
+
+/* Do x and y share any byte of memory? */
+static bool overlaps(const ck_tensor *x, const ck_tensor *y) {
+  if (!x || !y || !x->st || x->st != y->st || ck_numel(x) == 0 || ck_numel(y) == 0) return false;
+  int64_t xl, xh, yl, yh;
+  span(x, &xl, &xh);
+  span(y, &yl, &yh);
+  const int64_t xs = (int64_t)ck_dtype_size(x->dtype), ys = (int64_t)ck_dtype_size(y->dtype);
+  return !((xh + 1) * xs <= yl * ys || (yh + 1) * ys <= xl * xs);
+}
+
+static unsigned cuda_dtypes(const ck_opdef *def) {
+  unsigned m = 0;
+  for (int i = 0; i < *def->ntab; ++i) m |= def->tab[i].dtypes;
+  return m;
+}
+
+static char *dtype_list(unsigned mask, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int d = 0; d < CK_NDTYPES && k < n; ++d)
+    if (mask & CK_DT_BIT(d)) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ck_dtype_name((ck_dtype)d));
+  return buf;
+}
+
+static char *variant_list(const ck_opdef *def, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < *def->ntab && k < n; ++i)
+    k += (size_t)snprintf(buf + k, n - k, "%s%d %s", k ? ", " : "", def->tab[i].id, def->tab[i].name);
+  return buf;
+}
+
+static void set_host_ran(ck_ran *ran, const ck_variant *req) {
+  if (!ran) return;
+  ran->id = -1;
+  memcpy(ran->name, "host", 5);
+  ran->note[0] = 0;
+  if (req) snprintf(ran->note, sizeof ran->note, "asked for '%s': host arrays run the host reference", req->name);
+}
+
+/* Allocate (t->st == NULL) or check one output. */
+static ck_status prepare_output(ck_ctx *ctx, ck_plan *p, ck_tensor *t, ck_dtype dt, const char *what, bool *alloc) {
+  char d[128], s1[96], ops[400];
+  ck_status st;
+  *alloc = false;
+  if (!t->st) {
+    if ((st = ck_empty_layout(ctx, t, dt, p->nd, p->shape, p->dev, p->like)))
+      return ck_error_prefix(ctx, st, "%s", p->name);
+    *alloc = true;
+    return CK_OK;
+  }
+  if (t->dtype != dt)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s but the result is %s (%s %s; operands %s)", p->name, what,
+                    ck_dtype_name(t->dtype), ck_dtype_name(dt), what, ck_describe(t, d, sizeof d),
+                    ck_plan_operands(p, ops, sizeof ops));
+  const bool same = t->ndim == p->nd && memcmp(t->shape, p->shape, sizeof(int64_t) * (size_t)p->nd) == 0;
+  if (!same && !(p->def->out_shape_ok && p->def->out_shape_ok(p, t))) {
+    char s0[96];
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: %s has shape %s but the result is %s (%s %s; operands %s)", p->name, what,
+                    ck_shape_str(t->ndim, t->shape, s0, sizeof s0), ck_shape_str(p->nd, p->shape, s1, sizeof s1), what,
+                    ck_describe(t, d, sizeof d), ck_plan_operands(p, ops, sizeof ops));
+  }
+  return ck_check_writable(ctx, p->name, t);
+}
+
+/* A contiguous temporary standing in for an output (its old values copied in when the work reads them). */
+static ck_status temp_output(ck_ctx *ctx, ck_plan *p, ck_tensor **slot, ck_tensor *tmp, bool copy_in) {
+  ck_status st;
+  if (*slot == tmp) return CK_OK;
+  ck_tensor *given = *slot;
+  if ((st = ck_empty(ctx, tmp, given->dtype, given->ndim, given->shape, p->dev))) return st;
+  if (copy_in && (st = ck_copy(ctx, tmp, given))) return st;
+  *slot = tmp;
+  return CK_OK;
+}
+
+/* Apply layout needs: contiguous copies of inputs, contiguous temporaries for outputs. */
+static ck_status apply_layout(ck_ctx *ctx, ck_plan *p, unsigned need) {
+  ck_status st;
+  for (int i = 0; i < p->nin; ++i)
+    if ((need & (i == 0 ? CK_NEED_A : CK_NEED_B)) && !ck_is_contiguous(p->in[i])) {
+      ck_tensor c = {0};
+      if ((st = ck_contiguous(ctx, &c, p->in[i]))) return st;
+      ck_release(&p->tin[i]);
+      p->tin[i] = c;
+      p->in[i] = &p->tin[i];
+    }
+  if ((need & CK_NEED_OUT) && p->out && !ck_is_contiguous(p->out) &&
+      (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
+    return st;
+  if ((need & CK_NEED_IDX) && p->idx && !ck_is_contiguous(p->idx) && (st = temp_output(ctx, p, &p->idx, &p->tidx, false)))
+    return st;
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- ck_run
+
+static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
+  const ck_call *c = p->call;
+  const ck_opdef *def = p->def;
+  char buf[512], ops[400];
+  ck_status st;
+
+  /* 1. liveness, one device */
+  const ck_tensor *named[4] = {c->a, c->b, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL};
+  const ck_tensor *first = NULL;
+  for (int i = 0; i < 4; ++i) {
+    if (!named[i]) continue;
+    if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
+    if (!first) first = named[i];
+    else if (ck_dev(named[i]) != ck_dev(first))
+      return ck_error(ctx, CK_ERR_DEVICE, "%s: operands are on different devices (%s); move one with :to(\"%s\")",
+                      p->name, ck_plan_operands(p, ops, sizeof ops), ck_dev_name(ck_dev(first)));
+  }
+  if (!first) return ck_error(ctx, CK_ERR_ARG, "%s: no operand and no output array given", p->name);
+  p->dev = ck_dev(first);
+
+  /* 2. the op's own checks */
+  if ((st = def->check(ctx, p))) return st;
+
+  /* 3. dtype against the registry (host: the oracle's mask); the requested variant */
+  const unsigned mask = p->dev == CK_HOST ? def->host_dtypes : cuda_dtypes(def);
+  for (int i = 0; i < 2; ++i) {
+    const ck_dtype dt = i == 0 ? p->in_dt : p->dt;
+    if (!(mask & CK_DT_BIT(dt))) {
+      if (p->dev == CK_CUDA && (def->host_dtypes & CK_DT_BIT(dt)))
+        return ck_error(ctx, CK_ERR_DTYPE, "%s: %s runs on the host only (no %s variant takes it; cuda takes %s) [%s]; "
+                        "use :host()", p->name, ck_dtype_name(dt), def->ladder, dtype_list(mask, buf, sizeof buf),
+                        ck_plan_operands(p, ops, sizeof ops));
+      return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (%s takes %s) [%s]", p->name, ck_dtype_name(dt),
+                      p->dev == CK_HOST ? "the host backend" : "cuda", dtype_list(mask, buf, sizeof buf),
+                      ck_plan_operands(p, ops, sizeof ops));
+    }
+  }
+  if (c->variant && *c->variant) {
+    p->req = ck_find_variant(def->tab, *def->ntab, c->variant);
+    if (!p->req)
+      return ck_error(ctx, CK_ERR_ARG, "%s: unknown variant '%s' (%s has: %s)", p->name, c->variant, def->ladder,
+                      variant_list(def, buf, sizeof buf));
+  }
+
+  /* 4. outputs: allocate or check; overlaps go through temporaries */
+  p->out = p->has_out ? c->out : NULL;
+  p->idx = p->has_idx ? c->idx : NULL;
+  if (p->has_out && !p->out) return ck_error(ctx, CK_ERR_ARG, "%s: no output array given for the values", p->name);
+  if (p->has_idx && !p->idx) return ck_error(ctx, CK_ERR_ARG, "%s: no output array given for the indices", p->name);
+  if (p->out && (st = prepare_output(ctx, p, p->out, p->dt, "out", &p->out_alloc))) return st;
+  if (p->out_alloc) p->beta = 0.0, p->out_reads = false; /* fresh memory: nothing to scale or read */
+  if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I32, "idx", &p->idx_alloc))) return st;
+  if (p->out && p->idx && overlaps(p->out, p->idx))
+    return ck_error(ctx, CK_ERR_ARG, "%s: out and idx share memory; give them separate arrays", p->name);
+  for (int i = 0; i < p->nin; ++i) {
+    if (p->out && !p->out_alloc && overlaps(p->out, p->in[i]) && !(def->inplace_ok && !ck_unsafe_alias(p->out, p->in[i])) &&
+        (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
+      return st;
+    if (p->idx && !p->idx_alloc && overlaps(p->idx, p->in[i]) && (st = temp_output(ctx, p, &p->idx, &p->tidx, false)))
+      return st;
+  }
+
+  /* 5. inputs in the compute dtype */
+  for (int i = 0; i < p->nin; ++i)
+    if (p->in[i]->dtype != p->in_dt) {
+      if ((st = ck_to(ctx, &p->tin[i], p->in[i], p->dev, p->in_dt))) return st;
+      p->in[i] = &p->tin[i];
+    }
+
+  /* 6. nothing to compute: an empty result, or the op's trivial case (which writes the result itself) */
+  char note[sizeof ran->note] = "empty result: nothing launched";
+  bool done = ck_numel(p->out ? p->out : p->idx) == 0;
+  if (!done && def->trivial && (st = def->trivial(ctx, p, &done, note, sizeof note))) return st;
+
+  /* 7. the host oracle, or a variant */
+  if (p->dev == CK_HOST) {
+    set_host_ran(ran, p->req);
+    if (!done && (st = def->host(ctx, p))) return st;
+  } else {
+    union {
+      ck_mm_desc mm;
+      ck_red_desc red;
+      ck_tr_desc tr;
+      ck_ew_desc ew;
+    } desc;
+    if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
+    def->describe(p, &desc);
+    const ck_variant *v = ck_pick_variant(ctx, p->name, def->tab, *def->ntab, c->variant, def->preferred(&desc),
+                                          p->in_dt, &desc, ran);
+    if (done) { /* say which variant would have run, and why nothing did */
+      if (!v && ran) ran->id = -1, memcpy(ran->name, "none", 5);
+      if (ran) snprintf(ran->note, sizeof ran->note, "%s", note);
+    } else {
+      if (!v) return ck_error_prefix(ctx, CK_ERR_UNSUPPORTED, "%s", ck_plan_operands(p, ops, sizeof ops));
+      const unsigned need = def->layout ? def->layout(p, v) : 0;
+      if (need) {
+        if ((st = apply_layout(ctx, p, need))) return st;
+        def->describe(p, &desc);
+      }
+      ck_env env;
+      if ((st = ck_env_get(ctx, &env))) return st;
+      const int kerr = v->launch(&desc, &env);
+      if (kerr != 0 || ck_sync_mode(ctx)) {
+        def->what(p, v, buf, sizeof buf);
+        if ((st = ck_after_launch(ctx, kerr, buf))) return st;
+      }
+    }
+  }
+
+  /* 8. temporaries back into the caller's outputs */
+  if (p->out && p->out != c->out && (st = ck_copy(ctx, c->out, p->out))) return st;
+  if (p->idx && p->idx != c->idx && (st = ck_copy(ctx, c->idx, p->idx))) return st;
+  return CK_OK;
+}
+
+ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
+  ck_plan p;
+  memset(&p, 0, sizeof p);
+  p.call = call;
+  p.def = def_of(call->kind);
+  if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
+  p.name = p.def->ladder;
+  p.dim = call->dim;
+  p.beta = call->beta;
+  const ck_status st = plan_and_run(ctx, &p, ran);
+  ck_release(&p.tin[0]);
+  ck_release(&p.tin[1]);
+  ck_release(&p.tout);
+  ck_release(&p.tidx);
+  if (st) {
+    if (p.out_alloc) ck_release(call->out);
+    if (p.idx_alloc) ck_release(call->idx);
+  }
+  return st;
+}
+
+// ---------------------------------------------------------------- shorthands
+
+ck_status ck_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck_tensor *b, double alpha, double beta,
+                    const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_MATMUL, .a = a, .b = b, .out = c, .alpha = alpha, .beta = beta, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim, bool keepdim,
+                    const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_REDUCE, .fn = op, .a = x, .out = out, .idx = idx, .dim = dim,
+                        .keepdim = keepdim, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_transpose(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_TRANSPOSE, .a = x, .out = out, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_ew_unary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s1, double s2,
+                      const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_EW, .fn = op, .a = a, .out = out, .s1 = s1, .s2 = s2, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, const ck_tensor *b,
+                       const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_EW, .fn = op, .a = a, .b = b, .out = out, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s, bool scalar_left,
+                              const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_EW, .fn = op, .a = a, .out = out, .s1 = s, .scalar_left = scalar_left,
+                        .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
+  const ck_call call = {.kind = CK_OP_EW, .fn = op, .out = out, .s1 = s1, .s2 = s2};
+  return ck_run(ctx, &call, NULL);
+}
