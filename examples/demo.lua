@@ -5,16 +5,17 @@
 -- On a GPU the ladders run at their full sizes (sized to fill the device) and write bench/results/*.json.
 -- Without a GPU, or with --host, they run on the host backend at small sizes (CUKERN_SIZES=small and
 -- --host-small) and write bench/results/host/, so a laptop or CI run never overwrites committed GPU
--- results. Each ladder runs as its own process: a crash in one does not stop the others, and each starts
--- with a clean device. Ladder scripts that do not exist yet are skipped with a note. CUKERN_RESULTS
--- overrides the output directory.
+-- results; the report then builds bench/results/host/index.html and leaves README.md alone. Each ladder
+-- runs as its own process: a crash in one does not stop the others, and each starts with a clean device.
+-- Ladder scripts that do not exist yet are skipped with a note. CUKERN_RESULTS overrides the output
+-- directory (bench.results_dir: for a host run, never bench/results itself).
 
-local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/?.so;" .. package.cpath
+local paths = dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
+local root = paths.root
 
 local report = require "cukern.report"
 local bench = require "cukern.bench"
+local files = require "cukern.report_files"
 
 local LADDERS = {
   { name = "matmul", script = "examples/matmul_ladder.lua" },
@@ -44,17 +45,11 @@ for _, a in ipairs(arg or {}) do
   end
 end
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q, exists = files.shell_quote, files.exists
 
 local function under_root(p)
   if p:match("^/") then return p end
   return root .. "/" .. p
-end
-
-local function exists(path)
-  local f = io.open(path, "r")
-  if f then f:close() return true end
-  return false
 end
 
 local function clock()
@@ -73,8 +68,7 @@ if not ok then
 end
 local dev = ck.device()
 local on_gpu = ck.has_cuda() and not force_host
-local env_dir = os.getenv("CUKERN_RESULTS")
-local results = (env_dir and env_dir ~= "") and env_dir or (on_gpu and "bench/results" or "bench/results/host")
+local results = bench.results_dir(on_gpu and "cuda" or "host")
 
 print(string.rep("=", 78))
 if on_gpu then
@@ -92,8 +86,8 @@ print(string.rep("=", 78))
 -- the ladders
 
 local lua = (arg and arg[-1]) or "lua5.4"
-local lua_path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. (os.getenv("LUA_PATH") or ";")
-local lua_cpath = root .. "/?.so;" .. (os.getenv("LUA_CPATH") or ";")
+local lua_path = paths.lua_path .. ";" .. (os.getenv("LUA_PATH") or ";")
+local lua_cpath = paths.lua_cpath .. ";" .. (os.getenv("LUA_CPATH") or ";")
 
 local summary = {}
 local failures = 0
@@ -149,7 +143,8 @@ bench.table(summary, {
 -- the report
 
 if do_report then
-  local okb, written = pcall(report.build, under_root(results), under_root(results))
+  local okb, written = pcall(report.build, under_root(results), under_root(results),
+    { backend = on_gpu and "cuda" or "host" })
   if not okb then
     io.stderr:write("demo: report failed: ", tostring(written), "\n")
     os.exit(1)
@@ -159,14 +154,7 @@ if do_report then
     local okr, err = pcall(report.update_readme, root .. "/README.md", under_root(results), { link_dir = results })
     print(okr and "README results section updated" or ("README not updated: " .. tostring(err)))
   end
-  local index = written[#written]
-  if not index:match("^/") then
-    local p = io.popen("cd " .. q(under_root(results)) .. " && pwd")
-    local abs = p and p:read("l")
-    if p then p:close() end
-    if abs then index = abs .. "/index.html" end
-  end
-  print("open " .. index)
+  print("open " .. files.absolute(written[#written]))
 end
 
 os.exit(failures == 0 and 0 or 1)

@@ -2,19 +2,21 @@
 -- transposed (a:t() views of a square matrix), for each variant, against device-to-device memcpy measured
 -- in the same run. GB/s counts every byte read and written. Every case is validated before it is timed.
 --
---   lua5.4 examples/elementwise_bench.lua [N]      (env CUKERN_EW_N; default 2^28 on a GPU, 2^20 on the host)
+--   lua5.4 examples/elementwise_bench.lua [N] [--host-small]   (env CUKERN_EW_N; default 2^28 on a GPU, 2^20
+--                                                              on the host backend)
 --
--- Writes $CUKERN_RESULTS/elementwise-<device slug>.json (default bench/results) with rows
--- {id, variant, op, dtype, shape, ms, gbps, pct_of_ref, correct} and prints the table last.
-package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
-package.cpath = "./?.so;" .. package.cpath
+-- Writes <results>/elementwise-<device slug>.json (bench/results on the GPU, bench/results/host/ on the
+-- host, $CUKERN_RESULTS if set) with rows {id, variant, op, dtype, shape, ms, gbps, pct_of_ref, correct}
+-- and prints the table last.
+dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
-local dev = ck.device()
-local gpu = dev.backend == "cuda"
-local device = gpu and "cuda" or "host"
-local N = math.tointeger(tonumber(arg and arg[1] or os.getenv("CUKERN_EW_N") or (gpu and 2 ^ 28 or 2 ^ 20)))
+local device = bench.target(arg)
+local gpu = device == "cuda"
+local size_arg
+for _, a in ipairs(arg or {}) do if tonumber(a) then size_arg = a end end
+local N = math.tointeger(tonumber(size_arg or os.getenv("CUKERN_EW_N") or (gpu and 2 ^ 28 or 2 ^ 20)))
 local side = math.tointeger(math.floor(math.sqrt(N)))
 local REPS, WARMUP = gpu and 20 or 5, gpu and 5 or 1
 local F32 = 4
@@ -149,7 +151,7 @@ end
 
 -- ---------------------------------------------------------------- report
 
-local meta = bench.meta()
+local meta = bench.meta{device = device}
 local out_rows = {}
 for i, r in ipairs(rows) do
   out_rows[i] = {id = r.id, variant = r.variant, asked = r.asked, op = r.op, layout = r.layout, dtype = r.dtype,

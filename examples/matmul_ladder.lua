@@ -4,6 +4,9 @@
 --   lua5.4 examples/matmul_ladder.lua [sizes...] [--host-small]
 --       sizes: square n (m = n = k); default 1024 2048 4096 8192 on the GPU (env CUKERN_MM_SIZES="1024 4096"
 --       works too); --host-small or CUKERN_SIZES=small runs small sizes on the host backend, labelled host.
+--       On the host backend (no GPU, or one of those) the cases are host-sized: 64 128 256 by default, and
+--       sizes above 512 are left out with a note (a host 4096^3 product takes tens of seconds, and a case
+--       runs about ten of them), so every case takes well under a few seconds.
 --   CUKERN_MM_DTYPES="f32 f64" picks dtypes (default both; each variant runs the dtypes it registers).
 --
 -- Every (size, dtype, variant) is validated before it is timed: at sizes <= 1024 against the host reference
@@ -15,26 +18,37 @@
 -- median), TFLOP/s = 2*m*n*k / time, % of cuBLAS for the same size and dtype. Variants whose estimated run
 -- (from the size below, scaled by n^3) would pass ~20 s are skipped and say so in their row.
 -- Also: `a * b` (default dispatch, allocating its result) timed from a Lua loop against the raw cuBLAS time.
--- Rows go to <results>/matmul-<device>.json; the seed-style ladder tables are printed last.
-local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/?.so;" .. package.cpath
+-- Rows go to <results>/matmul-<device>.json (bench/results on the GPU, bench/results/host/ on the host,
+-- $CUKERN_RESULTS if set); the seed-style ladder tables are printed last.
+dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
-local host_small = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
+local device = bench.target(arg)
+local on_gpu = device == "cuda"
 local sizes = {}
 for _, a in ipairs(arg or {}) do
-  if a == "--host-small" then host_small = true
-  elseif tonumber(a) then sizes[#sizes + 1] = math.tointeger(tonumber(a)) end
+  if tonumber(a) then sizes[#sizes + 1] = math.tointeger(tonumber(a)) end
 end
 if #sizes == 0 and os.getenv("CUKERN_MM_SIZES") then
   for s in os.getenv("CUKERN_MM_SIZES"):gmatch("%d+") do sizes[#sizes + 1] = math.tointeger(tonumber(s)) end
 end
-local on_gpu = ck.has_cuda() and not host_small and os.getenv("CUKERN_DEVICE") ~= "host"
-local device = on_gpu and "cuda" or "host"
-if #sizes == 0 then sizes = on_gpu and {1024, 2048, 4096, 8192} or {64, 128, 256} end
+local HOST_SIZES, HOST_MAX = {64, 128, 256}, 512
+if not on_gpu then
+  -- host-sized cases only: the host backend's product is a plain loop nest
+  local kept, dropped = {}, {}
+  for _, n in ipairs(sizes) do
+    if n <= HOST_MAX then kept[#kept + 1] = n else dropped[#dropped + 1] = n end
+  end
+  if #dropped > 0 then
+    local instead = #kept == 0 and ("; running " .. table.concat(HOST_SIZES, " ")) or ""
+    io.stderr:write(("matmul ladder on the host backend: leaving out %s (GPU sizes; host cases go up to %d)%s\n")
+      :format(table.concat(dropped, " "), HOST_MAX, instead))
+  end
+  sizes = kept
+end
+if #sizes == 0 then sizes = on_gpu and {1024, 2048, 4096, 8192} or HOST_SIZES end
 local dtypes = {}
 for d in (os.getenv("CUKERN_MM_DTYPES") or "f32 f64"):gmatch("%a+%d+") do dtypes[#dtypes + 1] = d end
 
@@ -78,7 +92,6 @@ for _, dt in ipairs(dtypes) do
 end
 local step = 0
 local last_ms = {} -- variant name .. dtype -> {n, ms} from the previous size (to estimate the next)
-local failures = 0
 local dispatch = {}
 
 for _, dt in ipairs(dtypes) do
@@ -105,6 +118,7 @@ for _, dt in ipairs(dtypes) do
         local est = prev and prev.ms * (n / prev.n) ^ 3 or 0
         local warmup, reps = 5, 20
         if est > 50 then warmup, reps = 1, 10 end -- slow rungs: fewer warm-ups, still >= 10 reps
+        if not on_gpu then warmup, reps = 1, 3 end -- host: a functional run, not performance
         if est * (warmup + reps + 1) / 1e3 > BUDGET_S then
           row.correct = nil
           row.skipped = ("skipped: ~%.1f s per product estimated from n = %d (over the %d s budget)")
@@ -127,14 +141,13 @@ for _, dt in ipairs(dtypes) do
               row.error = ("relative error %.3g > %.0e"):format(e, TOL[dt])
             else
               local r = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = vopt}, warmup = warmup,
-                                  reps = on_gpu and reps or 3, flops = flops}
+                                  reps = reps, flops = flops}
               row.ms, row.q1, row.q3, row.tflops, row.reps = r.ms, r.q1, r.q3, r.tflops, r.reps
               last_ms[v.name .. dt] = {n = n, ms = r.ms}
             end
           end
           if c.free then c:free() end
         end
-        if row.correct == false then failures = failures + 1 end
         case_rows[#case_rows + 1] = row
         rows[#rows + 1] = row
       end
@@ -174,7 +187,7 @@ end
 
 -- ---------------------------------------------------------------- results
 
-local meta = bench.meta()
+local meta = bench.meta{device = device}
 local doc = {meta = meta, ladder = "matmul", reference = on_gpu and "cublas" or nil,
              headline = on_gpu and "f32 4096" or nil, dispatch = dispatch, rows = rows}
 local path = bench.results_path("matmul", meta)
@@ -187,17 +200,10 @@ local cols = {
   {key = "pct_of_ref", title = "% cuBLAS", fmt = "%.1f"}, {key = "step_speedup", title = "step", fmt = "%.2fx"},
   {key = "rel_err", title = "rel err", fmt = "%.1e"}, {key = "error", title = "check"}, {key = "skipped", title = "note"},
 }
-for _, t in ipairs(tables) do
-  print("\n" .. t.title)
-  bench.table(t.rows, cols)
-end
+local failures = bench.print_tables(tables, cols)
 if #dispatch > 0 then
   print("\na * b from a Lua loop (default dispatch, result allocated per product) vs raw cuBLAS")
   bench.table(dispatch, {{key = "size"}, {key = "ms", fmt = "%.3f"}, {key = "cublas_ms", title = "cuBLAS ms", fmt = "%.3f"},
                          {key = "overhead_pct", title = "overhead %", fmt = "%+.2f"}, {key = "ran"}})
 end
-print("\nwrote " .. path)
-if failures > 0 then
-  io.stderr:write(("%d variant(s) failed validation\n"):format(failures))
-  os.exit(1)
-end
+bench.finish(path, failures)

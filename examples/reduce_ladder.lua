@@ -9,19 +9,16 @@
 -- then timed in C with CUDA events (bench.run: 5 warm-ups, 20 reps, L2 flushed between reps). GB/s counts
 -- the bytes read (the output is negligible). Per case: step and cumulative speedup (Harris's table), % of
 -- the memcpy bandwidth measured in this run (read+write bytes of a 1 GiB device-to-device copy) and % of
--- CUB. Rows go to <results>/reduce-<device>.json; the tables are printed last.
+-- CUB. Rows go to <results>/reduce-<device>.json (bench.results_path: bench/results on the GPU,
+-- bench/results/host/ on the host, $CUKERN_RESULTS if set); the tables are printed last.
 -- Without a GPU (or with --host-small) the same cases run on the host backend at small sizes, labelled.
-local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/?.so;" .. package.cpath
+dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
-local host_small = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
-for _, a in ipairs(arg or {}) do if a == "--host-small" then host_small = true end end
-local on_gpu = ck.has_cuda() and not host_small and os.getenv("CUKERN_DEVICE") ~= "host"
-local device = on_gpu and "cuda" or "host"
+local device = bench.target(arg)
+local on_gpu = device == "cuda"
 
 -- ---------------------------------------------------------------- cases
 
@@ -44,8 +41,7 @@ else
   add("cols", {256, 256}, 1)
 end
 
-local function numel(shape) local n = 1; for _, d in ipairs(shape) do n = n * d end; return math.tointeger(n) end
-local function shape_str(shape) local t = {}; for i, d in ipairs(shape) do t[i] = ("%d"):format(d) end; return table.concat(t, "x") end
+local numel, shape_str = bench.numel, bench.shape_str
 local function label(c)
   local s = shape_str(c.shape)
   if c.kind == "full" then return ("full sum n=2^%d"):format(math.floor(math.log(numel(c.shape), 2) + 0.5)) end
@@ -156,11 +152,10 @@ end
 
 -- ---------------------------------------------------------------- results
 
-local meta = bench.meta()
+local meta = bench.meta{device = device}
 local doc = {meta = meta, ladder = "reduce", reference = on_gpu and "cub" or nil, memcpy_gbps = memcpy_gbps,
              headline = on_gpu and "sum 268435456 dim=all" or nil, rows = rows}
-local path = bench.results_path("reduce", meta)
-if not on_gpu and not os.getenv("CUKERN_RESULTS") then path = "bench/results/host/reduce-host.json" end -- never beside GPU results
+local path = bench.results_path("reduce", meta) -- host runs: under bench/results/host/
 bench.write_json(path, doc)
 
 print(("\nreduction ladder on %s%s"):format(on_gpu and meta.device or "the HOST CPU backend",
@@ -171,14 +166,4 @@ local cols = {
   {key = "pct_of_memcpy", title = "% memcpy", fmt = "%.1f"}, {key = "pct_of_ref", title = "% CUB", fmt = "%.1f"},
   {key = "error", title = "check"},
 }
-local failures = 0
-for _, t in ipairs(tables) do
-  for _, r in ipairs(t.rows) do if r.ok == false then failures = failures + 1 end end
-  print("\n" .. t.title)
-  bench.table(t.rows, cols)
-end
-print("\nwrote " .. path)
-if failures > 0 then
-  io.stderr:write(("%d variant(s) failed validation\n"):format(failures))
-  os.exit(1)
-end
+bench.finish(path, bench.print_tables(tables, cols))

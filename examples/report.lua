@@ -5,11 +5,14 @@
 -- results_dir defaults to $CUKERN_RESULTS or bench/results; out_dir to results_dir (the SVGs are committed
 -- next to the JSON they draw). --readme rewrites only the text between <!-- results:begin --> and
 -- <!-- results:end -->; --markdown prints that section instead. Needs no GPU and no C module.
+-- The files drawn are those the ladders recorded in results_dir/manifest.txt (or the last index.html drew).
+-- Host results never go into the README section, nor into the index of a directory holding GPU results:
+-- `make report` (bench/results) shows GPU results only; bench/results/host/ gets an index of its own.
 
-local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
+local root = dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua").root
 
 local report = require "cukern.report"
+local files = require "cukern.report_files"
 
 local function usage(code)
   io.stderr:write("usage: lua5.4 examples/report.lua [results_dir [out_dir]] [--readme [README.md]] [--markdown]\n")
@@ -66,11 +69,4 @@ if readme then
   print(err and ("updated the results section of " .. readme) or (readme .. " already up to date"))
 end
 
-local index = written[#written]
-if index and not index:match("^/") then
-  local p = io.popen("pwd")
-  local cwd = p and p:read("l")
-  if p then p:close() end
-  if cwd then index = cwd .. "/" .. index:gsub("^%./", "") end
-end
-print("report: " .. tostring(index))
+print("report: " .. files.absolute(written[#written]))

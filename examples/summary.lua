@@ -1,11 +1,12 @@
 -- The short table the GPU-host check prints last: per ladder and case, the reference, the best own variant
--- and its share of the reference, read back from the results JSON.
+-- and its share of the reference, read back from the results JSON (the files the ladders recorded in the
+-- directory's manifest.txt).
 --   lua5.4 examples/summary.lua [results_dir]
-package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 local json = require "cukern.json"
+local results = require "cukern.report_results"
 
 local dir = arg[1] or os.getenv("CUKERN_RESULTS") or "bench/results"
-local RATE = {matmul = "tflops"}
 
 local function case_of(row)
   local shape = row.shape
@@ -16,15 +17,15 @@ local function case_of(row)
 end
 
 local lines = {}
-local p = io.popen('ls "' .. dir .. '"/*.json 2>/dev/null')
-for path in p:lines() do
+for _, name in ipairs(results.list(dir)) do
+  local path = dir .. "/" .. name
   local ok, doc = pcall(json.read, path)
   if ok and type(doc) == "table" and doc.us_per_op then
     lines[#lines + 1] = ("%-11s %-34s %-16s %9s %-18s %9.2f us/op"):format("overhead", (doc.case or "a:fill(1)"):sub(1, 34),
       "-", "-", "cukern", doc.us_per_op)
   elseif ok and type(doc) == "table" and doc.rows then
     local ladder = doc.ladder or path:match("([%w_]+)%-[^/]*%.json$") or "?"
-    local rk = RATE[ladder] or "gbps"
+    local rk = results.rate_key(ladder)
     local cases, order = {}, {}
     for _, r in ipairs(doc.rows) do
       if type(r[rk]) == "number" then
@@ -44,7 +45,6 @@ for path in p:lines() do
     end
   end
 end
-p:close()
 print(("%-11s %-34s %-16s %9s %-18s %9s %7s"):format("ladder", "case", "reference", "rate", "best own", "rate", "% ref"))
 for _, l in ipairs(lines) do print(l) end
 print("(rate: TFLOP/s for matmul, GB/s otherwise; % ref: best own variant vs the reference in the same run)")

@@ -11,18 +11,15 @@
 -- in the same run (the bound; the registry's bench-only "memcpy" row). Also timed: contiguous() of permuted
 -- 3-D views, which ck_copy runs as a batched tiled transpose. Rows go to <results>/transpose-<device>.json
 -- ({id, variant, dtype, shape, ms, gbps, pct_of_ref, correct}, pct_of_ref = % of memcpy); the seed-style
--- tables are printed last. Without a GPU (or with --host-small) small cases run on the host, labelled.
-local root = (arg and arg[0] or ""):match("^(.*)/examples/[^/]*$") or "."
-package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/?.so;" .. package.cpath
+-- tables are printed last. Without a GPU (or with --host-small) small cases run on the host, labelled, and
+-- their results go under bench/results/host/.
+dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
-local host_small = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
-for _, a in ipairs(arg or {}) do if a == "--host-small" then host_small = true end end
-local on_gpu = ck.has_cuda() and not host_small and os.getenv("CUKERN_DEVICE") ~= "host"
-local device = on_gpu and "cuda" or "host"
+local device = bench.target(arg)
+local on_gpu = device == "cuda"
 local REPS = on_gpu and 20 or 5
 
 -- ---------------------------------------------------------------- cases
@@ -39,8 +36,7 @@ local perms = on_gpu and {{{64, 1024, 1024}, {1, 3, 2}}, {{256, 512, 512}, {3, 1
                           {{1024, 1024, 64}, {3, 2, 1}}}
                       or {{{8, 64, 64}, {1, 3, 2}}, {{32, 32, 16}, {3, 1, 2}}}
 
-local function shape_str(s) local t = {}; for i, d in ipairs(s) do t[i] = ("%d"):format(d) end; return table.concat(t, "x") end
-local function numel(s) local n = 1; for _, d in ipairs(s) do n = n * d end; return math.tointeger(n) end
+local numel, shape_str = bench.numel, bench.shape_str
 local ESIZE = {f32 = 4, f64 = 8, i32 = 4}
 
 -- Ladder order 1..8, the library reference (geam, id 0) after them; memcpy is timed separately.
@@ -162,7 +158,7 @@ end
 
 -- ---------------------------------------------------------------- results
 
-local meta = bench.meta()
+local meta = bench.meta{device = device}
 local doc = {meta = meta, ladder = "transpose", reference = "memcpy", host_small = not on_gpu or nil,
              headline = on_gpu and "f32 16384x16384" or nil, rows = rows}
 local path = bench.results_path("transpose", meta)
@@ -175,19 +171,9 @@ local cols = {
   {key = "gbps", title = "effective GB/s", fmt = "%.0f"}, {key = "pct_of_ref", title = "% memcpy", fmt = "%.1f"},
   {key = "error", title = "check"},
 }
-local failures = 0
-for _, t in ipairs(tables) do
-  for _, r in ipairs(t.rows) do if r.correct == false then failures = failures + 1 end end
-  print("\n" .. t.title)
-  bench.table(t.rows, cols)
-end
-print("\ncontiguous() of permuted views (ck_copy's tiled-transpose path)")
-for _, r in ipairs(perm_rows) do if r.correct == false then failures = failures + 1 end end
-bench.table(perm_rows, {{key = "case"}, {key = "ms", title = "elapsed ms", fmt = "%.4f"},
-                        {key = "gbps", title = "effective GB/s", fmt = "%.0f"}, {key = "pct_of_ref", title = "% memcpy", fmt = "%.1f"},
-                        {key = "error", title = "check"}})
-print("\nwrote " .. path)
-if failures > 0 then
-  io.stderr:write(("%d variant(s) failed validation\n"):format(failures))
-  os.exit(1)
-end
+local failures = bench.print_tables(tables, cols)
+failures = failures + bench.print_tables({{title = "contiguous() of permuted views (ck_copy's tiled-transpose path)",
+  rows = perm_rows}}, {{key = "case"}, {key = "ms", title = "elapsed ms", fmt = "%.4f"},
+  {key = "gbps", title = "effective GB/s", fmt = "%.0f"}, {key = "pct_of_ref", title = "% memcpy", fmt = "%.1f"},
+  {key = "error", title = "check"}})
+bench.finish(path, failures)

@@ -6,6 +6,7 @@ package.cpath = "./?.so;" .. package.cpath
 
 local json = require "cukern.json"
 local bench = require "cukern.bench"
+local files = require "cukern.report_files"
 
 local has_ck, ck = pcall(require, "cukern")
 local function needs_ck(fn)
@@ -20,6 +21,18 @@ local function tmpdir()
   os.remove(p)
   assert(os.execute("mkdir -p '" .. p .. "'"))
   return p
+end
+
+-- os.getenv as bench sees it, with CUKERN_RESULTS set to `value` (nil: unset) while fn runs
+local function with_results_env(value, fn)
+  local real = os.getenv
+  os.getenv = function(k)
+    if k == "CUKERN_RESULTS" then return value end
+    return real(k)
+  end
+  local ok, err = pcall(fn)
+  os.getenv = real
+  assert(ok, err)
 end
 
 -- ---------------------------------------------------------------------------------------------------
@@ -134,9 +147,47 @@ describe("bench helpers", function()
     assert.equal("unknown", bench.slug("  ***  "))
   end)
 
-  it("results_dir follows CUKERN_RESULTS", function()
-    local env = os.getenv("CUKERN_RESULTS")
-    assert.equal((env and env ~= "") and env or "bench/results", bench.results_dir())
+  it("results_dir: GPU results in bench/results, host results in bench/results/host, CUKERN_RESULTS wins", function()
+    with_results_env(nil, function()
+      assert.equal("bench/results", bench.results_dir("cuda"))
+      assert.equal("bench/results/host", bench.results_dir("host"))
+    end)
+    with_results_env("", function()
+      assert.equal("bench/results/host", bench.results_dir("host"))
+    end)
+    with_results_env("/tmp/out", function()
+      assert.equal("/tmp/out", bench.results_dir("cuda")) -- .ci/gpu-check: CUKERN_RESULTS=$OUT
+      assert.equal("/tmp/out", bench.results_dir("host"))
+    end)
+  end)
+
+  it("a host run never writes into bench/results itself, however CUKERN_RESULTS names it", function()
+    local real = io.stderr
+    io.stderr = { write = function() end, flush = function() end } -- the note it prints
+    local ok, err = pcall(function()
+      local here = (os.getenv("PWD") or ".") .. "/bench/results"
+      for _, d in ipairs({ "bench/results", "./bench/results", "bench/results/", here }) do
+        with_results_env(d, function()
+          assert.equal("bench/results/host", bench.results_dir("host"), d)
+          assert.equal(d, bench.results_dir("cuda"), d)
+        end)
+      end
+    end)
+    io.stderr = real
+    assert(ok, err)
+  end)
+
+  it("results_path puts a file by the backend its meta names", function()
+    with_results_env(nil, function()
+      assert.equal("bench/results/matmul-nvidia-h200.json",
+        bench.results_path("matmul", { backend = "cuda", device = "NVIDIA H200" }))
+      assert.equal("bench/results/host/matmul-host.json",
+        bench.results_path("matmul", { backend = "host", device = "host" }))
+    end)
+    with_results_env("/tmp/out", function()
+      assert.equal("/tmp/out/reduce-nvidia-h200.json",
+        bench.results_path("reduce", { backend = "cuda", device = "NVIDIA H200" }))
+    end)
   end)
 
   it("table aligns columns: numbers right, text left, missing as '-'", function()
@@ -155,6 +206,43 @@ describe("bench helpers", function()
     assert.equal("cublas   4096x4096   1.100     51.5", lines[4])
   end)
 
+  it("shape_str and numel", function()
+    assert.equal("4096x4096", bench.shape_str({ 4096, 4096.0 }))
+    assert.equal("7", bench.shape_str({ 7 }))
+    assert.equal(16777216, bench.numel({ 4096, 4096.0 }))
+    assert.equal("integer", math.type(bench.numel({ 4096, 4096.0 })))
+    assert.equal(1, bench.numel({}))
+  end)
+
+  it("print_tables prints each case and counts the rows that failed; finish exits 1 on failures", function()
+    local G = package.loaded._G -- the globals bench.lua sees (busted gives a spec file its own environment)
+    local real_print, real_stdout, real_stderr, real_exit = G.print, io.stdout, io.stderr, os.exit
+    local out, code = {}, nil
+    local fake = { write = function(_, ...) for _, x in ipairs({ ... }) do out[#out + 1] = x end end }
+    G.print = function(s) out[#out + 1] = tostring(s) .. "\n" end
+    io.stdout, io.stderr = fake, fake
+    os.exit = function(c) code = c end
+    local ok, err = pcall(function()
+      local n = bench.print_tables({
+        { title = "case A", rows = { { variant = "v1", correct = true }, { variant = "v2", correct = false } } },
+        { title = "case B", rows = { { variant = "v3", ok = false }, { variant = "v4" } } },
+      }, { { key = "variant" } })
+      assert.equal(2, n)
+      bench.finish("x.json", 0)
+      assert.is_nil(code)
+      bench.finish("x.json", n)
+      assert.equal(1, code)
+    end)
+    G.print, io.stdout, io.stderr, os.exit = real_print, real_stdout, real_stderr, real_exit
+    assert(ok, err)
+    local text = table.concat(out)
+    assert.truthy(text:find("\ncase A\n", 1, true))
+    assert.truthy(text:find("\ncase B\n", 1, true))
+    assert.truthy(text:find("v3", 1, true))
+    assert.truthy(text:find("wrote x.json", 1, true))
+    assert.truthy(text:find("2 variant(s) failed validation", 1, true))
+  end)
+
   it("progress writes to stderr only", function()
     local real = io.stderr
     local got = {}
@@ -166,14 +254,39 @@ describe("bench helpers", function()
     if os.getenv("CUKERN_PROGRESS") ~= "0" then assert.truthy(all:find("100%", 1, true)) end
   end)
 
-  it("write_json creates the directory and reads back", function()
+  it("write_json creates the directory, reads back and records the file in manifest.txt", function()
     local dir = tmpdir()
     local path = dir .. "/a/b/matmul-test.json"
     local doc = { meta = { device = "x" }, ladder = "matmul", rows = { { variant = "v", ms = 1.25 } } }
     assert.equal(path, bench.write_json(path, doc))
     assert.same(doc, bench.read_json(path))
-    os.execute("rm -rf '" .. dir .. "'")
+    bench.write_json(dir .. "/a/b/elementwise-test.json", doc)
+    bench.write_json(path, doc) -- again: listed once
+    assert.same({ "elementwise-test.json", "matmul-test.json" }, files.manifest(dir .. "/a/b"))
+    local f = assert(io.open(dir .. "/a/b/manifest.txt"))
+    assert.equal("elementwise-test.json\nmatmul-test.json\n", f:read("a"))
+    f:close()
+    os.execute("rm -rf " .. files.shell_quote(dir))
   end)
+
+  it("meta labels a run on the host backend as a host run, and its results go under host/", needs_ck(function()
+    local m = bench.meta { device = "host" }
+    assert.equal("host", m.backend)
+    assert.equal("host", m.device)
+    if ck.has_cuda() then assert.is_string(m.gpu_present) end
+    with_results_env(nil, function()
+      assert.equal("bench/results/host/x-host.json", bench.results_path("x", m))
+    end)
+  end))
+
+  it("target: the GPU at full size, or the host with --host-small, CUKERN_DEVICE=host or no GPU", needs_ck(function()
+    assert.equal("host", (bench.target({ "--host-small" })))
+    local small_env = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
+    local device, small = bench.target({ "4096" })
+    assert.equal(small_env, small)
+    local gpu = ck.has_cuda() and not small_env and os.getenv("CUKERN_DEVICE") ~= "host"
+    assert.equal(gpu and "cuda" or "host", device)
+  end))
 
   it("meta has the fields a results file needs", function()
     local m = bench.meta()

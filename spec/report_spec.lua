@@ -1,11 +1,16 @@
 -- Report specs: the SVGs are well-formed XML and draw exactly the numbers in the results JSON; the HTML
--- index and README section are built from the same files; update_readme touches only its section.
+-- index and README section are built from the same files; update_readme touches only its section; host
+-- results never reach the GPU section or a GPU index; the report lists no directory (manifest.txt).
 -- Pure Lua: runs without the C module (no spec.helpers here on purpose).
 
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 
 local json = require "cukern.json"
 local report = require "cukern.report"
+local files = require "cukern.report_files"
+local results = require "cukern.report_results"
+local svg = require "cukern.report_svg"
+local text = require "cukern.report_text"
 
 -- ---------------------------------------------------------------------------------------------------
 -- a small XML well-formedness checker and tree builder
@@ -201,8 +206,12 @@ local function spit(path, s)
   f:close()
 end
 
+-- As bench.write_json does: the file, and its name in the directory's manifest.txt.
 local function write_results(dir, docs)
-  for name, doc in pairs(docs) do spit(dir .. "/" .. name .. ".json", json.encode(doc)) end
+  for name, doc in pairs(docs) do
+    spit(dir .. "/" .. name .. ".json", json.encode(doc))
+    assert(files.record(dir, name .. ".json"))
+  end
 end
 
 local function chart(charts, kind)
@@ -489,5 +498,149 @@ describe("report.build / markdown / update_readme", function()
     assert.truthy(slurp(written[1]):find("No results yet", 1, true))
     assert.truthy(report.markdown(empty):find("No GPU results", 1, true))
     os.execute("rm -rf '" .. empty .. "'")
+  end)
+end)
+
+describe("report modules", function()
+  it("the facade hands out the modules' own functions", function()
+    assert.equal(svg.bar, report.svg_bar)
+    assert.equal(svg.lines, report.svg_lines)
+    assert.equal(results.analyse, report.analyse)
+    assert.equal(results.load, report.load)
+    assert.equal(text.escape, report.escape)
+    for _, k in ipairs({ "charts", "headline_items", "series", "headline_rows", "build", "markdown", "update_readme",
+      "device_label", "rate_key", "fmt", "size_label" }) do
+      assert.is_function(report[k], k)
+    end
+  end)
+
+  it("report_text: escaping, and numbers that read back exactly", function()
+    assert.equal("a&amp;b &lt;c&gt; &quot;d&quot; &apos;e&apos;", text.escape([[a&b <c> "d" 'e']] .. "\1"))
+    for _, x in ipairs({ 1 / 3, 93.4, 5e-324, 1.7976931348623157e308, -0.001, 4096, 51.5 }) do
+      assert.equal(x, tonumber(text.number(x)))
+    end
+    assert.equal("4096", text.number(4096.0))
+    assert.equal("97.5%", text.pct(97.5))
+    assert.equal("-", text.fmt(0 / 0))
+    assert.equal("16M", text.size(2 ^ 24))
+  end)
+
+  it("report_svg: the bars and points of a results file are its JSON numbers", function()
+    local doc = via_json(reduce_doc())
+    local A = results.analyse(doc)
+    -- every valid row is one point of one line chart, at its size, with its rate
+    local drawn = 0
+    for _, g in ipairs(A.groups) do
+      local root = xml_parse(svg.lines("g", report.series(A, g), {}))
+      for _, p in ipairs(with_attr(root, "data-value")) do
+        drawn = drawn + 1
+        local found = false
+        for _, r in ipairs(g.rows) do
+          local _, _, size = A.info.case(r)
+          if size == tonumber(p.attrs["data-x"]) and r.gbps == tonumber(p.attrs["data-value"]) and
+              p.attrs["data-series"]:find(r.variant, 1, true) then
+            found = true
+          end
+        end
+        assert.truthy(found, p.attrs["data-series"] .. " @ " .. p.attrs["data-x"])
+      end
+    end
+    assert.equal(#doc.rows, drawn)
+  end)
+
+  it("report_files: manifest kept sorted and unique; writes are atomic", function()
+    local dir = tmpdir()
+    assert.same({}, files.manifest(dir))
+    assert(files.record(dir, "b.json"))
+    assert(files.record(dir, "a.json"))
+    assert(files.record(dir, "b.json"))
+    assert.same({ "a.json", "b.json" }, files.manifest(dir))
+    assert(files.write(dir .. "/x.txt", "hello"))
+    assert.equal("hello", slurp(dir .. "/x.txt"))
+    assert.is_false(files.exists(dir .. "/x.txt.tmp"))
+    assert.is_nil((files.write(dir .. "/no/such/dir/x", "y")))
+    assert.equal([['it'\''s']], files.shell_quote("it's"))
+    os.execute("rm -rf " .. files.shell_quote(dir))
+  end)
+end)
+
+describe("results directories", function()
+  local dir
+  local host_meta = { device = "host", backend = "host", host_cpu = "Some CPU", date = "2026-11-22T09:00:00Z",
+    commit = "def5678" }
+  local function host_reduce()
+    return { meta = host_meta, ladder = "reduce", rows = {
+      { id = -1, variant = "hostvariant", fn = "sum", shape = { 1024 }, dim = "all", gbps = 1.25, ms = 0.003 },
+      { id = -1, variant = "hostvariant", fn = "sum", shape = { 4096 }, dim = "all", gbps = 2.5, ms = 0.006 },
+    } }
+  end
+  local function quiet(fn)
+    local real = io.stderr
+    local said = {}
+    io.stderr = { write = function(_, ...) for _, x in ipairs({ ... }) do said[#said + 1] = tostring(x) end end,
+      flush = function() end }
+    local ok, err = pcall(fn)
+    io.stderr = real
+    assert(ok, err)
+    return table.concat(said)
+  end
+  before_each(function() dir = tmpdir() end)
+  after_each(function() os.execute("rm -rf " .. files.shell_quote(dir)) end)
+
+  it("host results never reach the README section or an index of GPU results", function()
+    write_results(dir, { ["reduce-nvidia-h200"] = reduce_doc(), ["reduce-host"] = host_reduce() })
+    local said = quiet(function()
+      local md = report.markdown(dir, { link_dir = "bench/results" })
+      assert.truthy(md:find("### reduce — NVIDIA H200", 1, true))
+      assert.falsy(md:find("host", 1, true), md)
+      assert.falsy(md:find("hostvariant", 1, true))
+      local readme = dir .. "/README.md"
+      spit(readme, "# x\n" .. report.BEGIN .. "\n" .. report.END .. "\n")
+      report.update_readme(readme, dir)
+      local section = slurp(readme)
+      assert.falsy(section:find("hostvariant", 1, true))
+      assert.falsy(section:find("reduce-host", 1, true))
+      local written = report.build(dir, dir .. "/out")
+      local html = slurp(written[#written])
+      assert.truthy(html:find("cub", 1, true))
+      assert.falsy(html:find("hostvariant", 1, true))
+      assert.falsy(html:find("host CPU backend", 1, true))
+      for _, f in ipairs(written) do assert.falsy(f:find("reduce-host", 1, true), f) end
+    end)
+    assert.truthy(said:find("reduce-host.json", 1, true), "says which file it left out")
+  end)
+
+  it("a directory of host results (bench/results/host) gets its own index, still no README section", function()
+    write_results(dir, { ["reduce-host"] = host_reduce() })
+    local written = report.build(dir, dir)
+    local html = slurp(written[#written])
+    assert.truthy(html:find("hostvariant", 1, true))
+    assert.truthy(html:find("host CPU backend", 1, true))
+    local said = quiet(function() assert.truthy(report.markdown(dir):find("No GPU results", 1, true)) end)
+    assert.truthy(said:find("leaving out", 1, true))
+  end)
+
+  it("the files are the manifest's, or those the directory's last index.html drew; no directory listing", function()
+    write_results(dir, { ["matmul-nvidia-h200"] = matmul_doc(), ["transpose-nvidia-h200"] = transpose_doc() })
+    spit(dir .. "/stray-nvidia-h200.json", json.encode(reduce_doc())) -- not written through bench: not listed
+    local real_popen = io.popen
+    io.popen = function(cmd) error("the report shelled out: " .. tostring(cmd)) end
+    local ok, err = pcall(function()
+      assert.same({ "matmul-nvidia-h200.json", "transpose-nvidia-h200.json" }, results.list(dir))
+      local ladders = {}
+      for _, d in ipairs(report.load(dir)) do ladders[#ladders + 1] = d.doc.ladder end
+      assert.same({ "matmul", "transpose" }, ladders)
+      report.build(dir, dir)
+      report.markdown(dir)
+      -- a directory from before manifest.txt: its index.html names the files it drew
+      os.remove(dir .. "/" .. files.MANIFEST)
+      assert.same({ "matmul-nvidia-h200.json", "transpose-nvidia-h200.json" }, results.list(dir))
+      assert.equal(2, #report.load(dir))
+      -- a listed file that is gone is passed over
+      os.remove(dir .. "/transpose-nvidia-h200.json")
+      assert.equal(1, #report.load(dir))
+    end)
+    io.popen = real_popen
+    assert(ok, err)
   end)
 end)

@@ -14,12 +14,20 @@
 --   bench.quantile(sorted, p)         linear interpolation between closest ranks (NumPy's default)
 --   bench.launch_overhead{n=10000}    -> microseconds of host time per small op
 --   bench.table(rows, cols [, out])   aligned text table; cols = {{key=, title=, fmt=}, ...}
+--   bench.shape_str(shape), bench.numel(shape)   "4096x4096", 16777216
+--   bench.print_tables(tables, cols)  a ladder's tables {{title=, rows=}}: -> rows that failed validation
+--   bench.finish(path, failures)      "wrote <path>"; exits 1 with a note when a variant failed validation
 --   bench.progress(i, n, label)       progress bar on stderr
---   bench.meta()                      device, driver, runtime, date, commit, host, cukern version
+--   bench.target(arg)                 where a ladder runs: "cuda" (full sizes) or "host" (small), host_small
+--   bench.meta([{device=}])           device, driver, runtime, date, commit, host, cukern version; device =
+--                                     "host" labels a run on the host backend of a GPU machine as a host run
 --   bench.slug(name)                  "NVIDIA H200" -> "nvidia-h200"
---   bench.results_dir()               $CUKERN_RESULTS or "bench/results"
---   bench.write_json(path, doc), bench.read_json(path)
+--   bench.results_dir([backend])      where results go: $CUKERN_RESULTS, else bench/results for GPU runs and
+--                                     bench/results/host for host runs (never bench/results itself)
+--   bench.results_path(ladder [, meta]) <results_dir for meta.backend>/<ladder>-<device slug>.json
+--   bench.write_json(path, doc), bench.read_json(path)   write_json also records the name in manifest.txt
 
+local files = require "cukern.report_files"
 local json = require "cukern.json"
 
 local bench = {}
@@ -183,6 +191,18 @@ end
 -- ---------------------------------------------------------------------------------------------------
 -- text output
 
+function bench.shape_str(shape)
+  local parts = {}
+  for i, d in ipairs(shape) do parts[i] = tostring(math.tointeger(d) or d) end
+  return table.concat(parts, "x")
+end
+
+function bench.numel(shape)
+  local n = 1
+  for _, d in ipairs(shape) do n = n * d end
+  return math.tointeger(n) or n
+end
+
 local function cell(v, fmt)
   if v == nil or v == json.null then return "-" end
   if type(fmt) == "function" then return tostring(fmt(v)) end
@@ -192,11 +212,7 @@ local function cell(v, fmt)
     if math.type(v) == "integer" then return tostring(v) end
     return string.format("%.4g", v)
   end
-  if type(v) == "table" then
-    local parts = {}
-    for i, x in ipairs(v) do parts[i] = tostring(x) end
-    return table.concat(parts, "x")
-  end
+  if type(v) == "table" then return bench.shape_str(v) end
   if fmt then return string.format(fmt, v) end
   return tostring(v)
 end
@@ -238,6 +254,29 @@ function bench.table(rows, cols, out)
   local text = table.concat(lines, "\n") .. "\n"
   if out ~= false then (out or io.stdout):write(text) end
   return text
+end
+
+-- A ladder's seed-style tables, one per case ({title=, rows=}), each after an empty line and its title.
+-- Returns how many rows failed validation (correct == false or ok == false).
+function bench.print_tables(tables, cols)
+  local failures = 0
+  for _, t in ipairs(tables) do
+    for _, r in ipairs(t.rows) do
+      if r.correct == false or r.ok == false then failures = failures + 1 end
+    end
+    print("\n" .. t.title)
+    bench.table(t.rows, cols)
+  end
+  return failures
+end
+
+-- The last lines of a ladder script: where its results went, and exit status 1 if a variant failed.
+function bench.finish(path, failures)
+  print("\nwrote " .. path)
+  if failures > 0 then
+    io.stderr:write(("%d variant(s) failed validation\n"):format(failures))
+    os.exit(1)
+  end
 end
 
 local tty_cache
@@ -294,7 +333,7 @@ local function version_string(v)
   return v
 end
 
-function bench.meta()
+function bench.meta(opts)
   local m = {
     date = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     -- CUKERN_COMMIT for checkouts without .git (a copied tree on the GPU host)
@@ -307,7 +346,7 @@ function bench.meta()
     local dok, dev = pcall(mod.device)
     if dok and type(dev) == "table" then
       -- a GPU machine told to run on the host (CUKERN_DEVICE=host) labels its results as host runs
-      local default = dev.default or (mod.default_device and mod.default_device())
+      local default = (opts and opts.device) or dev.default or (mod.default_device and mod.default_device())
       if default == "host" and dev.backend ~= "host" then
         m.gpu_present = dev.name
         dev = { backend = "host", name = "host", driver = dev.driver, runtime = dev.runtime }
@@ -335,24 +374,49 @@ function bench.slug(name)
   return s == "" and "unknown" or s
 end
 
-function bench.results_dir()
+local GPU_RESULTS, HOST_RESULTS = "bench/results", "bench/results/host"
+
+-- The backend a results file is for when the caller does not say: the default device's.
+local function default_backend()
+  local ok, m = pcall(ck)
+  if not ok then return "host" end
+  local d = m.default_device and m.default_device() or m.device().backend
+  return d == "cuda" and "cuda" or "host"
+end
+
+-- Is `dir` the committed GPU results directory (relative, ./-prefixed or absolute under $PWD)?
+local function is_gpu_results(dir)
+  local p = dir:gsub("/+$", ""):gsub("^%./", "")
+  local pwd = os.getenv("PWD")
+  if pwd and p:sub(1, #pwd + 1) == pwd .. "/" then p = p:sub(#pwd + 2) end
+  return p == GPU_RESULTS
+end
+
+function bench.results_dir(backend)
+  backend = backend or default_backend()
   local d = os.getenv("CUKERN_RESULTS")
-  if d and d ~= "" then return d end
-  return "bench/results"
+  if d == nil or d == "" then d = backend == "cuda" and GPU_RESULTS or HOST_RESULTS end
+  if backend ~= "cuda" and is_gpu_results(d) then
+    -- bench/results holds the committed GPU results: a host run never writes there
+    io.stderr:write("bench: host results go to ", HOST_RESULTS, "/, not ", d, "\n")
+    d = HOST_RESULTS
+  end
+  return d
 end
 
-local function shell_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+bench.mkdir = files.mkdir
 
-function bench.mkdir(dir)
-  if dir == nil or dir == "" or dir == "." then return true end
-  return os.execute("mkdir -p " .. shell_quote(dir))
-end
-
+-- Writes the JSON (atomically) and records its name in the directory's manifest.txt, which is how the
+-- report finds results files without listing the directory.
 function bench.write_json(path, doc)
-  local dir = path:match("^(.*)/[^/]*$")
+  local dir, name = path:match("^(.*)/([^/]*)$")
+  if dir == "" then dir = "/" end
   if dir then bench.mkdir(dir) end
   local ok, err = json.write(path, doc)
   if not ok then error("bench.write_json: " .. tostring(err), 2) end
+  ok, err = files.record(dir or ".", name or path)
+  if not ok then error("bench.write_json: " .. path .. " written but not recorded in " .. files.MANIFEST .. ": " ..
+    tostring(err), 2) end
   return path
 end
 
@@ -360,10 +424,23 @@ function bench.read_json(path)
   return json.read(path)
 end
 
--- `<ladder>-<device slug>.json` under the results directory.
+-- `<ladder>-<device slug>.json` in the results directory of the run's backend (meta.backend).
 function bench.results_path(ladder, meta)
   meta = meta or bench.meta()
-  return bench.results_dir() .. "/" .. ladder .. "-" .. bench.slug(meta.device) .. ".json"
+  local backend = meta.backend == "cuda" and "cuda" or "host"
+  return bench.results_dir(backend) .. "/" .. ladder .. "-" .. bench.slug(meta.device) .. ".json"
+end
+
+-- Where a ladder script runs: on the GPU at full size, or on the host backend at small sizes when there
+-- is no GPU or with CUKERN_DEVICE=host, CUKERN_SIZES=small, CUKERN_HOST_SMALL=1 or --host-small among the
+-- script's arguments. Returns "cuda" or "host", and whether small sizes were asked for.
+function bench.target(args)
+  local host_small = os.getenv("CUKERN_SIZES") == "small" or os.getenv("CUKERN_HOST_SMALL") == "1"
+  for _, a in ipairs(args or {}) do
+    if a == "--host-small" then host_small = true end
+  end
+  local on_gpu = ck().has_cuda() and not host_small and os.getenv("CUKERN_DEVICE") ~= "host"
+  return on_gpu and "cuda" or "host", host_small
 end
 
 return bench

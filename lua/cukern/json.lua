@@ -1,14 +1,31 @@
 -- cukern.json: a small JSON encoder/decoder in pure Lua 5.4 (no C module, no dependency).
 --
--- Results files are committed and diffed, so the encoder is deterministic: object keys sorted, 2-space
--- indent, short arrays of scalars kept on one line. Lua cannot tell an empty array from an empty object,
--- so decoded tables remember which one they were (a metatable marker) and re-encode the same way;
--- `json.array(t)` / `json.object(t)` mark tables built in Lua. Unmarked empty tables encode as `{}`.
+-- Why hand-written rather than Debian's lua-cjson or lua-dkjson (checked against Debian 12's versions):
+--   * Numbers must round-trip. Results files carry measured times and rates, and the report writes the
+--     very number it plots into the SVG (data-value) so a spec can compare picture and JSON exactly. Here a
+--     float is written with the shortest "%.Ng" (N = 14..17) that reads back as the same double (93.4 stays
+--     93.4, 1/3 keeps all 17 digits) and an integral float as an integer (4096, not 4096.0). dkjson 2.6
+--     writes tostring(x), i.e. "%.14g": 1/3 becomes 0.33333333333333 and 4096.0 becomes "4096.0";
+--     cjson 2.1.0 caps encode_number_precision at 14 digits.
+--   * Stable diffs. Results JSON is committed, so object keys are sorted and the layout is fixed (2-space
+--     indent, short arrays of scalars on one line). dkjson writes keys in pairs() order unless every
+--     caller hands it a key order; cjson has no key order at all.
+--   * Where it must run. The ladders write JSON on the GPU host, which cannot install packages: .gpu-lua
+--     (shared/gpu/pack-lua.sh) packs Lua 5.4, busted and busted's own dependencies only. cjson is a C
+--     module that is not packed; dkjson comes along only as a dependency of busted, i.e. for tests, while
+--     the rock (cukern-scm-1.rockspec) and `make report` depend on nothing but Lua 5.4.
+-- It is about 300 lines, and spec/bench_spec.lua covers round trips, escapes, errors and layout.
+--
+-- Lua cannot tell an empty array from an empty object, so decoded tables remember which one they were (a
+-- metatable marker) and re-encode the same way; `json.array(t)` / `json.object(t)` mark tables built in
+-- Lua. Unmarked empty tables encode as `{}`.
 --
 --   json.encode(value [, {indent = 2 | false}])  -> string     (NaN and ±inf are written as null)
 --   json.decode(text)                            -> value      (null -> json.null)
---   json.read(path) / json.write(path, value)
+--   json.read(path) / json.write(path, value)    (write is atomic: a temporary file renamed over path)
 --   json.null, json.isnull(v), json.array(t), json.object(t), json.number_string(x)
+
+local files = require "cukern.report_files"
 
 local json = {}
 
@@ -204,42 +221,42 @@ end
 
 local decode_value
 
-local function decode_array(s, pos)
-  local t, n = setmetatable({}, ARRAY), 0
+-- The items of an array or object whose opening bracket is at pos: item(p) reads one item starting at p
+-- and returns the position after it. Returns the position after the closing bracket.
+local function decode_items(s, pos, close, item)
   pos = skip(s, pos + 1)
-  if s:sub(pos, pos) == "]" then return t, pos + 1 end
+  if s:sub(pos, pos) == close then return pos + 1 end
   while true do
-    local v
-    v, pos = decode_value(s, pos)
-    n = n + 1
-    t[n] = v
-    pos = skip(s, pos)
+    pos = skip(s, item(pos))
     local c = s:sub(pos, pos)
-    if c == "]" then return t, pos + 1 end
-    if c ~= "," then decode_error(s, pos, "expected ',' or ']'") end
+    if c == close then return pos + 1 end
+    if c ~= "," then decode_error(s, pos, "expected ',' or '" .. close .. "'") end
     pos = skip(s, pos + 1)
   end
 end
 
+local function decode_array(s, pos)
+  local t = setmetatable({}, ARRAY)
+  return t, decode_items(s, pos, "]", function(p)
+    local v
+    v, p = decode_value(s, p)
+    t[#t + 1] = v
+    return p
+  end)
+end
+
 local function decode_object(s, pos)
   local t = setmetatable({}, OBJECT)
-  pos = skip(s, pos + 1)
-  if s:sub(pos, pos) == "}" then return t, pos + 1 end
-  while true do
-    if s:sub(pos, pos) ~= '"' then decode_error(s, pos, "expected a string key") end
-    local k
-    k, pos = decode_string(s, pos)
-    pos = skip(s, pos)
-    if s:sub(pos, pos) ~= ":" then decode_error(s, pos, "expected ':'") end
-    local v
-    v, pos = decode_value(s, skip(s, pos + 1))
+  return t, decode_items(s, pos, "}", function(p)
+    if s:sub(p, p) ~= '"' then decode_error(s, p, "expected a string key") end
+    local k, v
+    k, p = decode_string(s, p)
+    p = skip(s, p)
+    if s:sub(p, p) ~= ":" then decode_error(s, p, "expected ':'") end
+    v, p = decode_value(s, skip(s, p + 1))
     t[k] = v
-    pos = skip(s, pos)
-    local c = s:sub(pos, pos)
-    if c == "}" then return t, pos + 1 end
-    if c ~= "," then decode_error(s, pos, "expected ',' or '}'") end
-    pos = skip(s, pos + 1)
-  end
+    return p
+  end)
 end
 
 decode_value = function(s, pos)
@@ -273,25 +290,15 @@ end
 -- files
 
 function json.read(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local text = f:read("a")
-  f:close()
+  local text, err = files.read(path)
+  if not text then return nil, err end
   local ok, v = pcall(json.decode, text)
   if not ok then return nil, path .. ": " .. v end
   return v
 end
 
 function json.write(path, value)
-  local text = json.encode(value) .. "\n"
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, err end
-  f:write(text)
-  f:close()
-  local ok, rerr = os.rename(tmp, path)
-  if not ok then os.remove(tmp); return nil, rerr end
-  return true
+  return files.write(path, json.encode(value) .. "\n")
 end
 
 return json
