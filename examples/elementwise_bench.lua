@@ -81,7 +81,7 @@ do
     bytes = 2 * N * F32})
   if ok then
     ref_gbps = r.gbps
-    add_row {id = 0, variant = "memcpy", op = "memcpy", layout = "contiguous", dtype = "f32", shape = {N}, ms = r.ms,
+    add_row {id = -2, variant = "memcpy", op = "memcpy", layout = "contiguous", dtype = "f32", shape = {N}, ms = r.ms,
       gbps = r.gbps, pct_of_ref = 100, correct = true}
   else
     io.stderr:write("memcpy bound not available: " .. tostring(r) .. "\n")
@@ -158,7 +158,7 @@ for i, r in ipairs(rows) do
     shape = r.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = r.pct_of_ref, correct = r.correct, note = r.note}
 end
 local path = bench.write_json(bench.results_path("elementwise", meta),
-  {meta = meta, ladder = "elementwise", n = N, rows = out_rows})
+  {meta = meta, ladder = "elementwise", reference = "memcpy", n = N, rows = out_rows})
 
 print(("elementwise on %s (%s), N = %d f32%s"):format(meta.device, device, N,
   ref_gbps and (", memcpy %.0f GB/s"):format(ref_gbps) or ""))
