@@ -94,15 +94,15 @@ static inline int32_t iw_mod(int32_t x, int32_t y) {
   const int32_t m = x % y;
   return (m != 0 && ((m ^ y) < 0)) ? m + y : m;
 }
-/* Lua 5.4's float modulo (luai_nummod): fmod, then moved to the divisor's sign. */
+/* Lua 5.4's float modulo: a - floor(a/b)*b, computed as fmod (exact) moved to the divisor's sign. */
 static inline float ew_fmod_lua_f(float x, float y) {
   float m = fmodf(x, y);
-  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  if (m != 0 && ((m < 0) != (y < 0))) m += y;
   return m;
 }
 static inline double ew_fmod_lua_d(double x, double y) {
   double m = fmod(x, y);
-  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  if (m != 0 && ((m < 0) != (y < 0))) m += y;
   return m;
 }
 #define ew_fmod_lua(x, y) _Generic((x), float: ew_fmod_lua_f, default: ew_fmod_lua_d)(x, y)

@@ -81,10 +81,10 @@ __device__ __forceinline__ float m_hypot(float x, float y) { return hypotf(x, y)
 __device__ __forceinline__ double m_hypot(double x, double y) { return hypot(x, y); }
 __device__ __forceinline__ float m_fmod(float x, float y) { return fmodf(x, y); }
 __device__ __forceinline__ double m_fmod(double x, double y) { return fmod(x, y); }
-/* Lua 5.4's float modulo (luai_nummod): fmod, then moved to the divisor's sign. */
+/* Lua 5.4's float modulo: a - floor(a/b)*b, computed as fmod (exact) moved to the divisor's sign. */
 template <typename T> __device__ __forceinline__ T ew_fmod_lua(T x, T y) {
   T m = m_fmod(x, y);
-  if ((m > 0) ? y < 0 : (m < 0 && y != m)) m += y;
+  if (m != 0 && ((m < 0) != (y < 0))) m += y;
   return m;
 }
 
