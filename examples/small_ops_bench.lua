@@ -1,0 +1,92 @@
+-- Host time per small op, the way a script issues them: a Lua loop of N ops (results dropped, so the GC and
+-- the allocator are in the figure), then one sync; µs per op, median of 7 rounds. Cases: fill on 16
+-- elements, a + b (new result), a:add_(b), the sum of 16 elements, an 8x8 matmul. With --torch, PyTorch
+-- runs the same cases in the same process tree on the same GPU (python3 -c ...), so the ratio is measured in
+-- one run.
+--   lua5.4 examples/small_ops_bench.lua [--json path] [--torch]
+local here = arg[0]:match("^(.*)/") or "."
+package.path = here .. "/../lua/?.lua;" .. here .. "/../lua/?/init.lua;" .. package.path
+local ck = require "cukern"
+
+local json_path, with_torch
+for i = 1, #arg do
+  if arg[i] == "--json" then json_path = arg[i + 1] end
+  if arg[i] == "--torch" then with_torch = true end
+end
+
+local dev = ck.has_cuda() and "cuda" or "host"
+local clock = ck.core.clock
+local N, ROUNDS = 20000, 7
+local a, b = ck.rand(4, 4, {device = dev}), ck.rand(4, 4, {device = dev})
+local m1, m2 = ck.rand(8, 8, {device = dev}), ck.rand(8, 8, {device = dev})
+local cases = {
+  {"fill (16 elements)", function() a:fill(1) end},
+  {"a + b (new result)", function() local _ = a + b end},
+  {"a:add_(b)", function() a:add_(b) end},
+  {"sum of 16 elements", function() local _ = ck.sum(a) end},
+  {"8x8 matmul", function() local _ = m1 * m2 end},
+}
+
+local function median(t)
+  table.sort(t)
+  return t[(#t + 1) // 2]
+end
+
+local rows = {}
+for _, c in ipairs(cases) do
+  local f = c[2]
+  for _ = 1, 2000 do f() end
+  ck.sync()
+  local us = {}
+  for r = 1, ROUNDS do
+    local t0 = clock()
+    for _ = 1, N do f() end
+    ck.sync()
+    us[r] = (clock() - t0) * 1e6 / N
+  end
+  rows[#rows + 1] = {case = c[1], us_per_op = median(us), us_min = us[1]}
+end
+
+if with_torch and dev == "cuda" then
+  local py = [[
+import time, torch
+d = 'cuda'
+a, b = torch.rand(4, 4, device=d), torch.rand(4, 4, device=d)
+m1, m2 = torch.rand(8, 8, device=d), torch.rand(8, 8, device=d)
+cases = [lambda: a.fill_(1), lambda: a + b, lambda: a.add_(b), lambda: a.sum(), lambda: m1 @ m2]
+for f in cases:
+    for _ in range(2000): f()
+    torch.cuda.synchronize()
+    us = []
+    for r in range(7):
+        t0 = time.perf_counter()
+        for _ in range(20000): f()
+        torch.cuda.synchronize()
+        us.append((time.perf_counter() - t0) * 1e6 / 20000)
+    us.sort()
+    print(us[3])
+]]
+  local p = io.popen("python3 -c '" .. py .. "' 2>/dev/null")
+  local i = 0
+  for line in p:lines() do
+    i = i + 1
+    if rows[i] then rows[i].torch_us = tonumber(line) end
+  end
+  p:close()
+end
+
+print(("%-22s %10s %10s %8s"):format("case (" .. dev .. ")", "cukern us", "torch us", "ratio"))
+for _, r in ipairs(rows) do
+  print(("%-22s %10.2f %10s %8s"):format(r.case, r.us_per_op, r.torch_us and ("%.2f"):format(r.torch_us) or "-",
+    r.torch_us and ("%.2f"):format(r.us_per_op / r.torch_us) or "-"))
+end
+if json_path then
+  local ok, json = pcall(require, "cukern.json")
+  local f = assert(io.open(json_path, "w"))
+  if ok then
+    f:write(json.encode({device = ck.device().name, backend = dev, n = N, rounds = ROUNDS, rows = rows}))
+  else
+    for _, r in ipairs(rows) do f:write(("%s\t%.3f\n"):format(r.case, r.us_per_op)) end
+  end
+  f:close()
+end
