@@ -30,7 +30,7 @@ local function apply(name, a, b, dtype)
       out[i] = math.floor((string.unpack("f", string.pack("f", x / y))))
     else out[i] = LUA[name](x, y) end
   end
-  return ck.array(out, {dtype = "f64"}):reshape(a:shape())
+  return ck.array(out, {dtype = "f64", device = "host"}):reshape(a:shape())
 end
 
 -- Operands with the awkward cases in them: zeros in the divisor, mixed signs, exact multiples.
@@ -70,14 +70,14 @@ describe("elementwise op table", function()
       local float_only = name == "atan2" or name == "hypot"
       it(("%s %s on the host matches plain Lua (incl. zero divisors, signs, views)"):format(name, dt), function()
         if float_only and dt == "i32" then
-          local ok, err = pcall(core.binary, name, ck.ones(2, {dtype = "i32"}), ck.ones(2, {dtype = "i32"}))
+          local ok, err = pcall(core.binary, name, ck.ones(2, {dtype = "i32", device = "host"}), ck.ones(2, {dtype = "i32", device = "host"}))
           assert.is_false(ok)
           assert.matches(name .. ": not defined for i32", tostring(err), 1, true)
           return
         end
         for _, shape in ipairs {{1}, {7}, {13, 5}, {3, 4, 6}} do
           local a, b = operands(shape, dt, "host")
-          local out = H.poison(ck.empty(shape, {dtype = dt}))
+          local out = H.poison(ck.empty(shape, {dtype = dt, device = "host"}))
           core.binary(name, a, b, out)
           H.assert_close(out, apply(name, a, b, dt):to(dt), TOL[dt], ("%s %s %s"):format(name, dt, table.concat(shape, "x")))
         end
@@ -85,7 +85,7 @@ describe("elementwise op table", function()
         local a, b = operands({9, 4}, dt, "host")
         H.assert_close(core.binary(name, a:t(), b:t()), apply(name, a, b, dt):t():to(dt), TOL[dt], name .. " views")
         local two = dt == "i32" and 2 or 2.5
-        local full = ck.full(a:shape(), two, {dtype = dt})
+        local full = ck.full(a:shape(), two, {dtype = dt, device = "host"})
         H.assert_close(core.binary(name, a, two), apply(name, a, full, dt):to(dt), TOL[dt], name .. " a, number")
         H.assert_close(core.binary(name, two, a), apply(name, full, a, dt):to(dt), TOL[dt], name .. " number, a")
       end)

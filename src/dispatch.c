@@ -272,9 +272,12 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     def->describe(p, &desc);
     const ck_variant *v = ck_pick_variant(ctx, p->name, def->tab, *def->ntab, c->variant, def->preferred(&desc),
                                           p->in_dt, &desc, ran);
-    if (done) { /* say which variant would have run, and why nothing did */
-      if (!v && ran) ran->id = -1, memcpy(ran->name, "none", 5);
-      if (ran) snprintf(ran->note, sizeof ran->note, "%s", note);
+    if (done) { /* say which variant would have run, and why nothing did (after any fallback note) */
+      if (!v && ran) ran->id = -1, memcpy(ran->name, "none", 5), ran->note[0] = 0;
+      if (ran) {
+        const size_t k = strlen(ran->note);
+        snprintf(ran->note + k, sizeof ran->note - k, "%s%s", k ? "; " : "", note);
+      }
     } else {
       if (!v) return ck_error_prefix(ctx, CK_ERR_UNSUPPORTED, "%s", ck_plan_operands(p, ops, sizeof ops));
       const unsigned need = def->layout ? def->layout(p, v) : 0;
@@ -304,7 +307,8 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.call = call;
   p.def = def_of(call->kind);
   if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
-  p.name = p.def->ladder;
+  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn) : NULL;
+  p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
   p.beta = call->beta;
   const ck_status st = plan_and_run(ctx, &p, ran);
