@@ -2,7 +2,7 @@
 -- goes, so that the parent can tell which case a crash happened in and continue after it.
 --   lua5.4 spec/badinput_child.lua <cases file> <first case>
 -- The cases file returns a list of {code = "..."}; each case runs as its own chunk named "caller.lua", with
--- the fixtures below set up first and the call on the chunk's last line. Output, one line each:
+-- the fixtures below set up first and the call on the line before the chunk's last. Output, one line each:
 --   BEGIN <i>
 --   RES <i> <"error"|"silent"> <line the call is on> <message with newlines as \n>
 package.path = "./lua/?.lua;./lua/?/init.lua;./?.lua;" .. package.path
@@ -28,8 +28,9 @@ for i = first, #cases do
   io.write("BEGIN ", i, "\n")
   io.flush()
   local c = cases[i]
-  local src = PRELUDE .. "\n" .. (c.setup and (c.setup .. "\n") or "") .. "return " .. c.code .. "\n"
-  local line = select(2, src:gsub("\n", "")) -- the call is on the last line
+  -- not `return <call>`: a tail call would drop the caller's frame, and with it the line to point at
+  local src = PRELUDE .. "\n" .. (c.setup and (c.setup .. "\n") or "") .. "local r = " .. c.code .. "\nreturn r\n"
+  local line = select(2, src:gsub("\n", "")) - 1 -- the line of the call
   local chunk, cerr = load(src, "=caller.lua", "t")
   if not chunk then
     io.write("RES ", i, " syntax ", line, " ", esc(cerr), "\n")

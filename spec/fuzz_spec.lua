@@ -650,6 +650,8 @@ local function case_reduce(dev)
   local dt = DT[random(#DT)]
   local shape = rnd_shape(5, 2000)
   local kind = ({"u", "int", "nan", "mid"})[random(4)]
+  -- f32 products of values up to 100 overflow in a GPU's tree order before the f64 oracle's does
+  if name == "prod" and kind == "mid" then kind = "u" end
   local a, ao, ad = build(shape, dt, dev, random(0, 3), false, kind)
   local nd = #shape
   local d = (nd > 0 and random() < 0.8) and random(nd) or nil
@@ -771,12 +773,18 @@ local function case_matmul(dev)
           end
         end
         v[idx] = dt == "i32" and s or round_to(dt, s)
-        tv[idx] = dt == "i32" and 0 or (dt == "f32" and 2e-6 or 1e-13) * (sa + 1e-30)
+        -- f32: k products accumulated in f32 on the GPU (worst case ~k ulp of the sum of |products|)
+        tv[idx] = dt == "i32" and 0 or (dt == "f32" and (dev == "cuda" and 1e-5 or 2e-6) or 1e-13) * (sa + 1e-30)
       end
     end
   end
   local ref = {shape = rshape, v = v, dt = dt}
-  local tol = function(i) return tv[i] end
+  local function tol(i)
+    -- reduced-precision rungs (tensor-core TF32 / half inputs), should a ladder list them
+    local ran = dev == "cuda" and ck.last_ran().name or ""
+    if ran:find("tf32") or ran:find("f16") or ran:find("bf16") then return tv[i] * 500 end
+    return tv[i]
+  end
   if gemm then
     note("gemm alpha %s beta %s", tostring(alpha), tostring(beta))
     local r = ck.gemm(c, a, b, alpha, beta, opts_with({}, variant))
