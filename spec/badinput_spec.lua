@@ -107,10 +107,10 @@ add("ck.core.time_op", {
 })
 
 -- ops
-local function op_cases(f, arity, variant_ok)
+local function op_cases(f, arity, variant_ok, second)
   local call = {
     [1] = function(a, o) return ("ck.%s(%s%s)"):format(f, a, o and (", " .. o) or "") end,
-    [2] = function(a, o) return ("ck.%s(%s, A%s)"):format(f, a, o and (", " .. o) or "") end,
+    [2] = function(a, o) return ("ck.%s(%s, %s%s)"):format(f, a, second or "A", o and (", " .. o) or "") end,
   }
   local t = {}
   for _, bad in ipairs(BAD_TYPES) do t[#t + 1] = C(call[arity](bad)) end
@@ -164,7 +164,7 @@ add("ck.max", {
 add("ck.argmax", {
   C("ck.argmax(A, 2, {out = ck.rand(3)})", tag("5", LEAD, "argmax/argmin out= ignored (a wrong dtype or shape passes)")),
 })
-add("ck.matmul", op_cases("matmul", 2, true))
+add("ck.matmul", op_cases("matmul", 2, true, "B"))
 add("ck.matmul", {
   C("ck.matmul(A, A)"), C("ck.matmul(V, V)"), C("ck.matmul(A, ck.rand(4, 5, {dtype = 'f64'}))"),
   C("ck.matmul(ck.rand(2, 2, 3, 4), B)"), C("ck.matmul(S, S)"), C("ck.matmul(ck.rand(2, 3, 4), ck.rand(3, 4, 5))"),

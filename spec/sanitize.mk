@@ -5,7 +5,8 @@
 #                      then every spec, the fuzz (CUKERN_FUZZ_CASES, default 3000) and the bad-input catalogue run
 #                      under it with libasan preloaded into lua5.4. Any sanitizer report stops the run with a
 #                      non-zero status. CI: `make sanitize` after `make test` (see docs/reliability.md).
-#   make fuzz-long     the fuzz with CUKERN_FUZZ_CASES=100000 (default build; on a GPU host every variant of
+#   make fuzz-long     the fuzz with CUKERN_FUZZ_CASES=105000 (>= 100000 run after the known-bug skips;
+#                      default build; on a GPU host every variant of
 #                      every ladder is drawn for the cuda cases).
 #   make gpu-sanitize  on the GPU host: compute-sanitizer memcheck, racecheck, synccheck and initcheck over a
 #                      quick all-variant acceptance run (spec/gpu_sanitize.lua: every rung x small and
@@ -19,9 +20,10 @@ ASAN_OBJ    := $(patsubst %.c,$(ASAN_BUILD)/%.o,$(CORE_SRC) $(BIND_SRC)) $(patsu
 LIBASAN     := $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
 # detect_leaks=0: lua5.4, busted and the CUDA libraries keep allocations until exit (the spec suite checks
 # our own memory with ck.memory()); everything else stops at the first report.
-ASAN_ENV    := LD_PRELOAD=$(LIBASAN) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1 \
+# protect_shadow_gap=0: the CUDA driver maps memory where ASan keeps its shadow gap (GPU hosts).
+ASAN_ENV    := LD_PRELOAD=$(LIBASAN) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1:protect_shadow_gap=0 \
                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-FUZZ_LONG_CASES ?= 100000
+FUZZ_LONG_CASES ?= 105000
 SANITIZE_FUZZ_CASES ?= 3000
 COMPUTE_SANITIZER ?= $(CUDA_HOME)/bin/compute-sanitizer
 
