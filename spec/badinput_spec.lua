@@ -254,6 +254,10 @@ end
 add("A:free", {C("A.free(V, 'x') and A.free(nil)")})
 add("A:is_freed", {C("A.is_freed(nil)")})
 
+-- item 6: a host op over 2^40 elements cannot be stopped; not run (it would take hours), listed as pending
+add("ck.sum", {C("ck.zeros(1):expand(2^40):sum()", {norun = true, item = "6", owner = LEAD,
+  why = "a host op over 2^40 elements runs for hours and cannot be stopped (no SIGINT, no size limit)"})})
+
 -- operators (metamethods)
 add("operators", {
   C("A + 'x'"), C("A + {}"), C("A + ck.rand(5)"), C("A - F"), C("F + A"), C("A * A"), C("A * 'x'"), C("A / print"),
@@ -308,7 +312,10 @@ local function run_children(list)
   local path = os.tmpname()
   local f = assert(io.open(path, "w"))
   f:write("return {\n")
-  for _, c in ipairs(list) do f:write(("  {code = %q, setup = %s},\n"):format(c.code, c.setup and ("%q"):format(c.setup) or "nil")) end
+  for _, c in ipairs(list) do
+    -- a case marked norun is replaced by a no-op so that the numbering stays; its result is set below
+    f:write(("  {code = %q, setup = %s},\n"):format(c.norun and "nil" or c.code, c.setup and ("%q"):format(c.setup) or "nil"))
+  end
   f:write("}\n")
   f:close()
   local lua = os.getenv("LUA") or "lua5.4"
@@ -336,6 +343,7 @@ local function run_children(list)
     first = current + 1
   end
   os.remove(path)
+  for i, c in ipairs(list) do if c.norun then results[i] = {status = "notrun", msg = "not run"} end end
   return results, children
 end
 
@@ -360,13 +368,14 @@ for i, c in ipairs(LIST) do
     if named then stats.named = stats.named + 1 end
     if at_line then stats.at_line = stats.at_line + 1 end
   elseif r.status == "crash" then stats.crashed = stats.crashed + 1
+  elseif r.status == "notrun" then stats.notrun = (stats.notrun or 0) + 1
   else stats.wrong = stats.wrong + 1 end
   if r.status == "error" and c.any_error then named, at_line = true, true end
   local clean = r.status == "error" and named and at_line
   if clean then stats.clean = stats.clean + 1 end
   local what = r.status == "error" and ((not named and "message does not name " .. short(c.fn) or "") ..
     (not named and not at_line and "; " or "") .. (not at_line and "not at the caller's line" or ""))
-    or (r.status == "silent" and "no error (silently accepted)") or r.status
+    or (r.status == "silent" and "no error (silently accepted)") or (r.status == "notrun" and "not run") or r.status
   local line = ("%s  %s  ->  %s%s"):format(c.fn, c.code, clean and "clean" or what,
     r.status == "error" and ("  [" .. r.msg:gsub("\n.*", "") .. "]") or (r.status == "crash" and (" " .. r.msg) or ""))
   if verbose then io.write("\n", line) end
@@ -399,8 +408,8 @@ describe("bad-input catalogue #badinput", function()
 
   it("every bad input raises a Lua error: no crash, no silent acceptance", function()
     io.write(("\n[badinput] %d cases in %d child process(es): %d clean, %d raised an error (%d name the function, " ..
-      "%d at the caller's line), %d silently accepted, %d crashed\n"):format(stats.tried, CHILDREN, stats.clean,
-      stats.errored, stats.named, stats.at_line, stats.wrong, stats.crashed))
+      "%d at the caller's line), %d silently accepted, %d crashed, %d not run\n"):format(stats.tried, CHILDREN, stats.clean,
+      stats.errored, stats.named, stats.at_line, stats.wrong, stats.crashed, stats.notrun or 0))
     if #fixed > 0 then
       io.write("[badinput] tagged cases now clean (drop their tag in spec/badinput_spec.lua):\n  " ..
         table.concat(fixed, "\n  ") .. "\n")

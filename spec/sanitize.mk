@@ -27,7 +27,7 @@ FUZZ_LONG_CASES ?= 105000
 SANITIZE_FUZZ_CASES ?= 3000
 COMPUTE_SANITIZER ?= $(CUDA_HOME)/bin/compute-sanitizer
 
-.PHONY: sanitize sanitize-build fuzz-long gpu-sanitize
+.PHONY: sanitize sanitize-build sanitize-clean fuzz-long gpu-sanitize
 
 $(ASAN_BUILD)/src/l%.o: src/l%.c
 	@mkdir -p $(dir $@)
@@ -59,3 +59,9 @@ fuzz-long: all
 
 gpu-sanitize: all
 	sh spec/gpu_sanitize.sh
+
+sanitize-clean:
+	rm -rf $(ASAN_BUILD)
+
+# `make clean` removes the sanitizer build too (a prerequisite added here; the recipe stays the Makefile's)
+clean: sanitize-clean
