@@ -207,10 +207,18 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+#define CK_MAX_REPS (1 << 24)
+
 ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
                      size_t flush_bytes, double *ms_out) {
   ck_status st = CK_OK;
   cudaEvent_t *ev = NULL;
+  /* 2 * reps events are indexed with int: keep reps far below INT_MAX / 2 (and the event array small) */
+  if (warmup < 0 || reps < 1 || reps > CK_MAX_REPS)
+    return ck_error(ctx, CK_ERR_ARG, "benchmark: warmup %d and reps %d must be >= 0 and 1..%d", warmup, reps,
+                    CK_MAX_REPS);
+  if (flush_bytes > ((size_t)1 << 40))
+    return ck_error(ctx, CK_ERR_ARG, "benchmark: L2 flush of %zu bytes is not plausible (at most 2^40)", flush_bytes);
   for (int i = 0; i < warmup; ++i)
     if ((st = fn(ctx, ud)) != CK_OK) return st;
   if (dev == CK_HOST || !ctx->has_cuda) {

@@ -124,10 +124,19 @@ void ck_alloc_destroy(ck_ctx *ctx) {
   free(ctx->live.caps);
 }
 
+/* No array can need more (ck_check_shape caps numel * dtype size at 2^62 bytes); a larger request is a
+ * caller's bug or an unchecked size (e.g. a negative flush size cast to size_t), and would wrap the size
+ * classes' arithmetic. */
+#define CK_MAX_ALLOC ((size_t)1 << 62)
+
 void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
   size_t cap;
-  int b = size_class(bytes, &cap);
   void *p = NULL;
+  if (bytes > CK_MAX_ALLOC) {
+    ctx->alloc_st = ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of device memory (more than 2^62)", bytes);
+    return NULL;
+  }
+  int b = size_class(bytes, &cap);
   if (!ctx->has_cuda) {
     ctx->alloc_st = ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
     return NULL;
@@ -208,6 +217,9 @@ size_t ck_take_alloc_debt(ck_ctx *ctx) {
 // ---------------------------------------------------------------- storage
 
 ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out) {
+  if (bytes > CK_MAX_ALLOC)
+    return ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of %s memory (more than 2^62)", bytes,
+                    dev == CK_CUDA ? "device" : "host");
   ck_storage *s = calloc(1, sizeof *s);
   if (!s) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
   s->refs = 1;

@@ -71,6 +71,7 @@ char *ck_describe(const ck_tensor *t, char *buf, size_t n) {
 ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt) {
   if (ndim < 0 || ndim > CK_MAX_DIMS)
     return ck_error(ctx, CK_ERR_SHAPE, "%s: %d dims requested, at most %d supported", op, ndim, CK_MAX_DIMS);
+  if (ck_dtype_size(dt) == 0) return ck_error(ctx, CK_ERR_DTYPE, "%s: invalid dtype %d", op, (int)dt);
   int64_t limit = ((int64_t)1 << 62) / (int64_t)ck_dtype_size(dt), n = 1;
   char sh[96];
   for (int i = 0; i < ndim; ++i) {
@@ -272,10 +273,15 @@ ck_status ck_view_permute(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, const
 ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t start, int64_t len) {
   ck_status st;
   if ((st = ck_check_live(ctx, "narrow", t)) || (st = check_dim(ctx, "narrow", t, dim))) return st;
-  if (start < 0 || len < 0 || start + len > t->shape[dim]) {
+  /* start + len is never formed before both are known to lie in [0, shape]: no signed overflow */
+  if (start < 0 || len < 0 || start > t->shape[dim] || len > t->shape[dim] - start) {
     char sh[96];
-    return ck_error(ctx, CK_ERR_ARG, "narrow: range %lld..%lld out of bounds for dim %d of shape %s (1..%lld)",
-                    (long long)start + 1, (long long)(start + len), dim + 1,
+    if (start < 0 || len < 0)
+      return ck_error(ctx, CK_ERR_ARG, "narrow: start %lld and length %lld must not be negative (dim %d of shape %s)",
+                      (long long)start, (long long)len, dim + 1, ck_shape_str(t->ndim, t->shape, sh, sizeof sh));
+    /* 1-based inclusive range as the user wrote it; unsigned, so that it cannot overflow */
+    return ck_error(ctx, CK_ERR_ARG, "narrow: range %llu..%llu out of bounds for dim %d of shape %s (1..%lld)",
+                    (unsigned long long)start + 1, (unsigned long long)start + (unsigned long long)len, dim + 1,
                     ck_shape_str(t->ndim, t->shape, sh, sizeof sh), (long long)t->shape[dim]);
   }
   ck_view_of(out, t);
@@ -289,9 +295,12 @@ ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int di
   if ((st = ck_check_live(ctx, "select", t)) || (st = check_dim(ctx, "select", t, dim))) return st;
   if (index < 0 || index >= t->shape[dim]) {
     char sh[96];
-    return ck_error(ctx, CK_ERR_ARG, "select: index %lld out of bounds for dim %d of shape %s (1..%lld)",
-                    (long long)index + 1, dim + 1, ck_shape_str(t->ndim, t->shape, sh, sizeof sh),
-                    (long long)t->shape[dim]);
+    /* printed 1-based without a signed index + 1 (index may be INT64_MAX) */
+    char ix[32];
+    if (index < 0) snprintf(ix, sizeof ix, "%lld", (long long)index + 1);
+    else snprintf(ix, sizeof ix, "%llu", (unsigned long long)index + 1);
+    return ck_error(ctx, CK_ERR_ARG, "select: index %s out of bounds for dim %d of shape %s (1..%lld)", ix, dim + 1,
+                    ck_shape_str(t->ndim, t->shape, sh, sizeof sh), (long long)t->shape[dim]);
   }
   ck_view_of(out, t);
   out->offset += index * t->stride[dim];
@@ -303,10 +312,47 @@ ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int di
   return CK_OK;
 }
 
-ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape) {
+/* One -1 in a reshape's shape is inferred from numel. Integer-safe for any int64 dims: the product of the
+ * known dims is never formed past numel (so A:reshape(2^62, 4, -1) is an error, not a signed overflow). */
+static ck_status infer_shape(ck_ctx *ctx, const char *op, int64_t numel, int ndim, const int64_t *shape, int64_t *out) {
+  if (ndim < 0 || ndim > CK_MAX_DIMS)
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: %d dims requested, at most %d supported", op, ndim, CK_MAX_DIMS);
+  int infer = -1;
+  int64_t known = 1;
+  bool zero = false;
+  char sh[96];
+  for (int i = 0; i < ndim; ++i) {
+    out[i] = shape[i];
+    if (shape[i] == -1) {
+      if (infer >= 0) return ck_error(ctx, CK_ERR_SHAPE, "%s: only one dim can be -1 (dims %d and %d are)", op, infer + 1, i + 1);
+      infer = i;
+    } else if (shape[i] < 0) {
+      return ck_error(ctx, CK_ERR_SHAPE, "%s: dim %d is negative (%lld)", op, i + 1, (long long)shape[i]);
+    } else if (shape[i] == 0) {
+      zero = true;
+    } else if (!zero) {
+      /* the product of the known dims must divide numel, so it can stop growing once it passes numel */
+      if (known > numel / shape[i]) known = numel + 1;
+      else known *= shape[i];
+    }
+  }
+  if (infer < 0) return CK_OK;
+  if (zero)
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: cannot infer the -1 in %s: another dim is 0, any size would do", op,
+                    ck_shape_str(ndim, shape, sh, sizeof sh));
+  if (known > numel || numel % known != 0)
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: cannot view %lld elements as %s", op, (long long)numel,
+                    ck_shape_str(ndim, shape, sh, sizeof sh));
+  out[infer] = numel / known;
+  return CK_OK;
+}
+
+ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape_in) {
   ck_status st;
   char s1[96], s2[96];
+  int64_t shape[CK_MAX_DIMS];
   if ((st = ck_check_live(ctx, "reshape", t))) return st;
+  if ((st = infer_shape(ctx, "reshape", ck_numel(t), ndim, shape_in, shape))) return st;
   if ((st = ck_check_shape(ctx, "reshape", ndim, shape, t->dtype))) return st;
   int64_t n = 1;
   for (int i = 0; i < ndim; ++i) n *= shape[i];

@@ -1,0 +1,436 @@
+--- Bad-input catalogue (issue 18): every public function of `ck` and every array method, called with wrong
+-- types, out-of-range values, freed arrays, overflowing sizes, unknown options and variants. Each case runs
+-- in a child process (spec/badinput_child.lua, batched; after a crash the rest run in a new child), so a
+-- crash is counted, not fatal. Every case must raise a Lua error (not crash, not pass silently) whose
+-- message names the public function and points at the caller's line ("caller.lua:<line>:").
+--
+-- The list of names comes from the module itself: a new function or method without an entry here fails.
+-- Cases whose fix belongs to another branch carry `item` (issue 18 item and owner) and are reported as
+-- pending ("expected to fail until merged") while they still fail; once clean, the spec says to drop the tag.
+-- Cases that would run for hours (item 6: no way to stop a long host op) carry `norun`.
+--
+--   CUKERN_BADINPUT_VERBOSE=1   print every case with its outcome
+local H = require "spec.helpers"
+local ck = H.ck
+
+local LEAD, INIT = "lead", "init.lua/l_array.c owner"
+local function tag(item, owner, why, sanitizer_only)
+  return {item = item, owner = owner, why = why, sanitizer_only = sanitizer_only}
+end
+
+-- ---------------------------------------------------------------- generic cases
+
+local BAD_TYPES = {'"x"', "{}", "true", "print", "F"}
+
+-- Fixtures (badinput_child.lua): A f32[3x4], B f32[4x5], V f32[3], I i32[3], D f64[3x4], S 0-d f32,
+-- F freed, E expanded [3] (stride 0), X a table whose every field access raises.
+local CAT = {}
+local function add(name, cases) CAT[name] = CAT[name] or {}; for _, c in ipairs(cases) do table.insert(CAT[name], c) end end
+local function C(code, t) t = t or {}; t.code = code; return t end
+
+-- creation: shapes
+for _, f in ipairs {"empty", "zeros", "ones", "rand", "randn"} do
+  add("ck." .. f, {
+    C(("ck.%s(-1)"):format(f)), C(("ck.%s(2.5)"):format(f)), C(("ck.%s('x')"):format(f)),
+    C(("ck.%s(0/0)"):format(f)), C(("ck.%s(2^62, 4)"):format(f)), C(("ck.%s(2^31, 2^31, 2^31)"):format(f)),
+    C(("ck.%s({2^62, 2^62})"):format(f)), C(("ck.%s({1,1,1,1,1,1,1,1,1})"):format(f)),
+    C(("ck.%s(1,1,1,1,1,1,1,1,1)"):format(f)), C(("ck.%s({-3})"):format(f)), C(("ck.%s({'a'})"):format(f)),
+    C(("ck.%s(3, {dtype = 'f16'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
+    C(("ck.%s(3, {device = 'tpu'})"):format(f)), C(("ck.%s(3, {bogus = 1})"):format(f)),
+    C(("ck.%s(3, {variant = 'x'})"):format(f), tag("5", INIT, "option keys unknown to the function accepted (variant on zeros)")),
+    C(("ck.%s(setmetatable({}, {__len = function() return 2^40 end}))"):format(f),
+      tag("5", LEAD, "shape tables whose length exceeds int: luaL_len truncated to int in ckl_read_ints")),
+    -- X raises from its own __index: any error is right, its message is X's
+    C(("ck.%s(X)"):format(f), {any_error = true}),
+  })
+end
+add("ck.rand", {C("ck.rand(3, {dtype = 'i32'})")})
+add("ck.randn", {C("ck.randn(3, {dtype = 'i32'})")})
+add("ck.full", {
+  C("ck.full(nil, 1)", tag("5", INIT, "ck.full(nil, 1) gives a 0-d array")), C("ck.full({2}, 'x')"),
+  C("ck.full({2}, nil)"), C("ck.full({-2}, 1)"), C("ck.full({2^62, 2^62}, 1)"), C("ck.full('x', 1)"),
+  C("ck.full({2}, 1, {bogus = 1})"), C("ck.full({2}, 1, 'f64')"),
+})
+add("ck.eye", {
+  C("ck.eye()", tag("5", INIT, "ck.eye() gives a 0-d array")), C("ck.eye(-1)"), C("ck.eye('x')"),
+  C("ck.eye(2^62, 2^62)"), C("ck.eye(2.5)"), C("ck.eye(3, {bogus = 1})"), C("ck.eye(3, 'x')"),
+})
+add("ck.arange", {
+  C("ck.arange(0/0)", tag("5", INIT, "ck.arange(NaN) gives an empty array")), C("ck.arange(1, 10, 0)"),
+  C("ck.arange('x')"), C("ck.arange()"), C("ck.arange(2^62)"), C("ck.arange(0, 1/0)"),
+  C("ck.arange(math.mininteger, math.maxinteger)", tag("4", INIT, "integer wrap: gives an empty array")),
+  C("ck.arange(3, {bogus = 1})"), C("ck.arange(3, {dtype = 'x'})"),
+})
+add("ck.linspace", {
+  C("ck.linspace(0, 1, -1)"), C("ck.linspace('a', 1, 3)"), C("ck.linspace(0, 1, 2.5)"), C("ck.linspace(0, 1, 2^62)"),
+  C("ck.linspace(0, 1, 3, {bogus = 1})"), C("ck.linspace()"),
+})
+add("ck.array", {
+  C("ck.array({1, {2}})"), C("ck.array({{1, 2}, {3}})"), C("ck.array({'a'})"), C("ck.array(print)"),
+  C("ck.array({1}, {dtype = 'x'})"), C("ck.array({1}, {bogus = 1})"), C("ck.array(F)"), C("ck.array('x')"),
+  C("ck.array({1}, 'f64')"),
+})
+add("ck.scalar", {C("ck.scalar('x')"), C("ck.scalar(1, {dtype = 'x'})"), C("ck.scalar(F)"),
+  C("ck.scalar({})", tag("5", INIT, "ck.scalar({}) gives an empty 1-D array, not an error"))})
+
+-- module functions
+add("ck.default_device", {C("ck.default_device('tpu')"), C("ck.default_device(7)")})
+add("ck.sync_mode", {C("ck.sync_mode({}, 'x') + 1")})
+add("ck.seed", {C("ck.seed('x')"), C("ck.seed(0/0)"), C("ck.seed({})")})
+add("ck.variants", {C("ck.variants('nope')"), C("ck.variants()"), C("ck.variants(7)")})
+for _, f in ipairs {"device", "has_cuda", "sync", "memory", "empty_cache", "last_ran", "is_array"} do
+  CAT["ck." .. f] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
+end
+add("ck.format", {C("ck.format('x')"), C("ck.format(nil)"), C("ck.format({})")})
+add("ck.kernel", {
+  C("ck.kernel('garbage', 'f', {'f32*'})"), C("ck.kernel(nil, 'f', {})"), C("ck.kernel('x', nil, {})"),
+  C("ck.kernel('x', 'f', {'f99'})"), C("ck.kernel('x', 'f', 'f32*')"),
+})
+add("ck.bench", {
+  C("ck.bench()"), C("ck.bench{spec = {op = 'nope', a = A}}"), C("ck.bench{spec = {op = 'matmul', a = A, b = A}}"),
+  C("ck.bench{spec = {op = 'add', a = F, b = F}}"), C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = -1}"),
+  C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = 'x'}"),
+  C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = 2^32 + 1}", tag("4", LEAD, "reps 2^32+1 runs once (int truncation)")),
+  C("ck.bench{spec = {op = 'add', a = A}}", tag("5", LEAD, "bench of add without b times a + 0")),
+  C("ck.bench{spec = {op = 'add', a = A, b = A}, bogus = 1}", tag("5", LEAD, "bench.lua: unknown keys ignored")),
+  C("ck.bench{spec = {op = 'add', a = A, b = A, variant = 'nope'}}", tag("5", LEAD, "unknown variant ignored on the host")),
+})
+add("ck.launch_overhead", {C("ck.launch_overhead('x')", tag("5", LEAD, "bench.lua: a non-number round count is ignored")),
+  C("ck.launch_overhead(-5)")})
+add("ck.core.time_op", {
+  C("ck.core.time_op({op = 'add', a = A, b = F}, 1, 2, 0)"), C("ck.core.time_op({op = 'nope', a = A}, 1, 2, 0)"),
+  C("ck.core.time_op({op = 'add', a = A, b = A}, -1, 2, 0)"), C("ck.core.time_op({op = 'add', a = A, b = A}, 1, 0, 0)"),
+  C("ck.core.time_op('x', 1, 2, 0)"), C("ck.core.time_op({op = 'add', a = A, b = A}, 1, 2^40, 0)"),
+  -- fields through a metatable, each a fresh array that a full GC may collect as soon as it is popped
+  C("ck.core.time_op(setmetatable({}, {__index = function(t, k) collectgarbage() if k == 'op' then return 'add' elseif k == 'a' or k == 'b' then return ck.rand(3) end end}), 1, 2, -1)",
+    tag("3", LEAD, "time_op with a spec read through a metatable: use-after-free (ASan), and flush -1 accepted")),
+})
+
+-- ops
+local function op_cases(f, arity, variant_ok, second)
+  local call = {
+    [1] = function(a, o) return ("ck.%s(%s%s)"):format(f, a, o and (", " .. o) or "") end,
+    [2] = function(a, o) return ("ck.%s(%s, %s%s)"):format(f, a, second or "A", o and (", " .. o) or "") end,
+  }
+  local t = {}
+  for _, bad in ipairs(BAD_TYPES) do t[#t + 1] = C(call[arity](bad)) end
+  t[#t + 1] = C(call[arity]("A", "{bogus = 1}"))
+  t[#t + 1] = C(call[arity]("A", "'x'"))
+  t[#t + 1] = C(call[arity]("A", "{out = 'x'}"))
+  t[#t + 1] = C(call[arity]("A", "{out = F}"))
+  t[#t + 1] = C(call[arity]("A", "{out = ck.rand(7)}"))
+  t[#t + 1] = C(call[arity]("A", "{out = E}"))
+  if variant_ok then
+    t[#t + 1] = C(call[arity]("A", "{variant = 'nope'}"))
+    t[#t + 1] = C(call[arity]("A", "{variant = 99}"))
+    t[#t + 1] = C(call[arity]("A", "{variant = {}}"))
+  end
+  return t
+end
+local FLOAT_ONLY = {exp = 1, log = 1, sqrt = 1, sin = 1, cos = 1, tanh = 1, sigmoid = 1}
+for _, f in ipairs(ck.unary_ops) do
+  add("ck." .. f, op_cases(f, 1, true))
+  if FLOAT_ONLY[f] then add("ck." .. f, {C(("ck.%s(I)"):format(f))}) end
+  add("ck." .. f, {C(("ck.%s(A, {dtype = 'f64'})"):format(f), tag("5", INIT, "dtype= accepted and ignored by ops"))})
+end
+for _, f in ipairs(ck.binary_ops) do
+  add("ck." .. f, op_cases(f, 2, true))
+  add("ck." .. f, {
+    C(("ck.%s(A, ck.rand(5))"):format(f)), C(("ck.%s(1, 2)"):format(f)), C(("ck.%s(A, 'x')"):format(f)),
+    C(("ck.%s(A, F)"):format(f)), C(("ck.%s(A, A, {out = ck.rand(3, 4, {dtype = 'i32'})})"):format(f)),
+    C(("ck.%s(A, A, {dtype = 'f64'})"):format(f), tag("5", INIT, "ck.add(a, b, {dtype = 'f64'}) returns f32")),
+  })
+end
+add("ck.pow", op_cases("pow", 2, true))
+add("ck.pow", {C("ck.pow(A, 'x')"), C("ck.pow(A, ck.rand(5))"), C("ck.pow(A, F)")})
+add("ck.clamp", op_cases("clamp", 1, true))
+add("ck.clamp", {C("ck.clamp(A, 'x', 1)"), C("ck.clamp(A, 0, {})")})
+for _, f in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} do
+  add("ck." .. f, op_cases(f, 1, true))
+  add("ck." .. f, {
+    C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, 0)"):format(f)), C(("ck.%s(A, -3)"):format(f)),
+    C(("ck.%s(A, 1.5)"):format(f)), C(("ck.%s(A, 'x')"):format(f)), C(("ck.%s(A, 2^40)"):format(f)),
+    C(("ck.%s(A, 1, {keepdim = 'yes'})"):format(f)),
+    C(("ck.%s(A, 1, {out = ck.rand(5)})"):format(f)),
+  })
+end
+for _, f in ipairs {"max", "min", "argmax", "argmin"} do add("ck." .. f, {C(("ck.%s(ck.zeros(0, 3), 1)"):format(f))}) end
+add("ck.mean", {C("ck.mean(I)")})
+add("ck.max", {
+  C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})", tag("5", INIT, "ck.max(x, {idx = i}) without a dim ignores idx")),
+  C("ck.max(A, 2, {idx = ck.rand(3)})"),
+  C("ck.max(A, 2, {out = ck.zeros(3, {dtype = 'i32'}), idx = ck.zeros(3, {dtype = 'i32'})})"),
+})
+add("ck.argmax", {
+  C("ck.argmax(A, 2, {out = ck.rand(3)})", tag("5", LEAD, "argmax/argmin out= ignored (a wrong dtype or shape passes)")),
+})
+add("ck.matmul", op_cases("matmul", 2, true, "B"))
+add("ck.matmul", {
+  C("ck.matmul(A, A)"), C("ck.matmul(V, V)"), C("ck.matmul(A, ck.rand(4, 5, {dtype = 'f64'}))"),
+  C("ck.matmul(ck.rand(2, 2, 3, 4), B)"), C("ck.matmul(S, S)"), C("ck.matmul(ck.rand(2, 3, 4), ck.rand(3, 4, 5))"),
+  C("ck.matmul(A, B, {out = ck.rand(5, 3)})"), C("ck.matmul(A, F)"),
+  C("ck.matmul(A, B, {keepdim = true})", tag("5", INIT, "unknown-for-this-op option keepdim accepted by matmul")),
+})
+add("ck.gemm", {
+  C("ck.gemm(nil, A, B)", tag("5", INIT, "ck.gemm(nil, a, b) allocates a result")),
+  C("ck.gemm(A, A, B)"), C("ck.gemm(ck.rand(3, 5), A, B, 'x')"), C("ck.gemm(ck.rand(3, 5), A, B, 1, 'x')"),
+  C("ck.gemm(F, A, B)"), C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {bogus = 1})"),
+  C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {variant = 'nope'})"), C("ck.gemm(ck.rand(5):expand(3, 5), A, B)"),
+  C("ck.gemm(ck.rand(3, 5, {dtype = 'i32'}), A, B)"),
+})
+add("ck.transpose", op_cases("transpose", 1, true))
+add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose(A, {variant = 'memcpy'})"),
+  C("ck.transpose(A, {out = ck.rand(3, 4)})")})
+
+-- ---------------------------------------------------------------- methods
+
+local ALWAYS_OK_ON_FREED = {is_freed = true, free = true}
+local METHOD_CASES = {
+  size = {"A:size(0)", "A:size(3)", "A:size('x')", "A:size(2^40)"},
+  to = {"A:to('tpu')", "A:to('f16')", "A:to(7)", "A:to(nil, 'f64')", "A:to('host', 'x')"},
+  copy_ = {"A:copy_(ck.rand(5))", "A:copy_('x')", "A:copy_(F)", "E:copy_(V)"},
+  fill = {"A:fill('x')", "A:fill()", "A:fill({})", "E:fill(1)"},
+  item = {"A:item()", "ck.zeros(0):item()"},
+  t = {"V:t()", "ck.rand(2, 3, 4):t()"},
+  transpose = {"A:transpose(1, 3)", "A:transpose(0, 1)", "A:transpose('x', 1)", "A:transpose(1, 2^40)"},
+  permute = {"A:permute(1)", "A:permute(1, 1)", "A:permute(1, 3)", "A:permute('x', 1)", "A:permute(1, 2, 3)"},
+  narrow = {"A:narrow(1, 2, 5)", "A:narrow(3, 1, 1)", "A:narrow(1, 'x', 2)", "A:narrow(1, 2^62, 2^62 + 2)",
+            "A:narrow(1, -2^62, 2)", "A:narrow(1, 3, 1)", "A:narrow(1, 1, math.maxinteger)"},
+  select = {"A:select(1, 4)", "A:select(1, 0)", "A:select(3, 1)", "A:select(1, -4)", "A:select(1, 2^62)",
+            "S:select(1, 1)", "A:select(1, 'x')"},
+  reshape = {"A:reshape(5)", "A:reshape(-1, -1)", "A:reshape(-2, 6)", "A:reshape(2^62, 4, -1)",
+             "A:t():reshape(12)", "A:reshape('x')", "A:reshape({1,1,1,1,1,1,1,1,1,12})", "A:reshape(2^31, 2^31, 0)"},
+  view = {"A:view(5)", "A:view(2^62, 4, -1)", "A:t():view(12)"},
+  expand = {"A:expand(3, 5)", "A:expand(4)", "A:expand(2^62, 3, 4)", "A:expand('x')", "A:expand(-2, 3, 4)",
+            "A:expand(1,1,1,1,1,1,1,3,4)"},
+  sub = {"A:sub{{1, 2, 3}}", "A:sub{{1, 9}}", "A:sub{1, 2, 3}", "A:sub('x')", "A:sub{{'a', 2}}", "A:sub{0}"},
+  clamp_ = {"A:clamp_('x', 1)", "E:clamp_(0, 1)"},
+  pow_ = {"A:pow_('x')", "E:pow_(2)", "I:pow_(A)"},
+  max = {"A:max(3)"}, min = {"A:min(3)"}, sum = {"A:sum(3)"}, prod = {"A:prod(3)"}, mean = {"I:mean()"},
+  argmax = {"A:argmax(3)"}, argmin = {"A:argmin(3)"},
+}
+local METHOD_TAGS = {
+  ["A:to(nil, 'f64')"] = tag("5", INIT, "A:to(nil, 'f64') ignores the dtype"),
+  ["A:sub{{1, 2, 3}}"] = tag("5", INIT, "A:sub{{1,2,3}} ignores the 3rd number"),
+  -- these raise a clean error in a normal build; under `make sanitize` UBSan stops on the signed overflow
+  ["A:reshape(2^62, 4, -1)"] = tag("4", INIT, "signed overflow in -1 inference (UBSan), l_array.c shape_args", true),
+  ["A:view(2^62, 4, -1)"] = tag("4", INIT, "signed overflow in -1 inference (UBSan), l_array.c shape_args", true),
+  ["A:sub('x')"] = tag("5", INIT, "A:sub('x') returns A"),
+}
+local NO_ARGS = {shape = 1, strides = 1, offset = 1, dtype = 1, numel = 1, ndim = 1, device = 1, is_contiguous = 1,
+  is_freed = 1, storage_id = 1, totable = 1, flat = 1, clone = 1, contiguous = 1, free = 1, cuda = 1, host = 1}
+
+for name in pairs(ck.core.methods) do
+  local t = {}
+  -- a wrong self, and a freed self
+  t[#t + 1] = C(("A.%s('x')"):format(name))
+  if not ALWAYS_OK_ON_FREED[name] then t[#t + 1] = C(("F:%s()"):format(name)) end
+  if METHOD_CASES[name] then
+    for _, code in ipairs(METHOD_CASES[name]) do t[#t + 1] = C(code, METHOD_TAGS[code]) end
+  elseif not NO_ARGS[name] and not name:match("_$") then
+    -- elementwise and reduction methods: options and operands
+    t[#t + 1] = C(("A:%s({bogus = 1})"):format(name))
+    t[#t + 1] = C(("A:%s('x')"):format(name))
+  end
+  if name:match("_$") and not METHOD_CASES[name] then
+    local base = name:sub(1, -2)
+    local binary = false
+    for _, b in ipairs(ck.binary_ops) do if b == base then binary = true end end
+    if binary then
+      t[#t + 1] = C(("A:%s('x')"):format(name))
+      t[#t + 1] = C(("A:%s(ck.rand(5))"):format(name))
+      t[#t + 1] = C(("A:%s(D)"):format(name))
+      t[#t + 1] = C(("E:%s(1)"):format(name))
+      t[#t + 1] = C(("A:%s(A, {variant = 'nope'})"):format(name))
+    else
+      t[#t + 1] = C(("E:%s()"):format(name))
+      t[#t + 1] = C(("A:%s({variant = 'nope'})"):format(name))
+      t[#t + 1] = C(("A:%s('x')"):format(name))
+      if FLOAT_ONLY[base] then t[#t + 1] = C(("I:%s()"):format(name)) end
+    end
+  end
+  CAT["A:" .. name] = t
+end
+add("A:free", {C("A.free(V, 'x') and A.free(nil)")})
+add("A:is_freed", {C("A.is_freed(nil)")})
+
+-- item 6: a host op over 2^40 elements cannot be stopped; not run (it would take hours), listed as pending
+add("ck.sum", {C("ck.zeros(1):expand(2^40):sum()", {norun = true, item = "6", owner = LEAD,
+  why = "a host op over 2^40 elements runs for hours and cannot be stopped (no SIGINT, no size limit)"})})
+
+-- operators (metamethods)
+add("operators", {
+  C("A + 'x'"), C("A + {}"), C("A + ck.rand(5)"), C("A - F"), C("F + A"), C("A * A"), C("A * 'x'"), C("A / print"),
+  C("A ^ 'x'"), C("-F"), C("A * F"), C("#F"), C("A + nil"), C("A * ck.rand(4, 5, {dtype = 'f64'})"),
+  C("tostring(F) .. nil"),
+})
+
+-- Tags by pattern for the generic cases (explicit tags above win).
+local PATTERN_TAGS = {
+  {"variant = 'nope'", tag("5", LEAD, "an unknown variant name is ignored on the host backend")},
+  {"variant = 99", tag("5", LEAD, "an unknown variant id is ignored on the host backend")},
+  {"^ck%.%a+%(A, .*{dtype = 'f64'}%)$", tag("5", INIT, "dtype= accepted and ignored by ops")},
+  {"keepdim = 'yes'", tag("5", INIT, "option values of the wrong type accepted (keepdim = 'yes')")},
+  {"__len = function%(%) return 2%^40", tag("5", LEAD, "shape tables longer than int: luaL_len truncated in ckl_read_ints")},
+  {"^ck%.arg%a+%(A, .*out = ", tag("5", LEAD, "argmax/argmin out= ignored (a wrong dtype or shape passes)")},
+  {"^A%.free%(", tag("5", INIT, "free of a non-array (a string, nil) passes silently")},
+}
+
+-- ---------------------------------------------------------------- enumerate the module
+
+local function public_names()
+  local names = {}
+  for k, v in pairs(ck) do if type(v) == "function" then names[#names + 1] = "ck." .. k end end
+  for k in pairs(ck.core.methods) do names[#names + 1] = "A:" .. k end
+  names[#names + 1] = "ck.core.time_op" -- documented in docs/api.md
+  names[#names + 1] = "operators"
+  table.sort(names)
+  return names
+end
+
+-- ---------------------------------------------------------------- run the cases in children
+
+local function short(name) return name:match("[%.:]([%w_]+)$") or name end
+
+local function flatten()
+  local list = {}
+  for _, name in ipairs(public_names()) do
+    for _, c in ipairs(CAT[name] or {}) do
+      c.fn = name
+      if not c.item then
+        for _, pt in ipairs(PATTERN_TAGS) do
+          if c.code:find(pt[1]) then c.item, c.owner, c.why = pt[2].item, pt[2].owner, pt[2].why; break end
+        end
+      end
+      list[#list + 1] = c
+    end
+  end
+  return list
+end
+
+local function run_children(list)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write("return {\n")
+  for _, c in ipairs(list) do
+    -- a case marked norun is replaced by a no-op so that the numbering stays; its result is set below
+    f:write(("  {code = %q, setup = %s},\n"):format(c.norun and "nil" or c.code, c.setup and ("%q"):format(c.setup) or "nil"))
+  end
+  f:write("}\n")
+  f:close()
+  local lua = os.getenv("LUA") or "lua5.4"
+  local results, first, children = {}, 1, 0
+  while first <= #list do
+    children = children + 1
+    local p = assert(io.popen(("timeout 300 %s spec/badinput_child.lua %s %d 2>&1"):format(lua, path, first)))
+    local current, done, lines = nil, false, {}
+    for line in p:lines() do
+      lines[#lines + 1] = line
+      local b = line:match("^BEGIN (%d+)$")
+      if b then current = tonumber(b) end
+      local i, st, ln, msg = line:match("^RES (%d+) (%a+) (%d+) (.*)$")
+      if i then results[tonumber(i)] = {status = st, line = tonumber(ln), msg = msg:gsub("\\n", "\n")}; current = nil end
+      if line == "DONE" then done = true end
+    end
+    local _, how, code = p:close()
+    if done then break end
+    if not current then error("badinput child failed before any case: " .. table.concat(lines, "\n"), 0) end
+    -- the child died inside case `current`: record a crash and go on after it
+    local tail = {}
+    for k = math.max(1, #lines - 4), #lines do tail[#tail + 1] = lines[k] end
+    results[current] = {status = "crash", msg = ("%s %s; last output: %s"):format(tostring(how), tostring(code),
+      table.concat(tail, " | "))}
+    first = current + 1
+  end
+  os.remove(path)
+  for i, c in ipairs(list) do if c.norun then results[i] = {status = "notrun", msg = "not run"} end end
+  return results, children
+end
+
+-- Message quality (names the public function, at the caller's line) is required of every case once the
+-- owners' fixes are in: set STRICT_MESSAGES = true then. Until then it is counted and reported as pending.
+local STRICT_MESSAGES = os.getenv("CUKERN_BADINPUT_STRICT") == "1"
+
+-- Run everything at load time, so that each group of known failures gets its own pending line.
+local LIST = flatten()
+local RESULTS, CHILDREN = run_children(LIST)
+local verbose = os.getenv("CUKERN_BADINPUT_VERBOSE") == "1"
+local stats = {tried = 0, clean = 0, wrong = 0, crashed = 0, named = 0, at_line = 0, errored = 0}
+local hard, groups, group_order, fixed, msg_bad = {}, {}, {}, {}, {}
+for i, c in ipairs(LIST) do
+  local r = RESULTS[i] or {status = "missing", msg = "no result"}
+  stats.tried = stats.tried + 1
+  local named, at_line = false, false
+  if r.status == "error" then
+    stats.errored = stats.errored + 1
+    named = r.msg:find(short(c.fn), 1, true) ~= nil or c.fn == "operators"
+    at_line = r.msg:find("^caller%.lua:" .. r.line .. ":") ~= nil
+    if named then stats.named = stats.named + 1 end
+    if at_line then stats.at_line = stats.at_line + 1 end
+  elseif r.status == "crash" then stats.crashed = stats.crashed + 1
+  elseif r.status == "notrun" then stats.notrun = (stats.notrun or 0) + 1
+  else stats.wrong = stats.wrong + 1 end
+  if r.status == "error" and c.any_error then named, at_line = true, true end
+  local clean = r.status == "error" and named and at_line
+  if clean then stats.clean = stats.clean + 1 end
+  local what = r.status == "error" and ((not named and "message does not name " .. short(c.fn) or "") ..
+    (not named and not at_line and "; " or "") .. (not at_line and "not at the caller's line" or ""))
+    or (r.status == "silent" and "no error (silently accepted)") or (r.status == "notrun" and "not run") or r.status
+  local line = ("%s  %s  ->  %s%s"):format(c.fn, c.code, clean and "clean" or what,
+    r.status == "error" and ("  [" .. r.msg:gsub("\n.*", "") .. "]") or (r.status == "crash" and (" " .. r.msg) or ""))
+  if verbose then io.write("\n", line) end
+  local raised = r.status == "error"
+  if c.item and not (raised and (clean or not STRICT_MESSAGES)) then
+    local key = ("issue 18 item %s (%s): %s%s"):format(c.item, c.owner, c.why, r.status == "crash" and " (crashed here)" or "")
+    if not groups[key] then groups[key] = {}; group_order[#group_order + 1] = key end
+    table.insert(groups[key], line)
+  elseif not raised then
+    hard[#hard + 1] = line
+  elseif not clean then
+    if STRICT_MESSAGES then hard[#hard + 1] = line else msg_bad[#msg_bad + 1] = line end
+  end
+  if c.item and raised and clean and not c.sanitizer_only then fixed[#fixed + 1] = line end
+end
+
+describe("bad-input catalogue #badinput", function()
+  it("has an entry for every public function and method, and none for a function that is gone", function()
+    local missing, stale = {}, {}
+    local known = {}
+    for _, n in ipairs(public_names()) do
+      known[n] = true
+      if not CAT[n] then missing[#missing + 1] = n end
+    end
+    for n in pairs(CAT) do if not known[n] then stale[#stale + 1] = n end end
+    table.sort(missing); table.sort(stale)
+    assert(#missing == 0, "no bad-input cases for: " .. table.concat(missing, ", ") .. " (add them to spec/badinput_spec.lua)")
+    assert(#stale == 0, "bad-input cases for functions that no longer exist: " .. table.concat(stale, ", "))
+  end)
+
+  it("every bad input raises a Lua error: no crash, no silent acceptance", function()
+    io.write(("\n[badinput] %d cases in %d child process(es): %d clean, %d raised an error (%d name the function, " ..
+      "%d at the caller's line), %d silently accepted, %d crashed, %d not run\n"):format(stats.tried, CHILDREN, stats.clean,
+      stats.errored, stats.named, stats.at_line, stats.wrong, stats.crashed, stats.notrun or 0))
+    if #fixed > 0 then
+      io.write("[badinput] tagged cases now clean (drop their tag in spec/badinput_spec.lua):\n  " ..
+        table.concat(fixed, "\n  ") .. "\n")
+    end
+    assert(#hard == 0, ("%d bad inputs not handled:\n  %s"):format(#hard, table.concat(hard, "\n  ")))
+  end)
+
+  it("error messages name the public function and point at the caller's line", function()
+    if #msg_bad > 0 then
+      if verbose then io.write("\n[badinput] messages to fix:\n  " .. table.concat(msg_bad, "\n  ") .. "\n") end
+      return pending(("issue 18 (init.lua wrappers and binding): %d of %d errors do not name the public function " ..
+        "or are not raised at the caller's line; expected to fail until merged (CUKERN_BADINPUT_VERBOSE=1 lists them, " ..
+        "CUKERN_BADINPUT_STRICT=1 makes them failures)"):format(#msg_bad, stats.errored))
+    end
+  end)
+
+  for _, key in ipairs(group_order) do
+    it(key, function()
+      if verbose then io.write("\n[badinput] " .. key .. ":\n  " .. table.concat(groups[key], "\n  ") .. "\n") end
+      pending(("%s -- %d case(s), expected to fail until merged: %s"):format(key, #groups[key],
+        (groups[key][1]:gsub("  %->.*", ""))))
+    end)
+  end
+end)
