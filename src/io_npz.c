@@ -69,7 +69,8 @@ ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
   if (!z) {
     zip_error_t ze;
     zip_error_init_with_code(&ze, err);
-    st = zip_fail(ctx, path, err == ZIP_ER_NOZIP ? "not an .npz file" : "cannot open it as an .npz (zip) archive", &ze);
+    st = zip_fail(ctx, path, err == ZIP_ER_NOZIP ? "not an .npz file, or truncated (no zip directory at its end)"
+                                                     : "cannot open it as an .npz (zip) archive", &ze);
     zip_error_fini(&ze);
     return st;
   }
