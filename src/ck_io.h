@@ -56,9 +56,10 @@ bool ck_io_have_mat(void);
 ck_status ck_npy_save(ck_ctx *ctx, const char *path, const ck_tensor *t);
 ck_status ck_npy_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_tensor *out, ck_io_info *info);
 
-/* .npz: named arrays; members are "<name>.npy", stored or deflate-compressed. */
+/* .npz: named arrays; members are "<name>.npy", stored (level 0) or deflate-compressed at zlib level 1..9
+ * (-1: zlib's default, 6, as np.savez_compressed). */
 ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
-                      bool compress);
+                      int level);
 ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out);
 
 /* .mat (Level 5; compress = the -v7 zlib compression): named real numeric arrays, at least 2-D on file

@@ -30,7 +30,7 @@ static ck_status no_libzip(ck_ctx *ctx, const char *path) {
                   path);
 }
 ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
-                      bool compress) {
+                      int level) {
   return no_libzip(ctx, path);
 }
 ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) { return no_libzip(ctx, path); }
@@ -116,7 +116,7 @@ ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
 // ---------------------------------------------------------------- writing
 
 ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
-                      bool compress) {
+                      int level) {
   ck_status st = CK_OK;
   ck_io_tmp tmp;
   int err = 0;
@@ -168,7 +168,8 @@ ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *n
     if (idx < 0) {
       if (src) zip_source_free(src);
       st = zip_fail(ctx, path, member, zip_get_error(z));
-    } else if (zip_set_file_compression(z, (zip_uint64_t)idx, compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
+    } else if (zip_set_file_compression(z, (zip_uint64_t)idx, level ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
+                                      level > 0 ? (zip_uint32_t)level : 0) != 0)
       st = zip_fail(ctx, path, "setting the compression", zip_get_error(z));
   }
   if (st) {

@@ -4,7 +4,7 @@
  *   core.io_formats()                                  -> {npy = true, npz = bool, mat = bool}
  *   core.io_save_npy(path, a)
  *   core.io_load_npy(path [, device])                  -> array, info
- *   core.io_save_named("npz"|"mat", path, names, arrays, compress)
+ *   core.io_save_named("npz"|"mat", path, names, arrays, compress)   compress: bool or zlib level 0..9
  *   core.io_load_named("npz"|"mat", path [, device])   -> {name = array}, {name = info}
  *
  * Errors are raised as plain messages (file name first, no position): io.lua re-raises them at the user's
@@ -78,7 +78,9 @@ static int l_io_save_named(lua_State *L) {
   const char *path = luaL_checkstring(L, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
   luaL_checktype(L, 4, LUA_TTABLE);
-  bool compress = lua_toboolean(L, 5);
+  /* compress: true (zlib's default level), false/nil, or a level 0..9 (.mat: any level compresses) */
+  int level = lua_isinteger(L, 5) ? (int)lua_tointeger(L, 5) : lua_toboolean(L, 5) ? -1 : 0;
+  if (level < -1 || level > 9) return luaL_argerror(L, 5, "compress: true, false or a zlib level 0..9");
   int n = (int)luaL_len(L, 3);
   if ((int)luaL_len(L, 4) != n) return luaL_argerror(L, 4, "as many arrays as names");
   /* GC-owned scratch for the pointer lists; the strings and arrays stay referenced by tables 3 and 4 */
@@ -94,8 +96,8 @@ static int l_io_save_named(lua_State *L) {
     if (!names[i] || !ts[i] || !ts[i]->st)
       return luaL_error(L, "%s: entry %d is not a name and a live cukern array", path, i + 1);
   }
-  ck_status st = fmt == 0 ? ck_npz_save(CKL_CTX(L), path, n, names, ts, compress)
-                          : ck_mat_save(CKL_CTX(L), path, n, names, ts, compress);
+  ck_status st = fmt == 0 ? ck_npz_save(CKL_CTX(L), path, n, names, ts, level)
+                          : ck_mat_save(CKL_CTX(L), path, n, names, ts, level != 0);
   if (st) return io_fail(L);
   return 0;
 }

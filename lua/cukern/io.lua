@@ -2,7 +2,8 @@
 --   .npy  one array (NumPy)                 ck.save("a.npy", a)            ck.load("a.npy") -> a, info
 --   .npz  named arrays (NumPy np.savez)     ck.savez("x.npz", {a = a})     ck.load("x.npz") -> {a = a}, infos
 --   .mat  named arrays (Octave/MATLAB)      ck.save("x.mat", {A = a})      ck.load("x.mat") -> {A = a}, infos
--- Loading takes {device = "cuda"|"host"} (default: the default device); saving .npz/.mat takes {compress = true}.
+-- Loading takes {device = "cuda"|"host"} (default: the default device); saving .npz/.mat takes
+-- {compress = true | level 0..9} (zlib; .mat compresses at libmatio's one level whatever the number).
 local M = {}
 
 local core, is_array
@@ -32,11 +33,24 @@ local function check_path(what, path)
   if type(path) ~= "string" then fail(what, "bad argument #1 (file name expected, got " .. type(path) .. ")") end
 end
 
+local DEVICES = {cuda = true, gpu = true, host = true, cpu = true}
+
 local function device_of(what, opts)
   if opts == nil then return nil end
-  if type(opts) == "string" then return opts end
   if type(opts) ~= "table" then fail(what, "bad argument #2 (options table expected, got " .. type(opts) .. ")") end
+  if opts.device ~= nil and not DEVICES[opts.device] then
+    fail(what, ("unknown device '%s' (cuda, host)"):format(tostring(opts.device)))
+  end
   return opts.device
+end
+
+-- opts.compress: true (zlib's default level, as np.savez_compressed), false, or a zlib level 0..9.
+local function compress_of(what, opts)
+  local c = type(opts) == "table" and opts.compress or false
+  if not (type(c) == "boolean" or (math.type(c) == "integer" and c >= 0 and c <= 9)) then
+    fail(what, "compress must be true, false or a zlib level 0..9, got " .. tostring(c))
+  end
+  return c
 end
 
 -- {name = array, ...} or {array, ...} (named arr_0, arr_1, ... as np.savez does) -> sorted names, arrays.
@@ -69,7 +83,7 @@ end
 function M.save(path, x, opts)
   check_path("ck.save", path)
   local ext = ext_of(path)
-  local compress = type(opts) == "table" and opts.compress or false
+  local compress = compress_of("ck.save", opts)
   if ext == "npy" then
     if not is_array(x) then fail("ck.save", path .. ": .npy holds one array; got a " .. type(x) .. " (use .npz or .mat for several)") end
     call("ck.save", core.io_save_npy, path, x)
@@ -86,7 +100,7 @@ end
 function M.savez(path, t, opts)
   check_path("ck.savez", path)
   local names, arrays = named("ck.savez", path, t)
-  call("ck.savez", core.io_save_named, "npz", path, names, arrays, type(opts) == "table" and opts.compress or false)
+  call("ck.savez", core.io_save_named, "npz", path, names, arrays, compress_of("ck.savez", opts))
 end
 
 --- ck.load(path [, {device = "cuda"}]) -> array, info (.npy) or {name = array}, {name = info} (.npz, .mat).
