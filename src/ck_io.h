@@ -110,7 +110,8 @@ ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_devkind dev, c
 
 /* For saving: out = a host contiguous tensor holding t's elements in row-major order of t's dims (C), or of
  * its reversed dims (Fortran: then *fortran is true and out's shape is reversed). order: 'C', 'F', or 'A'
- * (Fortran only where t already lies column-major and not row-major, so that nothing is reordered). */
+ * (Fortran only where t already lies column-major and not row-major, so that nothing is reordered). bf16,
+ * which none of the formats has, becomes f32 (exact); out->dtype is what to write. */
 ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tensor *out, bool *fortran);
 
 /* Saving through a temporary file beside path: open (mode 0666 & ~umask), write, commit (fsync, rename),

@@ -231,11 +231,10 @@ ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_devkind dev, c
   return st;
 }
 
-ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tensor *out, bool *fortran) {
+static ck_status host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tensor *out, bool *fortran) {
   ck_status st;
   ck_tensor rev = {0};
   int perm[CK_MAX_DIMS];
-  if ((st = ck_check_live(ctx, "save", t))) return st;
   *fortran = false;
   if (order != 'C' && t->ndim >= 2) {
     reverse_perm(t->ndim, perm);
@@ -249,6 +248,19 @@ ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tens
     ck_release(&rev);
   }
   return ck_to(ctx, out, t, CK_HOST, t->dtype);
+}
+
+ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tensor *out, bool *fortran) {
+  ck_status st;
+  ck_tensor h = {0};
+  if ((st = ck_check_live(ctx, "save", t)) || (st = host_layout(ctx, t, order, &h, fortran))) return st;
+  if (h.dtype != CK_BF16) {
+    *out = h;
+    return CK_OK;
+  }
+  st = ck_to(ctx, out, &h, CK_HOST, CK_F32); /* no file format here has bfloat16: f32 holds it exactly */
+  ck_release(&h);
+  return st;
 }
 
 // ---------------------------------------------------------------- saving through a temporary file

@@ -69,7 +69,7 @@ ck_status ck_npy_save(ck_ctx *ctx, const char *path, const ck_tensor *t) {
   bool fortran;
   char hdr[1024];
   if ((st = ck_io_host_layout(ctx, t, 'A', &h, &fortran))) return st;
-  size_t hl = ck_npy_header(hdr, sizeof hdr, t->dtype, t->ndim, t->shape, fortran);
+  size_t hl = ck_npy_header(hdr, sizeof hdr, h.dtype, t->ndim, t->shape, fortran);
   if (!hl) st = ck_error(ctx, CK_ERR_INTERNAL, "%s: .npy header too long", path);
   if (!st && !(st = ck_io_tmp_open(ctx, path, &tmp))) {
     if ((st = ck_io_write_all(ctx, path, tmp.fd, hdr, hl)) ||

@@ -135,7 +135,7 @@ ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *n
   for (int i = 0; i < n && !st; ++i) {
     bool fortran;
     if ((st = ck_io_host_layout(ctx, ts[i], 'A', &hs[i], &fortran))) break;
-    hdrs[i].len = ck_npy_header(hdrs[i].text, sizeof hdrs[i].text, ts[i]->dtype, ts[i]->ndim, ts[i]->shape, fortran);
+    hdrs[i].len = ck_npy_header(hdrs[i].text, sizeof hdrs[i].text, hs[i].dtype, ts[i]->ndim, ts[i]->shape, fortran);
     if (!hdrs[i].len)
       st = ck_error(ctx, CK_ERR_INTERNAL, "%s: .npy header too long", path);
   }
