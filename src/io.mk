@@ -4,10 +4,11 @@
 # The specs check files against NumPy and GNU Octave themselves, so `make test` installs them too.
 DEBS += pkg-config libzip-dev libmatio-dev python3-numpy octave
 
-IO_ZIP_CFLAGS := $(shell pkg-config --exists libzip 2>/dev/null && echo -DCK_HAVE_LIBZIP $$(pkg-config --cflags libzip))
-IO_ZIP_LIBS := $(if $(IO_ZIP_CFLAGS),$(shell pkg-config --libs libzip))
-IO_MAT_CFLAGS := $(shell pkg-config --exists matio 2>/dev/null && echo -DCK_HAVE_MATIO $$(pkg-config --cflags matio))
-IO_MAT_LIBS := $(if $(IO_MAT_CFLAGS),$(shell pkg-config --libs matio))
+PKG_CONFIG ?= pkg-config
+IO_ZIP_CFLAGS := $(shell $(PKG_CONFIG) --exists libzip 2>/dev/null && echo -DCK_HAVE_LIBZIP $$($(PKG_CONFIG) --cflags libzip))
+IO_ZIP_LIBS := $(if $(IO_ZIP_CFLAGS),$(shell $(PKG_CONFIG) --libs libzip))
+IO_MAT_CFLAGS := $(shell $(PKG_CONFIG) --exists matio 2>/dev/null && echo -DCK_HAVE_MATIO $$($(PKG_CONFIG) --cflags matio))
+IO_MAT_LIBS := $(if $(IO_MAT_CFLAGS),$(shell $(PKG_CONFIG) --libs matio))
 
 $(BUILD)/src/io_npz.o: CK_CFLAGS += $(IO_ZIP_CFLAGS)
 $(BUILD)/src/io_mat.o: CK_CFLAGS += $(IO_MAT_CFLAGS)
