@@ -124,6 +124,8 @@ ck_status ck_io_tmp_open(ck_ctx *ctx, const char *path, ck_io_tmp *t);
 ck_status ck_io_write_all(ck_ctx *ctx, const char *path, int fd, const void *buf, size_t n);
 ck_status ck_io_tmp_commit(ck_ctx *ctx, const char *path, ck_io_tmp *t);
 void ck_io_tmp_abort(ck_io_tmp *t);
+/* The error of a format whose library the build lacked ("x.npz: .npz needs libzip, which ..."). */
+ck_status ck_io_lacks(ck_ctx *ctx, const char *path, const char *ext, const char *lib);
 /* Add a named tensor (a new reference on t) to a list. */
 ck_status ck_io_list_add(ck_ctx *ctx, ck_io_list *l, const char *name, ck_tensor *t, const ck_io_info *info);
 

@@ -315,6 +315,13 @@ void ck_io_tmp_abort(ck_io_tmp *t) {
   unlink(t->path);
 }
 
+ck_status ck_io_lacks(ck_ctx *ctx, const char *path, const char *ext, const char *lib) {
+  return ck_error(ctx, CK_ERR_UNSUPPORTED,
+                  "%s: %s needs %s, which this build of cukern lacked (install %s-dev and rebuild; .npy works "
+                  "without it)",
+                  path, ext, lib, lib);
+}
+
 // ---------------------------------------------------------------- lists of named arrays
 
 ck_status ck_io_list_add(ck_ctx *ctx, ck_io_list *l, const char *name, ck_tensor *t, const ck_io_info *info) {

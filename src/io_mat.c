@@ -28,17 +28,13 @@
 
 bool ck_io_have_mat(void) { return false; }
 
-static ck_status no_matio(ck_ctx *ctx, const char *path) {
-  return ck_error(ctx, CK_ERR_UNSUPPORTED,
-                  "%s: .mat needs libmatio, which this build of cukern lacked (install libmatio-dev and rebuild; "
-                  ".npy works without it)",
-                  path);
-}
 ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
                       bool compress) {
-  return no_matio(ctx, path);
+  return ck_io_lacks(ctx, path, ".mat", "libmatio");
 }
-ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) { return no_matio(ctx, path); }
+ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+  return ck_io_lacks(ctx, path, ".mat", "libmatio");
+}
 
 #else
 #include <matio.h>

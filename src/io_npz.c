@@ -23,17 +23,13 @@
 
 bool ck_io_have_npz(void) { return false; }
 
-static ck_status no_libzip(ck_ctx *ctx, const char *path) {
-  return ck_error(ctx, CK_ERR_UNSUPPORTED,
-                  "%s: .npz needs libzip, which this build of cukern lacked (install libzip-dev and rebuild; .npy "
-                  "works without it)",
-                  path);
-}
 ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
                       int level) {
-  return no_libzip(ctx, path);
+  return ck_io_lacks(ctx, path, ".npz", "libzip");
 }
-ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) { return no_libzip(ctx, path); }
+ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+  return ck_io_lacks(ctx, path, ".npz", "libzip");
+}
 
 #else
 #include <zip.h>
