@@ -520,8 +520,39 @@ describe("io bad input", function()
           expect_error(P("tc.mat"))
         end
       end
+      -- dims that claim far more data than the file holds (libmatio would allocate and read them)
+      ck.save(P("d.mat"), {A = H.rand({3, 4}, "f64")})
+      local s = read_file(P("d.mat"))
+      local dims = "\5\0\0\0\8\0\0\0\3\0\0\0\4\0\0\0"
+      local at = s:find(dims, 1, true)
+      assert.truthy(at)
+      write_file(P("dims.mat"), s:sub(1, at + 11) .. "\255\255\255\127" .. s:sub(at + 16))
+      expect_error(P("dims.mat"), "dims claim 6442450941 elements")
     else
       expect_error(P("junk.mat"), "libmatio")
+    end
+  end)
+
+  it("survives fuzzed .npz and .mat files: each loads or raises an error naming the file", function()
+    local a, b = H.rand({5, 7}, "f32"), H.rand({6}, "i32")
+    for _, ext in ipairs{"npz", "mat"} do
+      for _, compress in ipairs{false, true} do
+        if HAVE[ext] then
+          ck.save(P("fz." .. ext), {A = a, B = b}, {compress = compress})
+          local s = read_file(P("fz." .. ext))
+          for _ = 1, 150 do
+            local bytes = {s:byte(1, -1)}
+            for _ = 1, math.random(1, 6) do
+              local r = math.random()
+              bytes[math.random(1, #bytes)] = r < 0.3 and 0 or r < 0.5 and 255 or math.random(0, 255)
+            end
+            write_file(P("fz2." .. ext), string.char(table.unpack(bytes)))
+            local ok, r = pcall(ck.load, P("fz2." .. ext))
+            if ok then assert.equal("table", type(r))
+            else assert.truthy(r:find(P("fz2." .. ext), 1, true), r) end
+          end
+        end
+      end
     end
   end)
 

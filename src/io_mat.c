@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ck_io.h"
@@ -86,17 +87,31 @@ static const char *class_name(enum matio_classes c) {
 
 // ---------------------------------------------------------------- reading
 
-static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, ck_devkind dev, ck_io_list *out) {
-  char what[4400];
-  ck_status st;
-  snprintf(what, sizeof what, "%s: variable '%s'", path, v->name ? v->name : "?");
-  int k = -1;
+/* Is v a variable cukern loads, with dims the file can hold? k = its CLASSES row. libmatio believes the
+ * dims it reads and allocates (and reads) that much, so a corrupt file could claim gigabytes: each element
+ * takes at least a byte on file, and deflate packs at most ~1032 bytes into one. */
+static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int64_t file_bytes, int *k) {
+  *k = -1;
   for (int i = 0; i < (int)(sizeof CLASSES / sizeof *CLASSES); ++i)
-    if (CLASSES[i].cls == v->class_type) k = i;
-  if (k < 0) return ck_error(ctx, CK_ERR_IO, "%s is a %s; only real numeric and logical arrays load", what, class_name(v->class_type));
-  if (v->isComplex) return ck_error(ctx, CK_ERR_IO, "%s is complex (%s); cukern arrays are real", what, CLASSES[k].name);
+    if (CLASSES[i].cls == v->class_type) *k = i;
+  if (*k < 0) return ck_error(ctx, CK_ERR_IO, "%s is a %s; only real numeric and logical arrays load", what, class_name(v->class_type));
+  if (v->isComplex) return ck_error(ctx, CK_ERR_IO, "%s is complex (%s); cukern arrays are real", what, CLASSES[*k].name);
   if (v->rank < 0 || v->rank > CK_MAX_DIMS)
     return ck_error(ctx, CK_ERR_IO, "%s has %d dims, more than cukern's %d", what, v->rank, CK_MAX_DIMS);
+  double numel = 1, room = (double)file_bytes * (v->compression == MAT_COMPRESSION_NONE ? 1 : 1032);
+  for (int i = 0; i < v->rank; ++i) numel *= (double)v->dims[i];
+  if (numel > room)
+    return ck_error(ctx, CK_ERR_IO, "%s: its dims claim %.0f elements, more than the %lld-byte file can hold (corrupt file?)",
+                    what, numel, (long long)file_bytes);
+  return CK_OK;
+}
+
+static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t file_bytes, ck_devkind dev, ck_io_list *out) {
+  char what[4400];
+  ck_status st;
+  int k;
+  snprintf(what, sizeof what, "%s: variable '%s'", path, v->name ? v->name : "?");
+  if ((st = check_var(ctx, what, v, file_bytes, &k))) return st;
   ck_ftype ft = v->isLogical ? CK_FT_BOOL : CLASSES[k].ft;
   ck_dtype dt = ck_ftype_target(ft);
   int nd = v->rank;
@@ -129,13 +144,19 @@ static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, ck_devkind
   return st;
 }
 
+static ck_status walk_error(ck_ctx *ctx, const char *path, int done) {
+  return ck_error(ctx, CK_ERR_IO, "%s: truncated or corrupt after %d variable(s): %s", path, done, last_msg);
+}
+
 ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
   int fd;
   ck_status st;
   unsigned char head[128];
+  struct stat sb;
   memset(out, 0, sizeof *out);
   if ((st = ck_io_open_read(ctx, path, &fd))) return st;
   ssize_t got = read(fd, head, sizeof head);
+  int64_t file_bytes = fstat(fd, &sb) == 0 ? (int64_t)sb.st_size : 0;
   close(fd);
   if (got < (ssize_t)sizeof head)
     return ck_error(ctx, CK_ERR_IO, "%s: not a MAT file: %zd bytes, shorter than the 128-byte MAT header", path, got);
@@ -144,13 +165,23 @@ ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
   if (!m) return ck_error(ctx, CK_ERR_IO, "%s: not a MAT file libmatio can read (%s)", path, matio_says());
   const char *ver = Mat_GetVersion(m) == MAT_FT_MAT73 ? "7.3" : Mat_GetVersion(m) == MAT_FT_MAT4 ? "4" : "5";
   matvar_t *v;
+  int n = 0, k;
+  /* first every variable's header (cheap, and before libmatio allocates anything), then the data */
+  while (!st && (v = Mat_VarReadNextInfo(m)) != NULL) {
+    char what[4400];
+    snprintf(what, sizeof what, "%s: variable '%s'", path, v->name ? v->name : "?");
+    st = check_var(ctx, what, v, file_bytes, &k);
+    Mat_VarFree(v);
+    ++n;
+  }
+  if (!st && last_msg[0]) st = walk_error(ctx, path, n);
+  if (!st && Mat_Rewind(m) != 0) st = ck_error(ctx, CK_ERR_IO, "%s: %s", path, matio_says());
   while (!st && (v = Mat_VarReadNext(m)) != NULL) {
-    st = load_var(ctx, path, v, dev, out);
+    st = load_var(ctx, path, v, file_bytes, dev, out);
     if (!st) snprintf(out->items[out->n - 1].info.version, sizeof out->items[0].info.version, "%s", ver);
     Mat_VarFree(v);
   }
-  if (!st && last_msg[0]) /* the walk stopped on an error rather than at the end of the file */
-    st = ck_error(ctx, CK_ERR_IO, "%s: truncated or corrupt after %d variable(s): %s", path, out->n, last_msg);
+  if (!st && last_msg[0]) st = walk_error(ctx, path, out->n); /* the walk stopped on an error, not at the end */
   Mat_Close(m);
   if (st) ck_io_list_free(out);
   return st;
