@@ -84,6 +84,12 @@ ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
       st = ck_error(ctx, CK_ERR_IO, "%s is not a .npy array (an .npz holds only <name>.npy members)", what);
       break;
     }
+    if ((zs.valid & ZIP_STAT_COMP_SIZE) && (zs.valid & ZIP_STAT_SIZE) && zs.size / 1032 > zs.comp_size + 1) {
+      /* deflate packs at most ~1032 bytes into one: a larger claim is a corrupt directory entry */
+      st = ck_error(ctx, CK_ERR_IO, "%s: claims %llu bytes from %llu compressed (corrupt archive?)", what,
+                    (unsigned long long)zs.size, (unsigned long long)zs.comp_size);
+      break;
+    }
     memcpy(name, zs.name, nl - 4);
     name[nl - 4] = 0;
     zip_file_t *zf = zip_fopen_index(z, (zip_uint64_t)i, 0);
