@@ -345,7 +345,8 @@ int luaopen_cukern_core(lua_State *L) {
   lua_pop(L, 1);
 
   lua_newtable(L); /* module */
-  static const luaL_Reg *const AREAS[] = {FUNCS, ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs, ckl_rtc_funcs};
+  static const luaL_Reg *const AREAS[] = {FUNCS, ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs, ckl_rtc_funcs,
+                                          ckl_io_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);

@@ -375,4 +375,5 @@ end
 function ck.bench(...) return require("cukern.bench").run(...) end
 function ck.launch_overhead(...) return require("cukern.bench").launch_overhead(...) end
 
+require("cukern.io").install(ck)
 return ck
