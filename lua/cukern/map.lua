@@ -1,0 +1,31 @@
+--- cukern.map: fused expression kernels and the run-time compiler's extras, installed into ck.
+--   ck.map(expr, inputs [, {out =, dtype =}])           elementwise, one kernel for the whole expression
+--   ck.reduce_map(spec, inputs [, {dim =, keepdim =, out =, dtype =}])  map + reduce + post in one pass
+--   ck.reduce_map(spec)                                   a reusable function f(inputs [, opts])
+--   ck.map_info(expr, inputs [, opts])                    runs it once; what ran (layout, kernel, registers...)
+--   ck.map_source(expr or spec, inputs [, opts])          the CUDA source the GPU runs (works on the host)
+--   ck.kernel_build(src, entry [, {arch =, options =}])   compile only (no GPU needed for a given arch)
+--   ck.cache_dir([dir | "off" | false])                   the on-disk kernel cache
+-- The functions are the C ones (errors point at the caller's line); see docs/map.md.
+local M = {}
+
+function M.install(ck)
+  local core = ck.core
+  ck.map = core.map
+  ck.reduce_map = core.reduce_map
+  ck.map_info = core.map_info
+  ck.map_source = core.map_source
+  ck.kernel_build = core.kernel_build
+  ck.cache_dir = core.cache_dir
+  ck.map_cache_size = core.map_cache_size
+  -- ck.kernel: signature types now include array descriptors ("f32[]", "const f64[]"); k:info(), k:ptx().
+  local kernel = ck.kernel
+  if kernel then
+    ck.kernel = function(src, entry, sig, options)
+      return kernel(src, entry, sig, options)
+    end
+  end
+  return ck
+end
+
+return M
