@@ -138,11 +138,18 @@ typedef struct mbind {
 } mbind;
 
 static void list_names(char *buf, size_t n, const ck_map_input *in, int nin) {
+  const char *names[64];
+  int m = nin < 64 ? nin : 64;
+  for (int i = 0; i < m; ++i) { /* sorted: Lua gives table keys in no particular order */
+    int j = i;
+    for (; j > 0 && strcmp(names[j - 1], in[i].name) > 0; --j) names[j] = names[j - 1];
+    names[j] = in[i].name;
+  }
   buf[0] = 0;
-  if (nin == 0) snprintf(buf, n, "none given");
-  for (int i = 0; i < nin; ++i) {
+  if (m == 0) snprintf(buf, n, "none given");
+  for (int i = 0; i < m; ++i) {
     size_t l = strlen(buf);
-    snprintf(buf + l, n - l, "%s%s", i ? ", " : "", in[i].name);
+    snprintf(buf + l, n - l, "%s%s", i ? ", " : "", names[i]);
   }
 }
 
@@ -800,7 +807,8 @@ static ck_status host_reduce_map(ck_ctx *ctx, rprog *p, mbind *b, const rgeom *g
   bool m = false, r = false, q = false;
   size_t es = ck_dtype_size((ck_dtype)p->acc);
   const int64_t len = g->r.numel, nout = g->k.numel;
-  const int64_t nch = len / XBLK + 2;
+  const int64_t Lr = g->r.nd ? g->r.shape[g->r.nd - 1] : 1;
+  const int64_t nch = (Lr > 0 ? (len / Lr) * ((Lr + XBLK - 1) / XBLK) : 0) + 1;
   char *part = malloc((size_t)nch * es), *blk = malloc(XBLK * 8);
   if (!part || !blk) {
     st = ck_error(ctx, CK_ERR_OOM, "out of host memory");

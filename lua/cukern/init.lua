@@ -375,4 +375,6 @@ end
 function ck.bench(...) return require("cukern.bench").run(...) end
 function ck.launch_overhead(...) return require("cukern.bench").launch_overhead(...) end
 
+require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ... (lua/cukern/map.lua)
+
 return ck
