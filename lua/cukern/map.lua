@@ -18,11 +18,17 @@ function M.install(ck)
   ck.kernel_build = core.kernel_build
   ck.cache_dir = core.cache_dir
   ck.map_cache_size = core.map_cache_size
-  -- ck.kernel: signature types now include array descriptors ("f32[]", "const f64[]"); k:info(), k:ptx().
+  -- ck.kernel: the C side takes array descriptors ("f32[]", "const f64[]") besides pointers and numbers and
+  -- gives k:info() and k:ptx(); here a signature may also be one string, "f32[], const f32[], f32".
   local kernel = ck.kernel
   if kernel then
     ck.kernel = function(src, entry, sig, options)
-      return kernel(src, entry, sig, options)
+      if type(sig) == "string" then
+        local list = {}
+        for t in sig:gmatch("[^,]+") do list[#list + 1] = t:match("^%s*(.-)%s*$") end
+        sig = list
+      end
+      return kernel(src, entry, sig, options) -- a tail call: errors point at the caller's line
     end
   end
   return ck
