@@ -625,3 +625,86 @@ describe("ck.reduce_map on the GPU", function()
     H.assert_equal(sumsq({i = ih:cuda()}):host(), sumsq({i = ih}))
   end))
 end)
+
+-- ---------------------------------------------------------------- the generated kernels, run on the CPU
+
+describe("generated kernels under a CPU emulation of CUDA (g++)", function()
+  local E = require "spec.cuda_emu"
+  local function emu_ok(fn)
+    return function()
+      if not E.available() then return pending("g++ with C++20 <barrier> not found") end
+      return fn()
+    end
+  end
+
+  local function check_map(expr, inputs, layout, opts)
+    opts = opts or {}
+    local refs = {ck.map(expr, inputs, {dtype = opts.dtype})}
+    local outs, names = {}, {}
+    local oarg = {}
+    for i, r in ipairs(refs) do
+      local o = ck.empty(r:shape(), {dtype = r:dtype()})
+      outs[i] = o
+    end
+    -- output names in order: from the expression's statements
+    local src0, info0 = ck.map_source(expr, inputs, {dtype = opts.dtype})
+    for _, p in ipairs(info0.params) do if p.kind == "output" then names[#names + 1] = p.value end end
+    for i, n in ipairs(names) do oarg[n] = outs[i] end
+    local src, info = ck.map_source(expr, inputs, {dtype = opts.dtype, out = #names == 1 and outs[1] or oarg})
+    assert.equals(layout, info.layout, expr)
+    local arrays = {}
+    for k, v in pairs(inputs) do if ck.is_array(v) then arrays[k] = v end end
+    local got = E.run(src, info, arrays, oarg)
+    for i, n in ipairs(names) do
+      local ref = refs[i]:to("f64"):flat()
+      local g = got[n]
+      assert.equals(#ref, #g)
+      for j = 1, #ref do
+        local ok = (ref[j] ~= ref[j] and g[j] ~= g[j]) or math.abs(ref[j] - g[j]) <= 1e-6 * math.abs(ref[j]) + 1e-7
+        assert(ok, ("%s [%s] %s element %d: emulated %.9g, host %.9g"):format(expr, layout, n, j, g[j], ref[j]))
+      end
+    end
+  end
+
+  it("runs ck.map's vec4, contiguous and strided kernels like the host evaluator", emu_ok(function()
+    local x = H.rand({10}, "f32")
+    check_map("a * x + y", {a = 2.5, x = x, y = H.rand({10}, "f32")}, "vec4")
+    local base = H.rand({11}, "f32")
+    check_map("a * x + y", {a = 2.5, x = base:narrow(1, 2, 11), y = H.rand({10}, "f32")}, "contiguous")
+    local m = H.rand({7, 5}, "f64")
+    check_map("s = x * r + c; d = x > 0 ? sqrt(abs(x)) : exp(c)", {x = m:t(), r = H.rand({7}, "f64"), c = H.rand({5, 1}, "f64")},
+      "strided")
+    check_map("s = i + j; q = i / j; f = i * 0.5", {i = H.rand({13}, "i32"), j = H.rand({13}, "i32")}, "vec4")
+    check_map("x * z + 1", {x = H.rand({3, 4, 5}, "f64"), z = ck.array(0.25, {dtype = "f64"})}, "vec4")
+    check_map("x + y", {x = H.rand({4, 6}, "f32"):narrow(2, 2, 5), y = H.rand({4, 1}, "f32")}, "strided")
+    check_map("x * 2", {x = H.rand({2, 3, 4}, "f32"):permute(3, 1, 2)}, "strided") -- into a row-major out
+  end))
+
+  local function check_reduce(spec, inputs, opts, layout)
+    local ref = ck.reduce_map(spec, inputs, opts)
+    local out = ck.empty(ref:shape(), {dtype = ref:dtype()})
+    local o = {}
+    for k, v in pairs(opts) do o[k] = v end
+    local src, info = ck.map_source(spec, inputs, o)
+    assert.equals(layout, info.layout, spec.map)
+    local arrays = {}
+    for k, v in pairs(inputs) do if ck.is_array(v) then arrays[k] = v end end
+    local got = E.run(src, info, arrays, {out = out}).out
+    local r = ref:to("f64"):flat()
+    assert.equals(#r, #got)
+    for j = 1, #r do
+      assert(math.abs(r[j] - got[j]) <= 1e-5 * math.abs(r[j]) + 1e-6,
+        ("%s [%s] element %d: emulated %.9g, host %.9g"):format(spec.map, layout, j, got[j], r[j]))
+    end
+  end
+
+  it("runs reduce_map's rows, cols and whole-array kernels like the host evaluator", emu_ok(function()
+    local norm = {map = "x * x", reduce = "a + b", identity = 0, post = "sqrt(r)"}
+    check_reduce(norm, {x = H.rand({33, 100}, "f32")}, {dim = 2}, "rows_warp")
+    check_reduce(norm, {x = H.rand({3, 3000}, "f64")}, {dim = 2}, "rows")
+    check_reduce({map = "x", reduce = "max(a, b)", identity = -math.huge}, {x = H.rand({3, 9000}, "f32")}, {dim = 1}, "cols")
+    check_reduce({map = "x * s", reduce = "a + b", identity = 0, post = "r / n"}, {x = H.rand({20000}, "f64"), s = 3},
+      {}, "all")
+    check_reduce({map = "i * i", reduce = "a + b", identity = 0}, {i = H.rand({5, 7, 9}, "i32"):transpose(1, 3)}, {dim = 2}, "rows_warp")
+  end))
+end)

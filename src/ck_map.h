@@ -83,8 +83,15 @@ typedef struct ck_map_report {
   bool compiled;     /* this call compiled it (else it came from the in-memory cache) */
   double compile_ms;
   ck_rtc_kernel *kernel; /* out: the kernel that ran (owned by the cache) */
-  unsigned block;
+  unsigned block, grid;
   char cache[24];
+  char *source2; /* out (malloc'd) with source/want_source: reduce_map's finisher, for layout "all" */
+  /* The kernel's parameter block (8-byte slots, in the order of the generated struct): kind 'l' an integer,
+   * 'd' a double (value in val), 'o'/'i' the data pointer of output/input `ref`, 'w' a workspace. */
+  int nparams;
+  char pkind[512];
+  int pref[512];
+  uint64_t pval[512];
 } ck_map_report;
 
 /* outs: e's outputs (ck_expr_noutputs); an entry with st == NULL is allocated. dtype: -1 = by promotion. */

@@ -812,6 +812,18 @@ static void from_truth(void *o, int dt, const int *t, int n) {
     }                                                                                                          \
   } while (0)
 
+#define FAST(T)                                                                                               \
+  do {                                                                                                        \
+    T *restrict po = out;                                                                                     \
+    const T *restrict x0 = a0, *restrict x1 = a1;                                                             \
+    switch (x->op) {                                                                                          \
+    case XOP_ADD: for (int j = 0; j < n; ++j) po[j] = x0[j] + x1[j]; break;                                  \
+    case XOP_SUB: for (int j = 0; j < n; ++j) po[j] = x0[j] - x1[j]; break;                                  \
+    case XOP_MUL: for (int j = 0; j < n; ++j) po[j] = x0[j] * x1[j]; break;                                  \
+    default: for (int j = 0; j < n; ++j) po[j] = x0[j] / x1[j]; break;                                       \
+    }                                                                                                         \
+  } while (0)
+
 void xeval_run(xeval *ev, int n) {
   const ck_expr *e = ev->e;
   int tA[XBLK], tB[XBLK];
@@ -847,6 +859,11 @@ void xeval_run(xeval *ev, int n) {
       const void *a0 = operand(ev, x->a, t.ct, 0, n);
       const void *a1 = oi->arity >= 2 ? operand(ev, x->b, t.ct, 1, n) : NULL;
       const void *a2 = oi->arity >= 3 ? operand(ev, x->c, t.ct, 2, n) : NULL;
+      if (t.ct != CK_I32 && x->op >= XOP_ADD && x->op <= XOP_DIV) { /* the common ones, inlined (vectorised) */
+        if (t.ct == CK_F32) FAST(float);
+        else FAST(double);
+        break;
+      }
       if (t.ct == CK_F32) APPLY(float, oi->f, oi->arity);
       else if (t.ct == CK_F64) APPLY(double, oi->d, oi->arity);
       else APPLY(int, oi->i, oi->arity);

@@ -331,6 +331,7 @@ int ckl_map_info(lua_State *L) {
   bool gpu = strcmp(rep.layout, "host") != 0;
   push_report(L, &rep, gpu);
   free(rep.source);
+  free(rep.source2);
   return 1;
 }
 
@@ -449,9 +450,11 @@ int ckl_map_source(lua_State *L) {
   memset(&rep, 0, sizeof rep);
   rep.source_only = true;
   ck_status st;
+  ck_expr *ex = NULL;
   if (lua_istable(L, 1)) {
     lspec s;
     read_spec(L, 1, &s);
+    ex = s.map;
     linputs li;
     read_inputs(L, 2, &li, "reduce_map");
     bool keepdim;
@@ -466,21 +469,64 @@ int ckl_map_source(lua_State *L) {
     linputs li;
     read_inputs(L, 2, &li, "ck.map");
     ck_expr *e = get_expr(L, "ck.map", text, NULL, 0, false);
+    ex = e;
     ck_tensor outs[16];
     int n = ck_expr_noutputs(e);
     if (n > 16) return luaL_error(L, "ck.map: at most 16 outputs");
-    memset(outs, 0, sizeof outs);
+    lua_createtable(L, n, 0);
+    read_outs(L, 3, e, outs, lua_gettop(L));
+    bool given[16];
+    for (int i = 0; i < n; ++i) given[i] = outs[i].st != NULL;
     st = ck_map(CKL_CTX(L), get_cache(L), e, li.in, li.n, outs, opt_dtype(L, 3), &rep);
-    for (int i = 0; i < n; ++i) ck_release(&outs[i]);
+    release_new(outs, given, n);
   }
   if (st) {
     free(rep.source);
+    free(rep.source2);
     return ckl_fail(L);
   }
   lua_pushstring(L, rep.source ? rep.source : "");
   free(rep.source);
   rep.source = NULL;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 6);
+  if (rep.source2) {
+    lua_pushstring(L, rep.source2);
+    lua_setfield(L, -2, "finisher");
+    free(rep.source2);
+    rep.source2 = NULL;
+  }
+  lua_pushinteger(L, rep.grid);
+  lua_setfield(L, -2, "grid");
+  lua_pushinteger(L, rep.block);
+  lua_setfield(L, -2, "block");
+  /* the parameter block the kernel would get: {kind = "i64" | "f64" | "input" | "output" | "workspace", value | name} */
+  lua_createtable(L, rep.nparams, 0);
+  for (int i = 0; i < rep.nparams; ++i) {
+    lua_createtable(L, 0, 2);
+    switch (rep.pkind[i]) {
+    case 'l':
+      lua_pushliteral(L, "i64");
+      lua_pushinteger(L, (lua_Integer)(int64_t)rep.pval[i]);
+      break;
+    case 'd': {
+      double d;
+      memcpy(&d, &rep.pval[i], 8);
+      lua_pushliteral(L, "f64");
+      lua_pushnumber(L, d);
+      break;
+    }
+    case 'i': lua_pushliteral(L, "input"); lua_pushstring(L, ck_expr_input(ex, rep.pref[i])); break;
+    case 'o':
+      lua_pushliteral(L, "output");
+      lua_pushstring(L, lua_istable(L, 1) ? "out" : ck_expr_output(ex, rep.pref[i]));
+      break;
+    default: lua_pushliteral(L, "workspace"); lua_pushinteger(L, 0); break;
+    }
+    lua_setfield(L, -3, "value");
+    lua_setfield(L, -2, "kind");
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "params");
   lua_pushstring(L, rep.entry);
   lua_setfield(L, -2, "entry");
   lua_pushstring(L, rep.layout);

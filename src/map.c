@@ -529,6 +529,28 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
   xsb_printf(s, ");\n  }\n}\n");
 }
 
+/* The kernel's parameter block: 8-byte slots, described in the report as they are written. */
+typedef struct pwriter {
+  uint64_t slots[512];
+  int n;
+  ck_map_report *rep;
+} pwriter;
+static void pw_put(pwriter *w, uint64_t v, char kind, int ref) {
+  if (w->n >= 512) return; /* cannot happen: at most 1 + 40 * 17 + 64 + 16 slots */
+  w->slots[w->n] = v;
+  w->rep->pkind[w->n] = kind;
+  w->rep->pref[w->n] = ref;
+  w->rep->pval[w->n] = v;
+  w->rep->nparams = ++w->n;
+}
+static void pw_int(pwriter *w, int64_t v) { pw_put(w, (uint64_t)v, 'l', 0); }
+static void pw_dbl(pwriter *w, double v) {
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  pw_put(w, u, 'd', 0);
+}
+static void pw_ptr(pwriter *w, const void *p, char kind, int ref) { pw_put(w, (uint64_t)(uintptr_t)p, kind, ref); }
+
 static void entry_name(char *buf, size_t n, const char *prefix, const char *key) {
   snprintf(buf, n, "%s_%016llx", prefix, (unsigned long long)fnv(key, 0xcbf29ce484222325ULL));
 }
@@ -603,6 +625,27 @@ static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, con
     }
   }
   if (rep->source_only || rep->want_source) rep->source = strdup(src.s);
+  /* parameters: 8-byte slots in the order of struct CkP */
+  pwriter w = {.rep = rep};
+  pw_int(&w, g.numel);
+  for (int i = 0; i < e->nout; ++i) {
+    pw_ptr(&w, ck_data(&outs[i]), 'o', i);
+    for (int d = 0; d < nd; ++d) pw_int(&w, g.st[i][d]);
+  }
+  for (int kk = 0; kk < b->nin; ++kk) {
+    if (!b->t[kk]) {
+      pw_dbl(&w, b->num[kk]);
+      continue;
+    }
+    pw_ptr(&w, ck_data(b->t[kk]), 'i', kk);
+    for (int d = 0; d < nd; ++d) pw_int(&w, g.st[opk[kk]][d]);
+  }
+  for (int d = 0; d < nd; ++d) pw_int(&w, g.shape[d]);
+  int64_t work = layout == L_VEC4 ? (g.numel + 3) / 4 : g.numel;
+  int64_t blocks = (work + 255) / 256;
+  if (blocks > (1LL << 30)) blocks = 1LL << 30;
+  if (blocks < 1) blocks = 1;
+  rep->grid = (unsigned)blocks;
   if (rep->source_only) {
     xsb_free(&src);
     return CK_OK;
@@ -612,29 +655,8 @@ static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, con
   xsb_free(&src);
   if (st) return st;
   rep->kernel = k;
-  /* parameters: 8-byte slots in the order of struct CkP */
-  uint64_t slots[1 + MAXOPS * (1 + CK_MAX_DIMS) + 64 + CK_MAX_DIMS];
-  int ns = 0;
-  slots[ns++] = (uint64_t)g.numel;
-  for (int i = 0; i < e->nout; ++i) {
-    slots[ns++] = (uint64_t)(uintptr_t)ck_data(&outs[i]);
-    for (int d = 0; d < nd; ++d) slots[ns++] = (uint64_t)g.st[i][d];
-  }
-  for (int kk = 0; kk < b->nin; ++kk) {
-    if (!b->t[kk]) {
-      memcpy(&slots[ns++], &b->num[kk], 8);
-      continue;
-    }
-    slots[ns++] = (uint64_t)(uintptr_t)ck_data(b->t[kk]);
-    for (int d = 0; d < nd; ++d) slots[ns++] = (uint64_t)g.st[opk[kk]][d];
-  }
-  for (int d = 0; d < nd; ++d) slots[ns++] = (uint64_t)g.shape[d];
-  int64_t work = layout == L_VEC4 ? (g.numel + 3) / 4 : g.numel;
-  int64_t blocks = (work + 255) / 256;
-  if (blocks > (1LL << 30)) blocks = 1LL << 30;
-  if (blocks < 1) blocks = 1;
   unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {256, 1, 1};
-  void *args[1] = {slots};
+  void *args[1] = {w.slots};
   st = ck_rtc_launch(ctx, k, grid, block, 0, args);
   if (st) return ck_error_prefix(ctx, st, "%s \"%s\" (%s)", e->what, e->text, entry);
   return CK_OK;
@@ -1083,28 +1105,6 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
     }
     if (rep->source_only || rep->want_source) rep->source = strdup(src.s);
   }
-  if (rep->source_only) {
-    xsb_free(&src);
-    return CK_OK;
-  }
-  ck_rtc_kernel *k = NULL, *fin = NULL;
-  ck_status st = get_kernel(ctx, cache, key, src.s, entry, rep, &k);
-  xsb_free(&src);
-  if (st) return st;
-  rep->kernel = k;
-  char fkey[1200], fentry[48];
-  if (layout == R_ALL) {
-    snprintf(fkey, sizeof fkey, "rfin|%s|%s|acc%s|out%s", p->red->text, p->post ? p->post->text : "",
-             ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
-    entry_name(fentry, sizeof fentry, "ck_rfin", fkey);
-    xsb fs = {0};
-    if (!cache_find(cache, fkey, fnv(fkey, 0xcbf29ce484222325ULL))) gen_rfin_source(&fs, p, fentry);
-    st = get_kernel(ctx, cache, fkey, fs.s, fentry, rep, &fin);
-    xsb_free(&fs);
-    if (st) return st;
-  }
-  uint64_t slots[8 + MAXOPS * (1 + 2 * CK_MAX_DIMS) + 64 + 2 * CK_MAX_DIMS];
-  int ns = 0;
   int64_t blocks;
   if (layout == R_ALL) {
     blocks = (len + 256 * 8 - 1) / (256 * 8);
@@ -1113,28 +1113,60 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
   else blocks = (nout + (layout == R_ROWS_WARP ? 7 : 0)) / (layout == R_ROWS_WARP ? 8 : 1);
   if (blocks > 65535 * 16) blocks = 65535 * 16;
   if (blocks < 1) blocks = 1;
+  rep->grid = (unsigned)blocks;
+  char fkey[1200], fentry[48];
+  xsb fs = {0};
+  if (layout == R_ALL) {
+    snprintf(fkey, sizeof fkey, "rfin|%s|%s|acc%s|out%s", p->red->text, p->post ? p->post->text : "",
+             ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
+    entry_name(fentry, sizeof fentry, "ck_rfin", fkey);
+    if (rep->source_only || rep->want_source || !cache_find(cache, fkey, fnv(fkey, 0xcbf29ce484222325ULL)))
+      gen_rfin_source(&fs, p, fentry);
+    if (fs.oom) {
+      xsb_free(&src), xsb_free(&fs);
+      return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+    }
+    if ((rep->source_only || rep->want_source) && fs.s) rep->source2 = strdup(fs.s);
+  }
   void *part = NULL;
-  if (layout == R_ALL && !(part = ck_dev_alloc(ctx, (size_t)blocks * 8)))
+  if (layout == R_ALL && !rep->source_only && !(part = ck_dev_alloc(ctx, (size_t)blocks * 8))) {
+    xsb_free(&src), xsb_free(&fs);
     return ck_error_prefix(ctx, CK_ERR_OOM, "reduce_map: partials");
-  slots[ns++] = (uint64_t)nout;
-  slots[ns++] = (uint64_t)len;
-  slots[ns++] = (uint64_t)(uintptr_t)ck_data(out);
-  slots[ns++] = (uint64_t)(uintptr_t)part;
-  memcpy(&slots[ns++], &identity, 8);
-  for (int d = 0; d < g->k.nd; ++d) slots[ns++] = (uint64_t)g->k.st[0][d];
+  }
+  pwriter w = {.rep = rep};
+  pw_int(&w, nout);
+  pw_int(&w, len);
+  pw_ptr(&w, ck_data(out), 'o', 0);
+  pw_ptr(&w, part, 'w', 0);
+  pw_dbl(&w, identity);
+  for (int d = 0; d < g->k.nd; ++d) pw_int(&w, g->k.st[0][d]);
   for (int kk = 0; kk < b->nin; ++kk) {
     if (!b->t[kk]) {
-      memcpy(&slots[ns++], &b->num[kk], 8);
+      pw_dbl(&w, b->num[kk]);
       continue;
     }
-    slots[ns++] = (uint64_t)(uintptr_t)ck_data(b->t[kk]);
-    for (int d = 0; d < g->k.nd; ++d) slots[ns++] = (uint64_t)g->k.st[g->opk[kk]][d];
-    for (int d = 0; d < g->r.nd; ++d) slots[ns++] = (uint64_t)g->r.st[g->ropk[kk]][d];
+    pw_ptr(&w, ck_data(b->t[kk]), 'i', kk);
+    for (int d = 0; d < g->k.nd; ++d) pw_int(&w, g->k.st[g->opk[kk]][d]);
+    for (int d = 0; d < g->r.nd; ++d) pw_int(&w, g->r.st[g->ropk[kk]][d]);
   }
-  for (int d = 0; d < g->k.nd; ++d) slots[ns++] = (uint64_t)g->k.shape[d];
-  for (int d = 0; d < g->r.nd; ++d) slots[ns++] = (uint64_t)g->r.shape[d];
+  for (int d = 0; d < g->k.nd; ++d) pw_int(&w, g->k.shape[d]);
+  for (int d = 0; d < g->r.nd; ++d) pw_int(&w, g->r.shape[d]);
+  if (rep->source_only) {
+    xsb_free(&src), xsb_free(&fs);
+    return CK_OK;
+  }
+  ck_rtc_kernel *k = NULL, *fin = NULL;
+  ck_status st = get_kernel(ctx, cache, key, src.s, entry, rep, &k);
+  xsb_free(&src);
+  if (!st) rep->kernel = k;
+  if (!st && layout == R_ALL) st = get_kernel(ctx, cache, fkey, fs.s, fentry, rep, &fin);
+  xsb_free(&fs);
+  if (st) {
+    if (part) ck_dev_free(ctx, part);
+    return st;
+  }
   unsigned grid[3] = {(unsigned)blocks, 1, 1}, block[3] = {256, 1, 1};
-  void *args[1] = {slots};
+  void *args[1] = {w.slots};
   st = ck_rtc_launch(ctx, k, grid, block, 0, args);
   if (!st && layout == R_ALL) {
     struct {
