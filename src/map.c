@@ -346,17 +346,24 @@ static void fill_numbers(xeval *ev, const mbind *b) {
   }
 }
 
-/* Operand order in the geometry: outputs first, then the array inputs (opk[k] = operand of input k). */
-static ck_status host_map(ck_ctx *ctx, const ck_expr *e, const xtype *ty, mbind *b, ck_tensor *outs, const int *odt) {
-  const ck_tensor *ops[MAXOPS];
-  int opk[64], nops = 0;
+/* ck.map's geometry. Operand order: outputs first, then the array inputs (opk[k] = operand of input k, -1 for a
+ * number); dims in the first output's memory order, coalesced. Returns the number of operands. */
+static int map_geom(const ck_expr *e, const mbind *b, const ck_tensor *outs, const ck_tensor **ops, int *opk, mgeom *g) {
+  int nops = 0;
   for (int i = 0; i < e->nout; ++i) ops[nops++] = &outs[i];
   for (int k = 0; k < b->nin; ++k) {
     opk[k] = -1;
     if (b->t[k]) opk[k] = nops, ops[nops++] = b->t[k];
   }
+  geom_build(g, nops, ops, outs[0].ndim, outs[0].shape, true);
+  return nops;
+}
+
+static ck_status host_map(ck_ctx *ctx, const ck_expr *e, const xtype *ty, mbind *b, ck_tensor *outs, const int *odt) {
+  const ck_tensor *ops[MAXOPS];
+  int opk[64];
   mgeom g;
-  geom_build(&g, nops, ops, outs[0].ndim, outs[0].shape, true);
+  const int nops = map_geom(e, b, outs, ops, opk, &g);
   if (g.numel == 0) return CK_OK;
   xeval ev;
   ck_status st = xeval_init(ctx, &ev, e, ty);
@@ -566,14 +573,9 @@ static void append_sig(char *key, size_t n, const mbind *b, const bool *bcast) {
 static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const xtype *ty, mbind *b,
                          ck_tensor *outs, const int *odt, ck_map_report *rep) {
   const ck_tensor *ops[MAXOPS];
-  int opk[64], nops = 0;
-  for (int i = 0; i < e->nout; ++i) ops[nops++] = &outs[i];
-  for (int k = 0; k < b->nin; ++k) {
-    opk[k] = -1;
-    if (b->t[k]) opk[k] = nops, ops[nops++] = b->t[k];
-  }
+  int opk[64];
   mgeom g;
-  geom_build(&g, nops, ops, outs[0].ndim, outs[0].shape, true);
+  const int nops = map_geom(e, b, outs, ops, opk, &g);
   rep->ndim = g.nd;
   if (g.numel == 0 && !rep->source_only) return CK_OK;
   /* layout */
