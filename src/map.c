@@ -917,6 +917,17 @@ enum { R_ROWS_WARP, R_ROWS_BLOCK, R_COLS, R_ALL };
 static const char *const RLAYOUT_NAMES[] = {"rows_warp", "rows", "cols", "all"};
 
 /* The three device functions: ck_map (inputs -> acc), ck_red (a, b), ck_post (r, n -> out). */
+/* The body of a one-result function: every node, then `return <result as dtype to>;`. */
+static void gen_return(xsb *s, const ck_expr *e, const xtype *ty, int to) {
+  xgen_nodes(s, e, ty, "  ");
+  int r = e->out_root[0];
+  char v[24];
+  snprintf(v, sizeof v, "v%d", r);
+  xsb_printf(s, "  return ");
+  xgen_convert(s, v, ty[r].dt, to);
+  xsb_printf(s, ";\n}\n");
+}
+
 static void gen_rfuncs(xsb *s, const rprog *p, const mbind *b) {
   const char *A = xctype(p->acc);
   xsb_printf(s, "typedef %s ACC;\n", A);
@@ -924,22 +935,10 @@ static void gen_rfuncs(xsb *s, const rprog *p, const mbind *b) {
     xsb_printf(s, "static __device__ __forceinline__ ACC ck_map(");
     for (int k = 0; k < p->map->nin; ++k) xsb_printf(s, "%sconst %s in%d", k ? ", " : "", xctype(b->ity[k].dt), k);
     xsb_printf(s, ") {\n");
-    xgen_nodes(s, p->map, p->tmap, "  ");
-    int r = p->map->out_root[0];
-    char v[24];
-    snprintf(v, sizeof v, "v%d", r);
-    xsb_printf(s, "  return ");
-    xgen_convert(s, v, p->tmap[r].dt, p->acc);
-    xsb_printf(s, ";\n}\n");
+    gen_return(s, p->map, p->tmap, p->acc);
   }
   xsb_printf(s, "static __device__ __forceinline__ ACC ck_red0(const ACC in0, const ACC in1) {\n");
-  xgen_nodes(s, p->red, p->tred, "  ");
-  int r = p->red->out_root[0];
-  char v[24];
-  snprintf(v, sizeof v, "v%d", r);
-  xsb_printf(s, "  return ");
-  xgen_convert(s, v, p->tred[r].dt, p->acc);
-  xsb_printf(s, ";\n}\n");
+  gen_return(s, p->red, p->tred, p->acc);
   bool a_first = !strcmp(p->red->in_names[0], "a");
   xsb_printf(s, "static __device__ __forceinline__ ACC ck_red(const ACC a, const ACC b) { return ck_red0(%s); }\n",
              a_first ? "a, b" : "b, a");
@@ -948,16 +947,12 @@ static void gen_rfuncs(xsb *s, const rprog *p, const mbind *b) {
     for (int k = 0; k < p->post->nin; ++k)
       xsb_printf(s, "  const %s in%d = %s;\n", strcmp(p->post->in_names[k], "r") ? "double" : "ACC", k,
                  strcmp(p->post->in_names[k], "r") ? "n" : "r");
-    xgen_nodes(s, p->post, p->tpost, "  ");
-    int q = p->post->out_root[0];
-    snprintf(v, sizeof v, "v%d", q);
-    xsb_printf(s, "  return ");
-    xgen_convert(s, v, p->tpost[q].dt, p->odt);
+    gen_return(s, p->post, p->tpost, p->odt);
   } else {
     xsb_printf(s, "  (void)n;\n  return ");
     xgen_convert(s, "r", p->acc, p->odt);
+    xsb_printf(s, ";\n}\n");
   }
-  xsb_printf(s, ";\n}\n");
   /* block-wide fold of `acc` over the block (256 threads, 8 warps); thread 0 gets the result */
   xsb_printf(s, "static __device__ __forceinline__ ACC ck_warp_fold(ACC acc) {\n"
                 "#pragma unroll\n  for (int s = 16; s > 0; s >>= 1) acc = ck_red(acc, __shfl_down_sync(0xffffffffu, acc, s));\n"
