@@ -605,7 +605,7 @@ static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, con
   }
   const int nd = layout == L_STRIDED ? g.nd : 0;
   const bool idx32 = g.numel < (1LL << 31) - (1LL << 24);
-  char key[4096];
+  char key[16384];
   int kl = snprintf(key, sizeof key, "map|%s|%s|%d|%d|", e->text, LAYOUT_NAMES[layout], nd, idx32);
   if (kl >= (int)sizeof key - 400) return ck_error(ctx, CK_ERR_ARG, "%s: expression too long for a GPU kernel (%d characters)", e->what, kl);
   append_sig(key, sizeof key, b, layout == L_STRIDED ? NULL : bcast);
@@ -1082,7 +1082,7 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
   if (nout == 1 && len > 16384) layout = R_ALL;
   else if (inner_contig || nout < (int64_t)sms * 64) layout = len <= 512 ? R_ROWS_WARP : R_ROWS_BLOCK;
   else layout = R_COLS;
-  char key[4096];
+  char key[16384];
   int kl = snprintf(key, sizeof key, "rmap|%s|%s|%s|%s|%d|%d|acc%s|out%s|", p->map->text, p->red->text,
                     p->post ? p->post->text : "", RLAYOUT_NAMES[layout], g->k.nd, g->r.nd,
                     ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
@@ -1113,11 +1113,15 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
   if (blocks > 65535 * 16) blocks = 65535 * 16;
   if (blocks < 1) blocks = 1;
   rep->grid = (unsigned)blocks;
-  char fkey[1200], fentry[48];
+  char fkey[16384], fentry[48];
   xsb fs = {0};
   if (layout == R_ALL) {
-    snprintf(fkey, sizeof fkey, "rfin|%s|%s|acc%s|out%s", p->red->text, p->post ? p->post->text : "",
-             ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
+    int fl = snprintf(fkey, sizeof fkey, "rfin|%s|%s|acc%s|out%s", p->red->text, p->post ? p->post->text : "",
+                      ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
+    if (fl >= (int)sizeof fkey) {
+      xsb_free(&src);
+      return ck_error(ctx, CK_ERR_ARG, "reduce_map: expressions too long (%d characters)", fl);
+    }
     entry_name(fentry, sizeof fentry, "ck_rfin", fkey);
     if (rep->source_only || rep->want_source || !cache_find(cache, fkey, fnv(fkey, 0xcbf29ce484222325ULL)))
       gen_rfin_source(&fs, p, fentry);
