@@ -607,7 +607,7 @@ static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, con
   const bool idx32 = g.numel < (1LL << 31) - (1LL << 24);
   char key[16384];
   int kl = snprintf(key, sizeof key, "map|%s|%s|%d|%d|", e->text, LAYOUT_NAMES[layout], nd, idx32);
-  if (kl >= (int)sizeof key - 400) return ck_error(ctx, CK_ERR_ARG, "%s: expression too long for a GPU kernel (%d characters)", e->what, kl);
+  if (kl >= (int)sizeof key - 1024) return ck_error(ctx, CK_ERR_ARG, "%s: expression too long for a GPU kernel (%d characters)", e->what, kl);
   append_sig(key, sizeof key, b, layout == L_STRIDED ? NULL : bcast);
   for (int i = 0; i < e->nout; ++i) {
     size_t l = strlen(key);
@@ -1086,7 +1086,7 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
   int kl = snprintf(key, sizeof key, "rmap|%s|%s|%s|%s|%d|%d|acc%s|out%s|", p->map->text, p->red->text,
                     p->post ? p->post->text : "", RLAYOUT_NAMES[layout], g->k.nd, g->r.nd,
                     ck_dtype_name((ck_dtype)p->acc), ck_dtype_name((ck_dtype)p->odt));
-  if (kl >= (int)sizeof key - 400) return ck_error(ctx, CK_ERR_ARG, "reduce_map: expressions too long (%d characters)", kl);
+  if (kl >= (int)sizeof key - 1024) return ck_error(ctx, CK_ERR_ARG, "reduce_map: expressions too long (%d characters)", kl);
   append_sig(key, sizeof key, b, NULL);
   char entry[48];
   entry_name(entry, sizeof entry, "ck_rmap", key);
