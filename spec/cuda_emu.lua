@@ -38,6 +38,14 @@ template <class T> static inline T __shfl_down_sync(unsigned, T v, int s) {
   return r;
 }
 static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+template <class F> static void ck_launch_fn(F f, unsigned grid, unsigned block) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned b = 0; b < grid; ++b) {
+    blockIdx = {b, 0, 0};
+    for (unsigned t = 0; t < block; ++t) { threadIdx = {t, 0, 0}; f(); }
+  }
+}
 template <class P> static void ck_launch(void (*k)(P), const P &p, unsigned grid, unsigned block, bool sync) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
@@ -90,6 +98,31 @@ local function view_buffer(a)
   end
   return buf
 end
+
+local function compile_and_run(text)
+  local path = os.tmpname()
+  local f = io.open(path .. ".cpp", "w")
+  f:write(text)
+  f:close()
+  local ok = os.execute(("g++ -std=c++20 -O0 -pthread -w -o %s.bin %s.cpp 2>%s.log"):format(path, path, path))
+  if not ok then
+    local l = io.open(path .. ".log"):read("a")
+    error("emulation build failed (" .. path .. ".cpp):\n" .. l:sub(1, 3000))
+  end
+  local p = io.popen(path .. ".bin")
+  local out = {}
+  for line in p:lines() do
+    local name, rest = line:match("^(%S+)(.*)$")
+    local vals = {}
+    for v in rest:gmatch("%S+") do vals[#vals + 1] = tonumber(v) or (v:find("nan") and 0 / 0) or (v:find("-inf") and -math.huge) or math.huge end
+    out[tonumber(name) or name] = vals
+  end
+  p:close()
+  os.remove(path); os.remove(path .. ".cpp"); os.remove(path .. ".bin"); os.remove(path .. ".log")
+  return out
+end
+
+local function ck_is_array(a) return type(a) == "userdata" and (require "cukern").is_array(a) end
 
 local function available()
   if E.ok ~= nil then return E.ok end
@@ -153,26 +186,47 @@ function E.run(src, info, inputs, outs)
       :format(name, o:numel(), name)
   end
   lines[#lines + 1] = "  return 0;\n}\n"
-  local path = os.tmpname()
-  local f = io.open(path .. ".cpp", "w")
-  f:write(table.concat(lines))
-  f:close()
-  local ok = os.execute(("g++ -std=c++20 -O0 -pthread -w -o %s.bin %s.cpp 2>%s.log"):format(path, path, path))
-  if not ok then
-    local l = io.open(path .. ".log"):read("a")
-    error("emulation build failed (" .. path .. ".cpp):\n" .. l:sub(1, 3000))
+  return compile_and_run(table.concat(lines))
+end
+
+--- Run a raw kernel (no __syncthreads) on the CPU: args are arrays (passed as CkArray<T> descriptors, the
+-- way ck.kernel passes "f32[]"; {array = a} for "const f32[]") or numbers {value, "float"|"double"|"int"}. Returns each array
+-- argument's values afterwards (flat, logical order), by position.
+function E.run_raw(src, entry, grid, block, args)
+  local lines = {PRELUDE, (require "cukern").kernel_header(), "\n", src, "\nint main() {\n"}
+  local call = {}
+  local arrays = {}
+  for i, a in ipairs(args) do
+    local const = false
+    if type(a) == "table" and a.array then a, const = a.array, true end
+    arrays[i] = ck_is_array(a) and a or nil
+    if ck_is_array(a) then
+      local buf = view_buffer(a)
+      local vals = {}
+      for j, v in ipairs(buf) do vals[j] = cquote(v) end
+      if #vals == 0 then vals[1] = "0" end
+      local T = CT[a:dtype()]
+      lines[#lines + 1] = ("  alignas(64) static %s b%d[] = {%s};\n"):format(T, i, table.concat(vals, ", "))
+      lines[#lines + 1] = ("  CkArray<%s> a%d{};\n  a%d.data = b%d; a%d.numel = %d; a%d.ndim = %d;\n"):format(T, i, i, i, i,
+        a:numel(), i, a:ndim())
+      for d, n in ipairs(a:shape()) do
+        lines[#lines + 1] = ("  a%d.shape[%d] = %d; a%d.strides[%d] = %d;\n"):format(i, d - 1, n, i, d - 1, a:strides()[d])
+      end
+      call[i] = const and ("*(CkArray<const %s> *)&a%d"):format(T, i) or ("a" .. i)
+    else
+      call[i] = ("(%s)%s"):format(a[2], cquote(a[1]))
+    end
   end
-  local p = io.popen(path .. ".bin")
-  local out = {}
-  for line in p:lines() do
-    local name, rest = line:match("^(%S+)(.*)$")
-    local vals = {}
-    for v in rest:gmatch("%S+") do vals[#vals + 1] = tonumber(v) or (v:find("nan") and 0 / 0) or (v:find("-inf") and -math.huge) or math.huge end
-    out[name] = vals
+  lines[#lines + 1] = ("  ck_launch_fn([&] { %s(%s); }, %d, %d);\n"):format(entry, table.concat(call, ", "), grid, block)
+  for i = 1, #args do
+    if arrays[i] then
+      -- print the view's elements in logical order
+      lines[#lines + 1] = ("  printf(\"%d\"); for (long long j = 0; j < a%d.numel; ++j) printf(\" %%.17g\", (double)a%d[j]); printf(\"\\n\");\n")
+        :format(i, i, i)
+    end
   end
-  p:close()
-  os.remove(path); os.remove(path .. ".cpp"); os.remove(path .. ".bin"); os.remove(path .. ".log")
-  return out
+  lines[#lines + 1] = "  return 0;\n}\n"
+  return compile_and_run(table.concat(lines))
 end
 
 return E

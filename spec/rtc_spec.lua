@@ -212,3 +212,36 @@ describe("run-time compilation and the kernel cache", function()
   end)
 end)
 
+
+describe("array descriptors under a CPU emulation of CUDA (g++)", function()
+  local E = require "spec.cuda_emu"
+  local SRC = [[
+extern "C" __global__ void scale2d(CkArray<float> out, CkArray<const float> x, float s) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < x.numel) {
+    long long r = i / x.shape[1], c = i % x.shape[1];
+    out(r, c) = s * x(r, c);
+  }
+}
+extern "C" __global__ void flat(CkArray<double> out, CkArray<const double> x) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < x.numel) out[i] = x[i] + x.ndim + (x.contiguous() ? 100 : 0);
+}]]
+
+  it("index strided views the way ck.kernel passes them", function()
+    if not E.available() then return pending("g++ with C++20 <barrier> not found") end
+    local x = H.rand({7, 5}, "f32")
+    local out = ck.zeros(5, 7)
+    local r = E.run_raw(SRC, "scale2d", 1, 64, {out:t(), {array = x}, {3.0, "float"}})
+    H.assert_close(ck.array(r[1]):reshape(7, 5), x * 3, H.tol("f32"), "transposed out")
+    local xs = H.rand({6, 9}, "f32"):narrow(2, 2, 8)
+    r = E.run_raw(SRC, "scale2d", 1, 64, {ck.zeros(6, 7), {array = xs}, {-1.0, "float"}})
+    H.assert_close(ck.array(r[1]):reshape(6, 7), xs * -1, H.tol("f32"), "narrowed in")
+    local x3 = H.rand({4, 5, 6}, "f64"):permute(3, 1, 2)
+    r = E.run_raw(SRC, "flat", 2, 64, {ck.zeros(6, 4, 5, {dtype = "f64"}), {array = x3}})
+    H.assert_close(ck.array(r[1], {dtype = "f64"}):reshape(6, 4, 5), x3 + 3, H.tol("f64"), "permuted, row-major index")
+    local xc = H.rand({3, 4}, "f64")
+    r = E.run_raw(SRC, "flat", 1, 32, {ck.zeros(3, 4, {dtype = "f64"}), {array = xc}})
+    H.assert_close(ck.array(r[1], {dtype = "f64"}):reshape(3, 4), xc + 102, H.tol("f64"), "contiguous()")
+  end)
+end)

@@ -30,6 +30,8 @@ typedef struct ck_rtc_image {
 ck_status ck_rtc_build(ck_ctx *ctx, const char *src, const char *entry, const char *opts, const char *arch,
                        ck_rtc_image *img);
 void ck_rtc_image_free(ck_rtc_image *img);
+/* The text of cukern.h, pre-included in every program (CkArray<T>: the array descriptor of "f32[]" arguments). */
+const char *ck_rtc_header(void);
 /* Load an image on the device; `name` is for messages. The kernel keeps the PTX for introspection. */
 ck_status ck_rtc_load(ck_ctx *ctx, ck_rtc_image *img, const char *name, ck_rtc_kernel **out);
 const char *ck_rtc_name(const ck_rtc_kernel *k);

@@ -602,6 +602,12 @@ int ckl_cache_dir(lua_State *L) {
   return 1;
 }
 
+/* ck.kernel_header() -> the source of cukern.h (pre-included in every run-time kernel) */
+int ckl_kernel_header(lua_State *L) {
+  lua_pushstring(L, ck_rtc_header());
+  return 1;
+}
+
 int ckl_map_cache_size(lua_State *L) {
   lua_pushinteger(L, ck_map_cache_count(get_cache(L)));
   return 1;

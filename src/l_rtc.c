@@ -245,4 +245,5 @@ const luaL_Reg ckl_rtc_funcs[] = {{"kernel", l_kernel},
                                   {"kernel_build", ckl_kernel_build},
                                   {"cache_dir", ckl_cache_dir},
                                   {"map_cache_size", ckl_map_cache_size},
+                                  {"kernel_header", ckl_kernel_header},
                                   {NULL, NULL}};

@@ -66,6 +66,8 @@ static const char CK_HEADER[] =
     "  }\n"
     "};\n";
 
+const char *ck_rtc_header(void) { return CK_HEADER; }
+
 // ---------------------------------------------------------------- the disk cache
 
 static char g_cache_dir[1024];

@@ -6,6 +6,7 @@
 --   ck.map_source(expr or spec, inputs [, opts])          the CUDA source the GPU runs (works on the host)
 --   ck.kernel_build(src, entry [, {arch =, options =}])   compile only (no GPU needed for a given arch)
 --   ck.cache_dir([dir | "off" | false])                   the on-disk kernel cache
+--   ck.kernel_header()                                    cukern.h, pre-included in run-time kernels (CkArray<T>)
 -- The functions are the C ones (errors point at the caller's line); see docs/map.md.
 local M = {}
 
@@ -18,6 +19,7 @@ function M.install(ck)
   ck.kernel_build = core.kernel_build
   ck.cache_dir = core.cache_dir
   ck.map_cache_size = core.map_cache_size
+  ck.kernel_header = core.kernel_header
   -- ck.kernel: the C side takes array descriptors ("f32[]", "const f64[]") besides pointers and numbers and
   -- gives k:info() and k:ptx(); here a signature may also be one string, "f32[], const f32[], f32".
   local kernel = ck.kernel
