@@ -194,6 +194,38 @@ describe("run-time compilation and the kernel cache", function()
     assert.equals("off", ck.kernel_build(SRC, "inc", {arch = "sm_90"}).cache)
   end)
 
+  it("survives processes building the same entry at once (temp file + rename)", function()
+    local cdir = dir .. "/nested/cache"
+    local script = os.tmpname()
+    local f = io.open(script, "w")
+    f:write(([[
+package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
+package.cpath = "./?.so;" .. package.cpath
+local ck = require "cukern"
+ck.cache_dir(%q)
+local r = ck.kernel_build(%q, "inc", {arch = "sm_90"})
+print(r.cache, r.cubin_bytes)
+]]):format(cdir, SRC))
+    f:close()
+    local out = os.tmpname()
+    local cmd = {}
+    for i = 1, 4 do cmd[#cmd + 1] = ("lua5.4 %s > %s.%d 2>&1 &"):format(script, out, i) end
+    assert.is_true(os.execute(table.concat(cmd, " ") .. " wait") == true)
+    local sizes = {}
+    for i = 1, 4 do
+      local g = io.open(out .. "." .. i)
+      local line = g:read("a")
+      g:close()
+      os.remove(out .. "." .. i)
+      local state, bytes = line:match("^(%S+)%s+(%d+)")
+      assert(state == "miss" or state == "hit", "process " .. i .. ": " .. line)
+      sizes[#sizes + 1] = tonumber(bytes)
+    end
+    os.remove(script); os.remove(out)
+    for i = 2, 4 do assert.equals(sizes[1], sizes[i]) end
+    assert.equals("hit", ck.kernel_build(SRC, "inc", {arch = "sm_90"}).cache)
+  end)
+
   it("shows compile errors with the log and the offending source lines", function()
     local ok, err = pcall(ck.kernel_build, "extern \"C\" __global__ void bad(float *v) {\n  v[0] = 1;\n  undefined_thing(v);\n}",
       "bad", {arch = "sm_90"})

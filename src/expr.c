@@ -267,6 +267,8 @@ ck_status ck_expr_error_at(ck_ctx *ctx, const ck_expr *e, ck_status st, int pos,
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   caret_lines(car, sizeof car, e->text, pos);
+  if (strlen(e->text) > 160) /* the caret line shows the neighbourhood; the whole text would not fit */
+    return ck_error(ctx, st, "%s: %s at position %d of the expression%s", e->what, msg, pos, car);
   return ck_error(ctx, st, "%s: %s at position %d of \"%s\"%s", e->what, msg, pos, e->text, car);
 }
 
@@ -288,6 +290,7 @@ typedef struct parser {
   /* assigned names so far (statement roots) */
   char **anames;
   int *aroot, na;
+  int depth; /* nesting, bounded so that the C stack is */
   ck_status st;
 } parser;
 
@@ -391,6 +394,7 @@ static int add_name(char ***names, int **pos, int *n, const char *name, int p) {
 }
 
 static int p_expr(parser *P);
+static int p_ternary(parser *P);
 
 static int p_primary(parser *P) {
   int pos = P->tpos + 1;
@@ -479,7 +483,9 @@ static int p_unary(parser *P) {
   if (is_op(P, "-") || is_op(P, "!") || is_op(P, "+")) {
     char c = P->top[0];
     next(P);
+    if (++P->depth > 256) PFAIL(P, pos, "expression nested too deeply (256 levels)");
     int a = p_unary(P);
+    --P->depth;
     if (a < 0) return -1;
     if (c == '+') return a;
     /* fold -literal so that -2147483648 and -0.5 stay literals */
@@ -527,6 +533,13 @@ static int p_binary(parser *P, int level) {
 }
 
 static int p_expr(parser *P) {
+  if (++P->depth > 256) PFAIL(P, P->tpos + 1, "expression nested too deeply (256 levels)");
+  int r = p_ternary(P);
+  --P->depth;
+  return r;
+}
+
+static int p_ternary(parser *P) {
   int c = p_binary(P, 0);
   if (c < 0) return -1;
   if (!is_op(P, "?")) return c;
