@@ -14,6 +14,20 @@ template <typename T> __global__ void scale(T *v, T s, int n) {
 template __global__ void scale<double>(double *, double, int);
 ]]
 
+-- Array descriptors: a 2-D kernel (strided reads and writes) and a flat one (the row-major index of any view).
+local DESC_SRC = [[
+extern "C" __global__ void scale2d(CkArray<float> out, CkArray<const float> x, float s) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < x.numel) {
+    long long r = i / x.shape[1], c = i % x.shape[1];
+    out(r, c) = s * x(r, c);
+  }
+}
+extern "C" __global__ void flat(CkArray<double> out, CkArray<const double> x) {
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < x.numel) out[i] = x[i] + x.ndim + (x.contiguous() ? 100 : 0);
+}]]
+
 describe("run-time kernels", function()
   it("explains that they need a GPU when there is none", function()
     if H.has_cuda then return end
@@ -67,19 +81,8 @@ describe("run-time kernels", function()
   end))
 
   it("passes array descriptors (f32[]) so that kernels index strided views safely", H.gpu(function()
-    local src = [[
-extern "C" __global__ void scale2d(CkArray<float> out, CkArray<const float> x, float s) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < x.numel) {
-    long long r = i / x.shape[1], c = i % x.shape[1];
-    out(r, c) = s * x(r, c);
-  }
-}
-extern "C" __global__ void flat(CkArray<double> out, CkArray<const double> x) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < x.numel) out[i] = x[i] + x.ndim;
-}]]
-    local k = ck.kernel(src, "scale2d", {"f32[]", "const f32[]", "f32"})
+    local src = DESC_SRC
+    local k = ck.kernel(src, "scale2d", "f32[], const f32[], f32") -- a signature string
     local x = H.rand({37, 50}, "f32", "cuda")
     local out = ck.zeros(50, 37, {device = "cuda"})
     k:launch(math.ceil(37 * 50 / 128), 128, out:t(), x, 3.0) -- a transposed output view
@@ -247,18 +250,7 @@ end)
 
 describe("array descriptors under a CPU emulation of CUDA (g++)", function()
   local E = require "spec.cuda_emu"
-  local SRC = [[
-extern "C" __global__ void scale2d(CkArray<float> out, CkArray<const float> x, float s) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < x.numel) {
-    long long r = i / x.shape[1], c = i % x.shape[1];
-    out(r, c) = s * x(r, c);
-  }
-}
-extern "C" __global__ void flat(CkArray<double> out, CkArray<const double> x) {
-  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (i < x.numel) out[i] = x[i] + x.ndim + (x.contiguous() ? 100 : 0);
-}]]
+  local SRC = DESC_SRC
 
   it("index strided views the way ck.kernel passes them", function()
     if not E.available() then return pending("g++ with C++20 <barrier> not found") end
