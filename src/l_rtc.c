@@ -1,15 +1,32 @@
 /*
  * l_rtc.c — run-time kernels: CUDA C++ source compiled by NVRTC, launched with arrays and numbers.
+ *
+ * Signature types: "f32*" (a plain pointer: the array must be contiguous and of that dtype, never
+ * reinterpreted), "void*", numbers "f32" "f64" "i32" "i64" "u32", and array descriptors "f32[]" /
+ * "const f32[]": the kernel takes CkArray<float> (cukern.h, pre-included) with pointer, numel, ndim, shape
+ * and strides, so it can index any strided view. Launches are checked against the kernel's and the device's
+ * limits first; k:info() reports registers, shared/local memory and occupancy, k:ptx() the PTX.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ck_map.h"
+#include "l_map.h"
 #include "lck.h"
 
 // ---------------------------------------------------------------- run-time kernels
 
-enum { KA_PTR, KA_F32, KA_F64, KA_I32, KA_I64, KA_U32 };
+enum { KA_PTR, KA_F32, KA_F64, KA_I32, KA_I64, KA_U32, KA_DESC };
+
+/* The layout of CkArray<T> in cukern.h (rtc.c). */
+typedef struct {
+  void *data;
+  int64_t numel;
+  int32_t ndim, pad;
+  int64_t shape[CK_MAX_DIMS];
+  int64_t strides[CK_MAX_DIMS];
+} ckl_desc;
 typedef struct {
   ck_rtc_kernel *k;
   int nargs;
@@ -28,6 +45,14 @@ static int parse_argtype(const char *s, int *kind, int *dt) {
   memcpy(t, s, n);
   t[n] = 0;
   *dt = -1;
+  if (n > 2 && t[n - 2] == '[' && t[n - 1] == ']') {
+    t[n - 2] = 0;
+    ck_dtype d;
+    if (!ck_dtype_parse(t, &d)) return 0;
+    *kind = KA_DESC;
+    *dt = d;
+    return 1;
+  }
   if (t[n - 1] == '*') {
     t[n - 1] = 0;
     *kind = KA_PTR;
@@ -64,7 +89,7 @@ static int l_kernel(lua_State *L) {
     lua_geti(L, 3, i + 1);
     const char *ts = lua_tostring(L, -1);
     if (!ts || !parse_argtype(ts, &k->kind[i], &k->dtype[i]))
-      return luaL_argerror(L, 3, lua_pushfstring(L, "argument %d: unknown type '%s' (f32*, f64*, i32*, void*, f32, f64, i32, i64, u32)", i + 1, ts ? ts : "?"));
+      return luaL_argerror(L, 3, lua_pushfstring(L, "argument %d: unknown type '%s' (f32*, f64*, i32*, void*, f32[], f64[], i32[], f32, f64, i32, i64, u32)", i + 1, ts ? ts : "?"));
     lua_pop(L, 1);
   }
   snprintf(k->name, sizeof k->name, "%s", entry);
@@ -129,6 +154,7 @@ static int k_launch(lua_State *L) {
     uint32_t u;
   } vals[32];
   void *args[32];
+  ckl_desc descs[32];
   for (int i = 0; i < k->nargs; ++i) {
     int ai = 4 + i;
     switch (k->kind[i]) {
@@ -138,10 +164,26 @@ static int k_launch(lua_State *L) {
       if (!ck_is_contiguous(t))
         return luaL_argerror(L, ai, "kernel arguments must be contiguous (a kernel sees a plain pointer; call :contiguous())");
       if (k->dtype[i] >= 0 && (int)t->dtype != k->dtype[i])
-        return luaL_argerror(L, ai, lua_pushfstring(L, "expected a %s array, got %s", ck_dtype_name((ck_dtype)k->dtype[i]),
-                                                    ck_dtype_name(t->dtype)));
+        return luaL_argerror(L, ai, lua_pushfstring(L, "expected a %s array, got %s (a pointer is never reinterpreted; "
+                                                    "convert with :to(\"%s\"))", ck_dtype_name((ck_dtype)k->dtype[i]),
+                                                    ck_dtype_name(t->dtype), ck_dtype_name((ck_dtype)k->dtype[i])));
       vals[i].p = ck_data(t);
       break;
+    }
+    case KA_DESC: {
+      ck_tensor *t = ckl_check_array(L, ai);
+      if (ck_dev(t) != CK_CUDA) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if ((int)t->dtype != k->dtype[i])
+        return luaL_argerror(L, ai, lua_pushfstring(L, "kernel '%s': expected a %s array, got %s", k->name,
+                                                    ck_dtype_name((ck_dtype)k->dtype[i]), ck_dtype_name(t->dtype)));
+      ckl_desc *d = &descs[i];
+      memset(d, 0, sizeof *d);
+      d->data = ck_data(t);
+      d->numel = ck_numel(t);
+      d->ndim = t->ndim;
+      for (int j = 0; j < t->ndim; ++j) d->shape[j] = t->shape[j], d->strides[j] = t->stride[j];
+      args[i] = d;
+      continue;
     }
     case KA_F32: vals[i].f = (float)luaL_checknumber(L, ai); break;
     case KA_F64: vals[i].d = luaL_checknumber(L, ai); break;
@@ -151,8 +193,28 @@ static int k_launch(lua_State *L) {
     }
     args[i] = &vals[i];
   }
+  if (ck_rtc_check_launch(CKL_CTX(L), k->k, g, b, smem)) return ckl_fail(L);
   if (ck_rtc_launch(CKL_CTX(L), k->k, g, b, smem, args)) return ckl_fail(L);
   return 0;
+}
+
+/* k:info([block [, smem]]) -> {registers, static_smem, dynamic_smem, local_bytes, max_threads, occupancy, ...} */
+static int k_info(lua_State *L) {
+  lkernel *k = (lkernel *)luaL_checkudata(L, 1, KERNEL_MT);
+  if (!k->k) return luaL_error(L, "kernel '%s' was released", k->name);
+  int block = (int)luaL_optinteger(L, 2, 256);
+  size_t smem = (size_t)luaL_optinteger(L, 3, 0);
+  ckl_push_kernel_info(L, k->k, block, smem);
+  return 1;
+}
+
+static int k_ptx(lua_State *L) {
+  lkernel *k = (lkernel *)luaL_checkudata(L, 1, KERNEL_MT);
+  if (!k->k) return luaL_error(L, "kernel '%s' was released", k->name);
+  const char *p = ck_rtc_ptx(k->k);
+  if (p) lua_pushstring(L, p);
+  else lua_pushnil(L);
+  return 1;
 }
 
 
@@ -164,8 +226,24 @@ void ckl_rtc_init(lua_State *L) {
   lua_pushvalue(L, -3);
   lua_pushcclosure(L, k_launch, 1);
   lua_setfield(L, -2, "launch");
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, k_info, 1);
+  lua_setfield(L, -2, "info");
+  lua_pushvalue(L, -3);
+  lua_pushcclosure(L, k_ptx, 1);
+  lua_setfield(L, -2, "ptx");
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+  ckl_map_init(L);
 }
 
-const luaL_Reg ckl_rtc_funcs[] = {{"kernel", l_kernel}, {NULL, NULL}};
+const luaL_Reg ckl_rtc_funcs[] = {{"kernel", l_kernel},
+                                  {"map", ckl_map},
+                                  {"reduce_map", ckl_reduce_map},
+                                  {"map_info", ckl_map_info},
+                                  {"map_source", ckl_map_source},
+                                  {"kernel_build", ckl_kernel_build},
+                                  {"cache_dir", ckl_cache_dir},
+                                  {"map_cache_size", ckl_map_cache_size},
+                                  {"kernel_header", ckl_kernel_header},
+                                  {NULL, NULL}};

@@ -375,5 +375,7 @@ end
 function ck.bench(...) return require("cukern.bench").run(...) end
 function ck.launch_overhead(...) return require("cukern.bench").launch_overhead(...) end
 
-require("cukern.io").install(ck)
+require("cukern.io").install(ck) -- ck.save, ck.savez, ck.load (lua/cukern/io.lua)
+require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ... (lua/cukern/map.lua)
+
 return ck

@@ -1,0 +1,111 @@
+/*
+ * ck_map.h — fused expression kernels (map.c, expr.c) and the run-time compiler's build/cache/introspection
+ * layer (rtc.c). Core API: ck_ctx * first, ck_status back, no Lua.
+ */
+#ifndef CK_MAP_H
+#define CK_MAP_H
+
+#include "ck.h"
+
+typedef struct ck_expr ck_expr; /* a parsed expression (expr.h) */
+
+// ---------------------------------------------------------------- run-time compilation (rtc.c)
+
+/* A compiled program image: CUBIN (and PTX) for one architecture, from NVRTC or the disk cache. */
+typedef struct ck_rtc_image {
+  void *cubin;
+  size_t cubin_size;
+  char *ptx;         /* may be NULL (an image from the cache stores it too) */
+  char *lowered;     /* the entry's mangled name */
+  char *log;         /* NVRTC's log (warnings), may be NULL */
+  char arch[16];     /* "sm_90a" */
+  char key[40];      /* hex hash of source, entry, options, NVRTC version, arch */
+  char cache[24];    /* "hit", "miss", "off", "unwritable", "rebuilt (corrupt)" */
+  double compile_ms; /* NVRTC time (0 on a hit) */
+} ck_rtc_image;
+
+/* Compile `src` (entry by name expression) for `arch` ("sm_90", NULL = this device's) through the disk cache
+ * (CUKERN_CACHE_DIR, default $XDG_CACHE_HOME/cukern or ~/.cache/cukern; "off" disables it). Works without a
+ * GPU when arch is given. On a compile error the message holds the log with the offending source lines. */
+ck_status ck_rtc_build(ck_ctx *ctx, const char *src, const char *entry, const char *opts, const char *arch,
+                       ck_rtc_image *img);
+void ck_rtc_image_free(ck_rtc_image *img);
+/* The text of cukern.h, pre-included in every program (CkArray<T>: the array descriptor of "f32[]" arguments). */
+const char *ck_rtc_header(void);
+/* Load an image on the device; `name` is for messages. The kernel keeps the PTX for introspection. */
+ck_status ck_rtc_load(ck_ctx *ctx, ck_rtc_image *img, const char *name, ck_rtc_kernel **out);
+const char *ck_rtc_name(const ck_rtc_kernel *k);
+const char *ck_rtc_ptx(const ck_rtc_kernel *k);
+/* Override the cache directory for this process (NULL: back to the environment; "off": none). */
+void ck_rtc_set_cache_dir(const char *dir);
+/* The cache directory in use ("" when disabled). */
+const char *ck_rtc_cache_dir(ck_ctx *ctx, char *buf, size_t n);
+
+typedef struct ck_rtc_info {
+  int regs, max_threads, occupancy_blocks, block;
+  size_t static_smem, dynamic_smem, local_bytes, const_bytes;
+  int ptx_version, binary_version;
+  double occupancy; /* active warps / max warps per SM at `block` threads and `dynamic_smem` */
+} ck_rtc_info;
+ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_smem, ck_rtc_info *info);
+/* Block, grid and shared memory against the kernel and device limits; the error names the kernel. */
+ck_status ck_rtc_check_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3],
+                              size_t smem);
+
+// ---------------------------------------------------------------- fused kernels (map.c)
+
+typedef struct ck_map_cache ck_map_cache; /* compiled fused kernels by key (expression, dtypes, ndim, layout) */
+ck_status ck_map_cache_new(ck_ctx *ctx, ck_map_cache **out);
+void ck_map_cache_free(ck_map_cache *c);
+int ck_map_cache_count(const ck_map_cache *c);
+
+ck_status ck_expr_compile(ck_ctx *ctx, const char *what, const char *text, const char *const *fixed, int nfixed,
+                          bool single, ck_expr **out);
+void ck_expr_release(ck_expr *e);
+int ck_expr_noutputs(const ck_expr *e);
+const char *ck_expr_output(const ck_expr *e, int i);
+int ck_expr_ninputs(const ck_expr *e);
+const char *ck_expr_input(const ck_expr *e, int i);
+
+/* One named input: an array (t != NULL) or a number. */
+typedef struct ck_map_input {
+  const char *name;
+  const ck_tensor *t;
+  double num;
+} ck_map_input;
+
+/* What ran and how (for ck.last_ran, introspection and specs). */
+typedef struct ck_map_report {
+  bool source_only;  /* in: generate the CUDA source (as if on the GPU) and stop: no compile, no launch */
+  char *source;      /* out (malloc'd) when source_only, or always on the GPU path when want_source */
+  bool want_source;
+  char entry[48];    /* kernel name */
+  char layout[16];   /* "vec4", "contiguous", "strided", "rows", "cols", "all" or "host" */
+  int ndim;          /* dims after coalescing */
+  bool compiled;     /* this call compiled it (else it came from the in-memory cache) */
+  double compile_ms;
+  ck_rtc_kernel *kernel; /* out: the kernel that ran (owned by the cache) */
+  unsigned block, grid;
+  char cache[24];
+  char *source2; /* out (malloc'd) with source/want_source: reduce_map's finisher, for layout "all" */
+  /* The kernel's parameter block (8-byte slots, in the order of the generated struct): kind 'l' an integer,
+   * 'd' a double (value in val), 'o'/'i' the data pointer of output/input `ref`, 'w' a workspace. */
+  int nparams;
+  char pkind[512];
+  int pref[512];
+  uint64_t pval[512];
+} ck_map_report;
+
+/* outs: e's outputs (ck_expr_noutputs); an entry with st == NULL is allocated. dtype: -1 = by promotion. */
+ck_status ck_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const ck_map_input *in, int nin, ck_tensor *outs,
+                 int dtype, ck_map_report *rep);
+
+#define CK_RMAP_ALL (-1000)
+/* dim: 0-based, negative counts from the end (-1 = last), CK_RMAP_ALL = every element.
+ * out = post(reduce over dim of map(inputs)), reduce(a, b) associative with `identity`. post may be
+ * NULL (r); it sees r and n (the number of elements reduced). */
+ck_status ck_reduce_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *map, const ck_expr *red, const ck_expr *post,
+                        double identity, const ck_map_input *in, int nin, int dim, bool keepdim, ck_tensor *out,
+                        int dtype, ck_map_report *rep);
+
+#endif

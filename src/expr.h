@@ -1,0 +1,106 @@
+/*
+ * expr.h — the expression language of ck.map / ck.reduce_map (private to expr.c, map.c).
+ *
+ * A program is one or more statements separated by ';':  "s = a + b; d = a - b"  or a bare expression
+ * (its output is called "out"). Names assigned are outputs; names beginning with '_' are temporaries.
+ * The parser turns the text into a node array in post-order (children before parents), so every pass
+ * (typing, host evaluation, CUDA generation) is one loop over the nodes.
+ *
+ * Types: every node has a dtype (f32, f64, i32) and may be "weak" (numbers and literals: a weak value takes
+ * the type of the array it meets, so `x * 0.5` stays f32; an i32 array with a non-integral number gives f32,
+ * the library's rule). Casts f32() f64() i32() are the only way to change a strong type downwards.
+ */
+#ifndef CK_EXPR_H
+#define CK_EXPR_H
+
+#include "ck.h"
+
+enum {
+  XOP_CONST, XOP_INPUT, XOP_CAST, XOP_SELECT, XOP_AND, XOP_OR, XOP_NOT,
+  /* arithmetic and comparisons (int and float) */
+  XOP_NEG, XOP_ADD, XOP_SUB, XOP_MUL, XOP_DIV, XOP_MOD, XOP_LT, XOP_LE, XOP_GT, XOP_GE, XOP_EQ, XOP_NE,
+  /* functions, int and float */
+  XOP_ABS, XOP_FLOOR, XOP_CEIL, XOP_ROUND, XOP_TRUNC, XOP_SIGN, XOP_RELU, XOP_MIN, XOP_MAX, XOP_POW,
+  XOP_CLAMP,
+  /* functions, float only */
+  XOP_EXP, XOP_EXP2, XOP_EXPM1, XOP_LOG, XOP_LOG2, XOP_LOG10, XOP_LOG1P, XOP_SQRT, XOP_RSQRT, XOP_CBRT,
+  XOP_SIN, XOP_COS, XOP_TAN, XOP_ASIN, XOP_ACOS, XOP_ATAN, XOP_SINH, XOP_COSH, XOP_TANH, XOP_ERF, XOP_ERFC,
+  XOP_SIGMOID, XOP_ATAN2, XOP_HYPOT, XOP_FMA,
+  XOP_N
+};
+
+typedef struct xnode {
+  int op;
+  int a, b, c;   /* children (node indices) or -1 */
+  int pos;       /* 1-based character position in the text (for errors) */
+  int input;     /* XOP_INPUT: index into in_names */
+  int cast;      /* XOP_CAST: target dtype */
+  double k;      /* XOP_CONST: value */
+  int kint;      /* XOP_CONST: written as an integer literal */
+} xnode;
+
+typedef struct ck_expr {
+  char *text;
+  char what[32]; /* "ck.map", "reduce_map reduce", ... (for messages) */
+  int n, cap;
+  xnode *nodes;
+  int nin;
+  char **in_names; /* free names, in order of first use */
+  int *in_pos;     /* position of the first use */
+  int nout;
+  char **out_names;
+  int *out_root;
+} ck_expr;
+
+/* A node's type: dt = value dtype; ct = dtype its operands are converted to before the op; weak: a number. */
+typedef struct xtype {
+  signed char dt, ct;
+  unsigned char weak;
+} xtype;
+
+/* Parse `text`. `fixed` (may be NULL) lists the only names allowed (e.g. {"a", "b"} for a reduce); unknown
+ * names are errors there. `single`: exactly one output (reduce expressions). */
+ck_status ck_expr_parse(ck_ctx *ctx, const char *what, const char *text, const char *const *fixed, int nfixed,
+                        bool single, ck_expr **out);
+void ck_expr_free(ck_expr *e);
+
+/* Type the nodes given the input types (per in_names). Fails on an operation the types cannot take. */
+ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty);
+/* The strong dtype a weak result becomes (i32 or f32), else dt. */
+int ck_xtype_final(xtype t);
+/* Error text with a caret under `pos`. */
+ck_status ck_expr_error_at(ck_ctx *ctx, const ck_expr *e, ck_status st, int pos, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+// ---------------------------------------------------------------- host evaluation (blocks of values)
+#define XBLK 256
+typedef struct xeval {
+  const ck_expr *e;
+  const xtype *ty;
+  void **val;      /* per node: XBLK values of its dt (inputs: the caller fills in_buf) */
+  void **in_buf;   /* per input: XBLK values of its dt (numbers: filled once) */
+  char *mem;
+} xeval;
+ck_status xeval_init(ck_ctx *ctx, xeval *ev, const ck_expr *e, const xtype *ty);
+void xeval_run(xeval *ev, int n);
+void xeval_free(xeval *ev);
+/* dst[i] = (dt_dst) src[i] with the library's conversion rules (float -> i32 truncates, NaN -> INT32_MIN). */
+void xconvert(void *dst, int dt_dst, const void *src, int dt_src, int n);
+
+// ---------------------------------------------------------------- CUDA generation
+typedef struct xsb {
+  char *s;
+  size_t n, cap;
+  int oom;
+} xsb;
+void xsb_printf(xsb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xsb_free(xsb *b);
+/* The device helpers (ckx_add_f, ...): the same functions the host evaluator calls. */
+const char *ck_expr_preamble(void);
+const char *xctype(int dt); /* "float", "double", "int" */
+/* Statements computing every node: `const T v<i> = ...;` with inputs read from variables in<k>. */
+void xgen_nodes(xsb *b, const ck_expr *e, const xtype *ty, const char *indent);
+/* A C expression converting variable `var` of dtype `from` to `to`. */
+void xgen_convert(xsb *b, const char *var, int from, int to);
+
+#endif
