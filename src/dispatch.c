@@ -183,6 +183,32 @@ static ck_status apply_layout(ck_ctx *ctx, ck_plan *p, unsigned need) {
 
 // ---------------------------------------------------------------- ck_run
 
+/* The host backend is the oracle and the laptop backend, not a supercomputer: work that would run for many
+ * minutes on one core (and that nothing could interrupt) is refused with the limit in the message.
+ * CK_HOST_MAX_ELEMS elements touched by one op (inputs and outputs, broadcast included), and
+ * CK_HOST_MAX_MACS multiply-adds for matmul: about a minute or two on one core. */
+#define CK_HOST_MAX_ELEMS ((int64_t)1 << 33)
+#define CK_HOST_MAX_MACS ((int64_t)1 << 38)
+static ck_status host_work_ok(ck_ctx *ctx, const ck_plan *p) {
+  char ops[400];
+  int64_t elems = ck_numel(p->out ? p->out : p->idx);
+  for (int i = 0; i < p->nin; ++i)
+    if (ck_numel(p->in[i]) > elems) elems = ck_numel(p->in[i]);
+  if (elems > CK_HOST_MAX_ELEMS)
+    return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %lld elements is past the host backend's limit of 2^33 per op (it "
+                    "would run for many minutes on one core) [%s]; use a GPU array or split the work", p->name,
+                    (long long)elems, ck_plan_operands(p, ops, sizeof ops));
+  if (p->call->kind == CK_OP_MATMUL) {
+    const ck_tensor *a = p->in[0], *b = p->in[1];
+    const double macs = (double)(p->nd == 3 ? p->shape[0] : 1) * (double)a->shape[a->ndim - 2] *
+                        (double)a->shape[a->ndim - 1] * (double)b->shape[b->ndim - 1];
+    if (macs > (double)CK_HOST_MAX_MACS)
+      return ck_error(ctx, CK_ERR_UNSUPPORTED, "matmul: %.3g multiply-adds is past the host backend's limit of 2^38 "
+                      "per op (minutes on one core) [%s]; use GPU arrays", macs, ck_plan_operands(p, ops, sizeof ops));
+  }
+  return CK_OK;
+}
+
 static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   const ck_call *c = p->call;
   const ck_opdef *def = p->def;
@@ -260,6 +286,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   /* 7. the host oracle, or a variant */
   if (p->dev == CK_HOST) {
     set_host_ran(ran, p->req);
+    if (!done && (st = host_work_ok(ctx, p))) return st;
     if (!done && (st = def->host(ctx, p))) return st;
   } else {
     union {

@@ -59,6 +59,7 @@ static int l_time_op(lua_State *L) {
   const lua_Integer flush = luaL_optinteger(L, 4, 0);
   if (reps < 1 || reps > 100000) return luaL_argerror(L, 3, "reps must be 1..100000");
   if (warmup < 0 || warmup > 100000) return luaL_argerror(L, 2, "warmup must be 0..100000");
+  if (flush < 0) return luaL_argerror(L, 4, "flush_bytes must be >= 0");
   lua_settop(L, 4);
   timed t;
   ckl_opcall oc;

@@ -92,8 +92,10 @@ ck_devkind ckl_check_device(lua_State *L, int i) {
 /* Integers from a Lua sequence at index i (at most CK_MAX_DIMS). */
 int ckl_read_ints(lua_State *L, int i, int64_t *v) {
   luaL_checktype(L, i, LUA_TTABLE);
-  int n = (int)luaL_len(L, i);
-  if (n > CK_MAX_DIMS) luaL_argerror(L, i, lua_pushfstring(L, "%d dims requested, at most %d", n, CK_MAX_DIMS));
+  const lua_Integer len = luaL_len(L, i);
+  if (len > CK_MAX_DIMS || len < 0)
+    luaL_argerror(L, i, lua_pushfstring(L, "%I dims requested, at most %d", len, CK_MAX_DIMS));
+  const int n = (int)len;
   for (int k = 0; k < n; ++k) {
     lua_geti(L, i, k + 1);
     int ok;
