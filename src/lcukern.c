@@ -138,6 +138,17 @@ void ckl_host_ran(ck_ran *ran) {
 }
 
 
+void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_Reg *methods) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  lua_pushvalue(L, -3); /* the module state */
+  luaL_setfuncs(L, methods, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
 void ckl_push_ran(lua_State *L, const ck_ran *r) {
   lua_createtable(L, 0, 3);
   lua_pushinteger(L, r->id);

@@ -144,27 +144,6 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
-static const int *mm_preferred(const void *desc) {
-  (void)desc;
-  return ck_matmul_preferred;
-}
-
-static void mm_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
-  char da[96], db[96];
-  snprintf(buf, n, "matmul (%s) %s x %s", v->name, ck_describe(p->call->a, da, sizeof da),
-           ck_describe(p->call->b, db, sizeof db));
-}
-
-const ck_opdef ck_opdef_matmul = {
-    .ladder = "matmul",
-    .tab = ck_matmul_variants,
-    .ntab = &ck_matmul_nvariants,
-    .host_dtypes = CK_DT_ALL3,
-    .check = mm_check,
-    .trivial = mm_trivial,
-    .host = mm_host,
-    .layout = mm_layout,
-    .describe = mm_describe,
-    .preferred = mm_preferred,
-    .what = mm_what,
-};
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL3, .check = mm_check,
+                                  .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
+                                  .describe = mm_describe};
