@@ -1,0 +1,316 @@
+/*
+ * 11_mma_sync.cu — matmul ladder, step 11: tensor cores through mma.sync PTX, ldmatrix, swizzled shared
+ * memory and a multi-stage cp.async pipeline (sm_80+); f16/bf16, and TF32 for f32 inputs on request.
+ *
+ * Idea: WMMA (step 10) hides the fragment layout, so its shared tiles must be padded for load_matrix_sync and
+ * its results go out through shared memory. Here the warp issues the instruction itself:
+ * mma.sync.aligned.m16n8k16 (f16/bf16 in, f32 accumulate) takes A as 4 and B as 2 32-bit registers per lane
+ * in a documented layout, which is exactly what ldmatrix.x4 delivers from shared memory: one ldmatrix feeds
+ * a 16x16 A fragment, one ldmatrix.trans two 16x8 B fragments from B's row-major [k][n] tile (the transpose
+ * happens in the load). Shared tiles are stored as 16-byte chunks with the chunk index XORed with the row
+ * (mm_tc.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
+ * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
+ * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
+ * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
+ * c_dtype, two columns per store.
+ * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
+ * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
+ * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
+ * shared loads, conflict-free under the SW_TF32B swizzle. Both operands are rounded to TF32 with
+ * cvt.rna (what cuBLAS's TF32 mode does) after the shared load.
+ * Operands that do not allow 16-byte copies (a column stride != 1, a row stride or base not a multiple of 16
+ * bytes) are loaded with plain element loads and 16-byte shared stores into the same layout, by one small
+ * configuration (64 x 64 x 32, 4 warps): correct for any strides, but slow; the dispatcher's contiguous
+ * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path. Edge tiles
+ * use cp.async's zero fill (src-size < 16), so tails cost no branch in the inner loop.
+ * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, 4 stages
+ * instead of 3, 64x64 warp tiles, results stored from registers; TF32 for f32.
+ * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
+ * z = batch, several launches past 65535. Configurations (pick_cfg; CUKERN_MM_CFG=<i> forces one) below;
+ * f16/bf16 default 128 x 256 x 32, 8 warps of 64 x 64, 4 stages, 96 KB dynamic shared memory.
+ * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
+ * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
+ * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
+ * alpha/beta in f32, beta == 0 never reads C.
+ */
+#include "mm_tc.cuh"
+
+using namespace cktc;
+
+namespace {
+
+// ---------------------------------------------------------------- configuration
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int GROUP_ = 8> struct Cfg {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
+  static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
+  static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
+  static_assert(STAGES >= 2, "a pipeline needs two buffers");
+};
+
+// ---------------------------------------------------------------- f16 / bf16 kernel
+
+template <class C, typename T, bool VEC>
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const TcArgs p, int64_t y0, int64_t z0) {
+  constexpr int ACH = C::BK / 8, BCH = C::BN / 8; // 16-byte chunks per row of the A [BM][BK] and B [BK][BN] tiles
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_XOR>(C::BK);
+  static_assert(C::BK % 16 == 0, "k16 steps");
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+
+  unsigned tile_m, tile_n;
+  tile_of_block<C::GROUP>(tile_m, tile_n);
+  const int64_t z = z0 + blockIdx.z, m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
+  const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
+  const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
+  const T *const A = (const T *)p.a + z * p.a_bs + m0 * p.a_rs;
+  const T *const B = (const T *)p.b + z * p.b_bs + n0 * p.b_cs;
+  const int ktiles = (int)((p.k + C::BK - 1) / C::BK); // k < 2^31 (supports())
+
+  auto issue = [&](int kt, int st) { // the copies of k tile kt into stage st (no commit)
+    const int64_t k0 = (int64_t)kt * C::BK;
+    const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
+    load_tile<T, C::BM, ACH, SW_XOR, C::NT, VEC>(sA + st * A_ST, A + k0 * p.a_cs, p.a_rs, p.a_cs, mrem, krem, tid);
+    load_tile<T, C::BK, BCH, SW_XOR, C::NT, VEC>(sB + st * B_ST, B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, nrem, tid);
+  };
+
+  float acc[C::MT][C::N8][4];
+#pragma unroll
+  for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < C::N8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < C::STAGES - 1; ++s) {
+    if (s < ktiles) issue(s, s);
+    cp_commit(); // empty groups keep the wait_group arithmetic uniform
+  }
+  int st = 0, st_next = C::STAGES - 1; // stage computed now; stage refilled now
+  for (int t = 0; t < ktiles; ++t) {
+    cp_wait<C::STAGES - 2>(); // this thread's copies of tile t have landed ...
+    __syncthreads();          // ... everyone's have, and everyone finished computing tile t - 1
+    if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
+    cp_commit();
+    const uint32_t a_st = sA + st * A_ST, b_st = sB + st * B_ST;
+#pragma unroll
+    for (int ks = 0; ks < C::BK / 16; ++ks) {
+      uint32_t af[C::MT][4], bf[C::N8 / 2][4];
+      // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16)
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i)
+        ldsm_x4(af[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      // B, transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15
+      // (regs b0, b1 of the first n8 tile, then b0, b1 of the second)
+#pragma unroll
+      for (int j = 0; j < C::N8 / 2; ++j)
+        ldsm_x4_t(bf[j], b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+        for (int j = 0; j < C::N8 / 2; ++j) {
+          mma16816<T>(acc[i][2 * j], af[i], bf[j][0], bf[j][1]);
+          mma16816<T>(acc[i][2 * j + 1], af[i], bf[j][2], bf[j][3]);
+        }
+    }
+    st = st + 1 == C::STAGES ? 0 : st + 1;
+    st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
+  }
+  cp_wait<0>(); // no copy may still target shared memory when the block exits
+
+  // accumulator layout: c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8 (g = lane / 4, t = lane % 4)
+  void *cb = c_base(p, z, m0, n0);
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < C::N8; ++j) {
+      const int r = wm * C::WM + i * 16 + g, c = wn * C::WN + j * 8 + 2 * t4;
+      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
+      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+// ---------------------------------------------------------------- TF32 kernel (f32 inputs)
+
+template <class C, bool VEC>
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
+  constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
+  static_assert(C::BK % 8 == 0, "k8 steps");
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+
+  unsigned tile_m, tile_n;
+  tile_of_block<C::GROUP>(tile_m, tile_n);
+  const int64_t z = z0 + blockIdx.z, m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
+  const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
+  const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
+  const float *const A = (const float *)p.a + z * p.a_bs + m0 * p.a_rs;
+  const float *const B = (const float *)p.b + z * p.b_bs + n0 * p.b_cs;
+  const int ktiles = (int)((p.k + C::BK - 1) / C::BK);
+
+  auto issue = [&](int kt, int st) {
+    const int64_t k0 = (int64_t)kt * C::BK;
+    const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
+    load_tile<float, C::BM, ACH, SW_XOR, C::NT, VEC>(sA + st * A_ST, A + k0 * p.a_cs, p.a_rs, p.a_cs, mrem, krem, tid);
+    load_tile<float, C::BK, BCH, SW_TF32B, C::NT, VEC>(sB + st * B_ST, B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, nrem, tid);
+  };
+
+  float acc[C::MT][C::N8][4];
+#pragma unroll
+  for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < C::N8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int s = 0; s < C::STAGES - 1; ++s) {
+    if (s < ktiles) issue(s, s);
+    cp_commit();
+  }
+  int st = 0, st_next = C::STAGES - 1;
+  for (int t = 0; t < ktiles; ++t) {
+    cp_wait<C::STAGES - 2>();
+    __syncthreads();
+    if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
+    cp_commit();
+    const uint32_t a_st = sA + st * A_ST, b_st = sB + st * B_ST;
+#pragma unroll
+    for (int ks = 0; ks < C::BK / 8; ++ks) {
+      uint32_t af[C::MT][4], b0[C::N8], b1[C::N8];
+      // A (16 x 8 f32 = 16 x 16 b16 to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4), (g+8, t+4)
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i) {
+        ldsm_x4(af[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+#pragma unroll
+        for (int q = 0; q < 4; ++q) af[i][q] = to_tf32(af[i][q]);
+      }
+      // B: b0 = B[k = t][n = g], b1 = B[k = t + 4][n = g] of each n8 tile
+#pragma unroll
+      for (int j = 0; j < C::N8; ++j) {
+        const int n = wn * C::WN + j * 8 + g, k = ks * 8 + t4;
+        b0[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k, n >> 2) + (n & 3) * 4));
+        b1[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k + 4, n >> 2) + (n & 3) * 4));
+      }
+#pragma unroll
+      for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+        for (int j = 0; j < C::N8; ++j) mma1688_tf32(acc[i][j], af[i], b0[j], b1[j]);
+    }
+    st = st + 1 == C::STAGES ? 0 : st + 1;
+    st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
+  }
+  cp_wait<0>();
+
+  void *cb = c_base(p, z, m0, n0);
+#pragma unroll
+  for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+    for (int j = 0; j < C::N8; ++j) {
+      const int r = wm * C::WM + i * 16 + g, c = wn * C::WN + j * 8 + 2 * t4;
+      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
+      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+// ---------------------------------------------------------------- configurations and launch
+
+// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM). Shared memory per block:
+// STAGES * (BM*BK + BK*BN) * 2 bytes.
+//                BM   BN  BK  WM  WN ST MINB
+using H0 = Cfg<128, 256, 32, 64, 64, 4, 1>; // 0: large problems; 8 warps, 96 KB
+using H1 = Cfg<128, 128, 32, 64, 32, 4, 2>; // 1: 8 warps of 64 x 32, 64 KB, 2 blocks per SM
+using H2 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
+using H3 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 3: BK 64, 3 stages, 144 KB
+using H4 = Cfg<256, 128, 32, 64, 64, 4, 1>; // 4: 256 x 128, 8 warps, 96 KB
+using H5 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 5: small problems; 4 warps of 32 x 32, 24 KB
+constexpr int kNH = 6;
+
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes.
+using T0 = Cfg<128, 128, 32, 64, 32, 3, 2>; // 0: large problems; 8 warps of 64 x 32, 96 KB
+using T1 = Cfg<128, 256, 16, 64, 64, 4, 1>; // 1: 8 warps of 64 x 64, BK 16, 96 KB
+using T2 = Cfg<128, 128, 16, 64, 64, 4, 2>; // 2: 4 warps of 64 x 64, BK 16, 64 KB
+using T3 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 3: small problems, 48 KB
+constexpr int kNT = 4;
+
+template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
+template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
+
+// Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
+using G = Cfg<64, 64, 32, 32, 32, 3, 1>;
+
+template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *env) {
+  static bool raised;
+  return launch_tiles<C::BM, C::BN, C::NT, smem_h<C>()>(d, env, matmul_mma_sync_kernel<C, T, true>, raised);
+}
+
+template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
+  static bool raised;
+  return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
+}
+
+/* The large configuration once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
+int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int small) {
+  const int forced = forced_cfg(n);
+  if (forced >= 0) return forced;
+  const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
+  const int64_t tiles = ((d->m + bm - 1) / bm) * ((d->n + bn - 1) / bn) * d->batch;
+  return tiles >= sms ? 0 : small;
+}
+
+template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
+  if (!ab_vec(d)) {
+    static bool raised;
+    return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
+  }
+  switch (pick(d, env, kNH, H0::BM, H0::BN, 5)) {
+  case 1: return launch_h<H1, T>(d, env);
+  case 2: return launch_h<H2, T>(d, env);
+  case 3: return launch_h<H3, T>(d, env);
+  case 4: return launch_h<H4, T>(d, env);
+  case 5: return launch_h<H5, T>(d, env);
+  default: return launch_h<H0, T>(d, env);
+  }
+}
+
+int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
+  if (!ab_vec(d)) {
+    static bool raised;
+    return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
+  }
+  switch (pick(d, env, kNT, T0::BM, T0::BN, 3)) {
+  case 1: return launch_t<T1>(d, env);
+  case 2: return launch_t<T2>(d, env);
+  case 3: return launch_t<T3>(d, env);
+  default: return launch_t<T0>(d, env);
+  }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- launcher
+
+extern "C" int ck_matmul_mma_sync(const void *desc, const ck_env *env) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  if (d->dtype == CK_F16) return launch_half<__half>(d, env);
+  if (d->dtype == CK_BF16) return launch_half<__nv_bfloat16>(d, env);
+  if (d->dtype == CK_F32 && d->precision == CK_MM_TF32) return launch_tf32(d, env);
+  return (int)cudaErrorInvalidValue;
+}
+
+extern "C" const char *ck_matmul_mma_sync_supports(const void *desc) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  return supports_tc(d, true,
+                     d->dtype == CK_F32 ? (const void *)matmul_mma_sync_tf32_kernel<T0, true>
+                                        : (const void *)matmul_mma_sync_kernel<H0, __half, true>);
+}
