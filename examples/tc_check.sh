@@ -2,15 +2,16 @@
 # tc_check.sh — build examples/tc_check.cu with the tensor-core rungs and the cuBLAS reference (sm_90a) and run
 # it; output goes to $OUT/tc_check.log as well when OUT is set. Works from the repository (examples/ beside
 # kernels/) or from a flat folder holding tc_check.cu, ck_kernels.h, mm_tc.cuh and the three .cu files.
-# A prebuilt binary (build/tc_check in the repository, ./tc_check in a flat folder), newer than every source, is run as it is (TC_REBUILD=1 forces a
-# build; TC_USE_PREBUILT=1 runs an existing one whatever the dates). Extra arguments go to the program (--check: correctness only; --speed: timings only).
+# A prebuilt binary (build/tc_check in the repository, ./tc_check in a flat folder) newer than every source is
+# run as it is (TC_REBUILD=1 forces a build; TC_USE_PREBUILT=1 runs an existing one whatever the dates).
+# Extra arguments go to the program (--check: correctness only; --speed: timings only).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -f "$here/../kernels/ck_kernels.h" ]; then # in the repository: the binary goes to build/ (ignored)
+if [ -f "$here/11_mma_sync.cu" ]; then # a flat copy
+  inc="-I$here"; src="$here"; bin="$here/tc_check"
+else # in the repository: the binary goes to build/ (ignored)
   inc="-I$here/../kernels"; src="$here/../kernels/matmul"; bin="$here/../build/tc_check"
   mkdir -p "$here/../build"
-else
-  inc="-I$here"; src="$here"; bin="$here/tc_check"
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}

@@ -12,7 +12,10 @@
  * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
  * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
  * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
- * c_dtype, two columns per store.
+ * c_dtype, two columns per store. With PIPE = 1 (the default configurations) the fragments are
+ * double-buffered in registers: step s + 1's ldmatrix is issued before step s's mma.sync, and the k tile's
+ * barrier moves to just before its last step (whose fragments are already in registers), so the stage is
+ * refilled at once (STAGES tiles in flight) and the next tile's first fragments load under the last step.
  * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
  * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
  * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
@@ -41,15 +44,19 @@ namespace {
 
 // ---------------------------------------------------------------- configuration
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int GROUP_ = 8> struct Cfg {
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int GROUP_ = 8> struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
+  static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
   static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
-  static_assert(STAGES >= 2, "a pipeline needs two buffers");
 };
 
 // ---------------------------------------------------------------- f16 / bf16 kernel
+
+template <class C> struct FragH { // one k16 step of a warp: MT A fragments, N8/2 pairs of B fragments
+  uint32_t a[C::MT][4], b[C::N8 / 2][4];
+};
 
 template <class C, typename T, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const TcArgs p, int64_t y0, int64_t z0) {
@@ -60,22 +67,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
-
-  unsigned tile_m, tile_n;
-  tile_of_block<C::GROUP>(tile_m, tile_n);
-  const int64_t z = z0 + blockIdx.z, m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
-  const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
-  const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
-  const T *const A = (const T *)p.a + z * p.a_bs + m0 * p.a_rs;
-  const T *const B = (const T *)p.b + z * p.b_bs + n0 * p.b_cs;
-  const int ktiles = (int)((p.k + C::BK - 1) / C::BK); // k < 2^31 (supports())
-
-  auto issue = [&](int kt, int st) { // the copies of k tile kt into stage st (no commit)
-    const int64_t k0 = (int64_t)kt * C::BK;
-    const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
-    load_tile<T, C::BM, ACH, SW_XOR, C::NT, VEC>(sA + st * A_ST, A + k0 * p.a_cs, p.a_rs, p.a_cs, mrem, krem, tid);
-    load_tile<T, C::BK, BCH, SW_XOR, C::NT, VEC>(sB + st * B_ST, B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, nrem, tid);
-  };
+  const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
 #pragma unroll
@@ -85,57 +77,40 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 
+  auto issue = [&](int kt, int st) {
+    load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
+  };
+  // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
+  // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
+  // of the first n8 tile, then b0, b1 of the second).
+  auto load = [&](FragH<C> &f, int stage, int ks) {
+    const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
-  for (int s = 0; s < C::STAGES - 1; ++s) {
-    if (s < ktiles) issue(s, s);
-    cp_commit(); // empty groups keep the wait_group arithmetic uniform
-  }
-  int st = 0, st_next = C::STAGES - 1; // stage computed now; stage refilled now
-  for (int t = 0; t < ktiles; ++t) {
-    cp_wait<C::STAGES - 2>(); // this thread's copies of tile t have landed ...
-    __syncthreads();          // ... everyone's have, and everyone finished computing tile t - 1
-    if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
-    cp_commit();
-    const uint32_t a_st = sA + st * A_ST, b_st = sB + st * B_ST;
+    for (int i = 0; i < C::MT; ++i)
+      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
 #pragma unroll
-    for (int ks = 0; ks < C::BK / 16; ++ks) {
-      uint32_t af[C::MT][4], bf[C::N8 / 2][4];
-      // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16)
+    for (int j = 0; j < C::N8 / 2; ++j)
+      ldsm_x4_t(f.b[j], b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
+  };
+  auto mma = [&](const FragH<C> &f) {
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i)
-        ldsm_x4(af[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
-      // B, transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15
-      // (regs b0, b1 of the first n8 tile, then b0, b1 of the second)
+    for (int i = 0; i < C::MT; ++i)
 #pragma unroll
-      for (int j = 0; j < C::N8 / 2; ++j)
-        ldsm_x4_t(bf[j], b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
-#pragma unroll
-      for (int i = 0; i < C::MT; ++i)
-#pragma unroll
-        for (int j = 0; j < C::N8 / 2; ++j) {
-          mma16816<T>(acc[i][2 * j], af[i], bf[j][0], bf[j][1]);
-          mma16816<T>(acc[i][2 * j + 1], af[i], bf[j][2], bf[j][3]);
-        }
-    }
-    st = st + 1 == C::STAGES ? 0 : st + 1;
-    st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
-  }
-  cp_wait<0>(); // no copy may still target shared memory when the block exits
+      for (int j = 0; j < C::N8 / 2; ++j) {
+        mma16816<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
+        mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
+      }
+  };
+  k_loop<C::STAGES, C::PIPE, C::BK / 16, FragH<C>>(bt.ktiles, issue, load, mma);
 
-  // accumulator layout: c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8 (g = lane / 4, t = lane % 4)
-  void *cb = c_base(p, z, m0, n0);
-  const int g = lane >> 2, t4 = lane & 3;
-#pragma unroll
-  for (int i = 0; i < C::MT; ++i)
-#pragma unroll
-    for (int j = 0; j < C::N8; ++j) {
-      const int r = wm * C::WM + i * 16 + g, c = wn * C::WN + j * 8 + 2 * t4;
-      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
-      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
-    }
+  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
+
+template <class C> struct FragT { // one k8 step of a warp, rounded to TF32
+  uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
+};
 
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
@@ -146,22 +121,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
-
-  unsigned tile_m, tile_n;
-  tile_of_block<C::GROUP>(tile_m, tile_n);
-  const int64_t z = z0 + blockIdx.z, m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
-  const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
-  const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
-  const float *const A = (const float *)p.a + z * p.a_bs + m0 * p.a_rs;
-  const float *const B = (const float *)p.b + z * p.b_bs + n0 * p.b_cs;
-  const int ktiles = (int)((p.k + C::BK - 1) / C::BK);
-
-  auto issue = [&](int kt, int st) {
-    const int64_t k0 = (int64_t)kt * C::BK;
-    const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
-    load_tile<float, C::BM, ACH, SW_XOR, C::NT, VEC>(sA + st * A_ST, A + k0 * p.a_cs, p.a_rs, p.a_cs, mrem, krem, tid);
-    load_tile<float, C::BK, BCH, SW_TF32B, C::NT, VEC>(sB + st * B_ST, B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, nrem, tid);
-  };
+  const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
 #pragma unroll
@@ -171,82 +131,71 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 
+  auto issue = [&](int kt, int st) {
+    load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
+                                                                        tid);
+  };
+  // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
+  // (g+8, t+4). B: b0 = B[k = t][n = g], b1 = B[t + 4][g] of each n8 tile (g = lane / 4, t = lane % 4).
   const int g = lane >> 2, t4 = lane & 3;
+  auto load = [&](FragT<C> &f, int stage, int ks) {
+    const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
-  for (int s = 0; s < C::STAGES - 1; ++s) {
-    if (s < ktiles) issue(s, s);
-    cp_commit();
-  }
-  int st = 0, st_next = C::STAGES - 1;
-  for (int t = 0; t < ktiles; ++t) {
-    cp_wait<C::STAGES - 2>();
-    __syncthreads();
-    if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
-    cp_commit();
-    const uint32_t a_st = sA + st * A_ST, b_st = sB + st * B_ST;
+    for (int i = 0; i < C::MT; ++i) {
+      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
 #pragma unroll
-    for (int ks = 0; ks < C::BK / 8; ++ks) {
-      uint32_t af[C::MT][4], b0[C::N8], b1[C::N8];
-      // A (16 x 8 f32 = 16 x 16 b16 to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4), (g+8, t+4)
-#pragma unroll
-      for (int i = 0; i < C::MT; ++i) {
-        ldsm_x4(af[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
-#pragma unroll
-        for (int q = 0; q < 4; ++q) af[i][q] = to_tf32(af[i][q]);
-      }
-      // B: b0 = B[k = t][n = g], b1 = B[k = t + 4][n = g] of each n8 tile
-#pragma unroll
-      for (int j = 0; j < C::N8; ++j) {
-        const int n = wn * C::WN + j * 8 + g, k = ks * 8 + t4;
-        b0[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k, n >> 2) + (n & 3) * 4));
-        b1[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k + 4, n >> 2) + (n & 3) * 4));
-      }
-#pragma unroll
-      for (int i = 0; i < C::MT; ++i)
-#pragma unroll
-        for (int j = 0; j < C::N8; ++j) mma1688_tf32(acc[i][j], af[i], b0[j], b1[j]);
+      for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
     }
-    st = st + 1 == C::STAGES ? 0 : st + 1;
-    st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
-  }
-  cp_wait<0>();
-
-  void *cb = c_base(p, z, m0, n0);
-#pragma unroll
-  for (int i = 0; i < C::MT; ++i)
 #pragma unroll
     for (int j = 0; j < C::N8; ++j) {
-      const int r = wm * C::WM + i * 16 + g, c = wn * C::WN + j * 8 + 2 * t4;
-      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
-      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
+      const int n = wn * C::WN + j * 8 + g, k = ks * 8 + t4;
+      f.b0[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k, n >> 2) + (n & 3) * 4));
+      f.b1[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k + 4, n >> 2) + (n & 3) * 4));
     }
+  };
+  auto mma = [&](const FragT<C> &f) {
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+      for (int j = 0; j < C::N8; ++j) mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
+  };
+  k_loop<C::STAGES, C::PIPE, C::BK / 8, FragT<C>>(bt.ktiles, issue, load, mma);
+
+  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
 
-// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM). Shared memory per block:
-// STAGES * (BM*BK + BK*BN) * 2 bytes.
-//                BM   BN  BK  WM  WN ST MINB
-using H0 = Cfg<128, 256, 32, 64, 64, 4, 1>; // 0: large problems; 8 warps, 96 KB
-using H1 = Cfg<128, 128, 32, 64, 32, 4, 2>; // 1: 8 warps of 64 x 32, 64 KB, 2 blocks per SM
-using H2 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
-using H3 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 3: BK 64, 3 stages, 144 KB
-using H4 = Cfg<256, 128, 32, 64, 64, 4, 1>; // 4: 256 x 128, 8 warps, 96 KB
-using H5 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 5: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 6;
+// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, pipeline). Shared memory per
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (bf16 TFLOP/s at 4096^3 / 8192^3; cuBLAS 733 / 791)
+// in the first version, all PIPE 0: 128x256 8 warps 262 / 284; 128x128 8 warps of 64x32 259 / 271; 128x128 4 warps
+// 266 / 290; 128x256 BK 64 246 / 272; 256x128 265 / 286; 64x64 214 / 227.
+//                BM   BN  BK  WM  WN ST MINB PIPE
+using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps, 96 KB
+using H1 = Cfg<128, 256, 32, 64, 64, 3, 1, 1>; // 1: H0 with 3 stages, 72 KB
+using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 1>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
+using H3 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 3: H0 without the register double buffer
+using H4 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 4: H2 without the register double buffer
+using H5 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 5: small problems; 4 warps of 32 x 32, 24 KB
+using H6 = Cfg<256, 128, 32, 64, 64, 4, 1, 1>; // 6: 256 x 128, 8 warps, 96 KB
+using H7 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 7: BK 64, 3 stages, 144 KB
+constexpr int kNH = 8;
 
-// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes.
-using T0 = Cfg<128, 128, 32, 64, 32, 3, 2>; // 0: large problems; 8 warps of 64 x 32, 96 KB
-using T1 = Cfg<128, 256, 16, 64, 64, 4, 1>; // 1: 8 warps of 64 x 64, BK 16, 96 KB
-using T2 = Cfg<128, 128, 16, 64, 64, 4, 2>; // 2: 4 warps of 64 x 64, BK 16, 64 KB
-using T3 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 3: small problems, 48 KB
-constexpr int kNT = 4;
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. First version (PIPE 0), TFLOP/s at
+// 4096^3 / 8192^3 (cuBLAS TF32 380 / 403): 128x128x32 8 warps 117 / 121; 128x256x16 110 / 114; 128x128x16 4 warps
+// 119 / 123; 64x64 97 / 96.
+using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 1>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
+using T1 = Cfg<128, 256, 16, 64, 64, 4, 1, 1>; // 1: 8 warps of 64 x 64, BK 16, 96 KB
+using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1>; // 2: 4 warps of 64 x 64, BK 32, 3 stages, 96 KB
+using T3 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 3: small problems, 48 KB
+using T4 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 4: T0 without the register double buffer
+constexpr int kNT = 5;
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
 
 // Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
-using G = Cfg<64, 64, 32, 32, 32, 3, 1>;
+using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
 
 template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *env) {
   static bool raised;
@@ -278,6 +227,8 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
   case 5: return launch_h<H5, T>(d, env);
+  case 6: return launch_h<H6, T>(d, env);
+  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -291,6 +242,7 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
+  case 4: return launch_t<T4>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

@@ -6,9 +6,10 @@
  * output dtype of its own (c_dtype) and full element strides, the PTX wrappers (cp.async with zero fill,
  * ldmatrix, mma.sync, the TF32 rounding), the shared-memory tile layouts (padded or XOR-swizzled 16-byte
  * chunks), the tile loader that fills one pipeline stage (cp.async when the operand allows 16-byte copies,
- * plain loads and 16-byte shared stores otherwise: any strides, any alignment), the grouped tile order, the
- * alpha/beta epilogue that converts to c_dtype (beta == 0 never reads C), the split launches and the
- * supports() test. Everything here is inlined into the kernels.
+ * plain loads and 16-byte shared stores otherwise: any strides, any alignment), the grouped tile order, step
+ * 9's multi-stage k loop (taught there) with the rung's compute plugged in, the alpha/beta epilogue that
+ * converts to c_dtype (beta == 0 never reads C), the split launches and the supports() test. Everything here
+ * is inlined into the kernels.
  *
  * Tile layouts. A stage holds an R x CH tile of 16-byte chunks (a chunk = 8 f16/bf16 or 4 f32 along the
  * operand's contiguous dim: k for A, n for B). Row r, chunk ch lives at byte swz<CH, MODE>(r, ch):
@@ -31,6 +32,7 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "mm_common.cuh"
 
 namespace cktc {
 
@@ -269,6 +271,109 @@ template <int GROUP> __device__ __forceinline__ void tile_of_block(unsigned &til
   }
 }
 
+/* Where this block's tile lies: batch z, origin (m0, n0), valid rows and columns (<= BM, BN), A and B at the
+ * tile's origin, and the number of k tiles (k < 2^31: supports()). */
+template <typename T> struct BlockTile {
+  int64_t z, m0, n0;
+  int mrem, nrem, ktiles;
+  const T *A, *B;
+};
+
+template <typename T, int BM, int BN, int BK, int GROUP>
+__device__ __forceinline__ BlockTile<T> block_tile(const TcArgs &p, int64_t y0, int64_t z0) {
+  unsigned tile_m, tile_n;
+  tile_of_block<GROUP>(tile_m, tile_n);
+  BlockTile<T> b;
+  b.z = z0 + blockIdx.z, b.m0 = (y0 + tile_m) * BM, b.n0 = (int64_t)tile_n * BN;
+  b.mrem = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM);
+  b.nrem = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
+  b.A = (const T *)p.a + b.z * p.a_bs + b.m0 * p.a_rs;
+  b.B = (const T *)p.b + b.z * p.b_bs + b.n0 * p.b_cs;
+  b.ktiles = (int)((p.k + BK - 1) / BK);
+  return b;
+}
+
+/* The copies of k tile kt: A's BM x BK tile into the stage at sa (layout AMODE), B's BK x BN tile into sb
+ * (layout BMODE); no commit. */
+template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT, bool VEC>
+__device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &b, int kt, uint32_t sa, uint32_t sb,
+                                           int tid) {
+  constexpr int EPC = 16 / (int)sizeof(T);
+  const int64_t k0 = (int64_t)kt * BK;
+  const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+  load_tile<T, BM, BK / EPC, AMODE, NT, VEC>(sa, b.A + k0 * p.a_cs, p.a_rs, p.a_cs, b.mrem, krem, tid);
+  load_tile<T, BK, BN / EPC, BMODE, NT, VEC>(sb, b.B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, b.nrem, tid);
+}
+
+// ---------------------------------------------------------------- the pipelined k loop (device)
+
+/* Step 9's multi-stage cp.async pipeline around a rung's compute, over `ktiles` k tiles of KS k steps each:
+ * issue(kt, stage) starts the copies of tile kt (no commit); load(F &f, stage, ks) fills fragments f with
+ * step ks of a stage; mma(const F &f) multiplies them into the rung's accumulators.
+ * PIPE 0: wait + barrier at the top of each tile, then load and multiply step after step; STAGES - 1 tiles in
+ *   flight (cp.async group g holds tile g; empty groups keep the wait_group arithmetic uniform).
+ * PIPE 1: fragments double-buffered in registers (step s + 1 loads while step s multiplies) and the barrier
+ *   just before a tile's last step, whose fragments are then already in registers: the tile's stage is
+ *   refilled at once (STAGES tiles in flight) and the next tile's first fragments load while the last step
+ *   multiplies.
+ * Returns with no copy in flight (the caller may reuse shared memory after a barrier). */
+template <int STAGES, int PIPE, int KS, class F, class Issue, class Load, class Mma>
+__device__ __forceinline__ void k_loop(int ktiles, Issue &&issue, Load &&load, Mma &&mma) {
+  static_assert(STAGES >= 2, "a pipeline needs two buffers");
+  if constexpr (PIPE == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit();
+    }
+    int st = 0, st_next = STAGES - 1; // stage computed now; stage refilled now
+    for (int t = 0; t < ktiles; ++t) {
+      cp_wait<STAGES - 2>(); // this thread's copies of tile t have landed ...
+      __syncthreads();       // ... everyone's have, and everyone finished computing tile t - 1
+      if (t + STAGES - 1 < ktiles) issue(t + STAGES - 1, st_next);
+      cp_commit();
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        F f;
+        load(f, st, ks);
+        mma(f);
+      }
+      st = st + 1 == STAGES ? 0 : st + 1;
+      st_next = st_next + 1 == STAGES ? 0 : st_next + 1;
+    }
+  } else {
+    static_assert(KS % 2 == 0, "fragment buffers alternate over an even number of k steps per tile");
+    F f[2];
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit();
+    }
+    cp_wait<STAGES - 1>(); // tile 0
+    __syncthreads();
+    load(f[0], 0, 0);
+    int st = 0; // stage of tile t
+    for (int t = 0; t < ktiles; ++t) {
+      const int st1 = st + 1 == STAGES ? 0 : st + 1; // stage of tile t + 1
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        if (ks < KS - 1) {
+          load(f[(ks + 1) & 1], st, ks + 1);
+        } else {
+          cp_wait<STAGES - 2>(); // this thread's copies of tile t + 1 have landed ...
+          __syncthreads();       // ... everyone's have, and no one reads stage st any more
+          if (t + STAGES < ktiles) issue(t + STAGES, st);
+          cp_commit();
+          if (t + 1 < ktiles) load(f[0], st1, 0);
+        }
+        mma(f[ks & 1]);
+      }
+      st = st1;
+    }
+  }
+  cp_wait<0>();
+}
+
 // ---------------------------------------------------------------- epilogue (device)
 
 __device__ __forceinline__ float ld_c(const TcArgs &p, const void *c, int64_t off) {
@@ -305,6 +410,22 @@ __device__ __forceinline__ void store_pair(const TcArgs &p, void *cb, int i, int
   }
 }
 
+/* A warp's MT x N8 m16n8 accumulator tiles (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8; g = lane/4,
+ * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. */
+template <int MT, int N8>
+__device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0, int col0,
+                                          int lane, int mrem, int nrem) {
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < N8; ++j) {
+      const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t4;
+      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
+      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
 /* The batch's C base, in bytes. */
 __device__ __forceinline__ void *c_base(const TcArgs &p, int64_t z, int64_t m0, int64_t n0) {
   const int64_t es = p.c_dtype == CK_F32 ? 4 : 2;
@@ -335,16 +456,7 @@ int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, in
   return (int)cudaGetLastError();
 }
 
-/* CUKERN_MM_CFG=<i> forces configuration i (0 .. n-1); -1 when unset or out of range. */
-inline int forced_cfg(int n) {
-  const char *s = getenv("CUKERN_MM_CFG");
-  if (s && *s) {
-    char *end;
-    const long i = strtol(s, &end, 10);
-    if (*end == 0 && i >= 0 && i < n) return (int)i;
-  }
-  return -1;
-}
+using ckmm::forced_cfg; // CUKERN_MM_CFG=<i> forces configuration i of a rung
 
 } // namespace cktc
 
