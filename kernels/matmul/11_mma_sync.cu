@@ -12,10 +12,9 @@
  * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
  * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
  * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
- * c_dtype, two columns per store. With PIPE = 1 (the default configurations) the fragments are
- * double-buffered in registers: step s + 1's ldmatrix is issued before step s's mma.sync, and the k tile's
- * barrier moves to just before its last step (whose fragments are already in registers), so the stage is
- * refilled at once (STAGES tiles in flight) and the next tile's first fragments load under the last step.
+ * c_dtype, two columns per store. A configuration with PIPE = 1 double-buffers the fragments in registers
+ * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_tc.cuh:
+ * k_loop); on an H100 that was slower (see the configuration table), so the defaults use PIPE = 0.
  * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
  * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
  * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
@@ -27,10 +26,15 @@
  * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path. Edge tiles
  * use cp.async's zero fill (src-size < 16), so tails cost no branch in the inner loop.
  * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, 4 stages
- * instead of 3, 64x64 warp tiles, results stored from registers; TF32 for f32.
+ * instead of 3, results stored from registers; TF32 for f32.
  * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
- * z = batch, several launches past 65535. Configurations (pick_cfg; CUKERN_MM_CFG=<i> forces one) below;
- * f16/bf16 default 128 x 256 x 32, 8 warps of 64 x 64, 4 stages, 96 KB dynamic shared memory.
+ * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
+ * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: 128 x 128 x 32
+ * (TF32: x 16), 4 warps of 64 x 64, 4 stages, 64 KB dynamic shared memory, 2 blocks per SM.
+ * Measured (H100, 8192^3, same run): bf16 287 TFLOP/s = 36% of cuBLAS (787), f16 287 = 39% (739), TF32 124 =
+ * 31% (397). What limits it (SASS of the 128 x 128 kernel): issuing a k tile's 8 cp.async takes each thread
+ * ~200 instructions (64-bit address arithmetic and per-chunk edge tests, mm_tc.cuh: load_tile) against 64
+ * HMMA + 16 LDSM per warp, with only 2 warps per scheduler (234 registers) to hide it and the ldmatrix latency.
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
@@ -70,12 +74,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
-#pragma unroll
-  for (int i = 0; i < C::MT; ++i)
-#pragma unroll
-    for (int j = 0; j < C::N8; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+  zero_acc(acc);
 
   auto issue = [&](int kt, int st) {
     load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
@@ -124,12 +123,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
-#pragma unroll
-  for (int i = 0; i < C::MT; ++i)
-#pragma unroll
-    for (int j = 0; j < C::N8; ++j)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+  zero_acc(acc);
 
   auto issue = [&](int kt, int st) {
     load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
@@ -166,30 +160,27 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 
 // ---------------------------------------------------------------- configurations and launch
 
-// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, pipeline). Shared memory per
-// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (bf16 TFLOP/s at 4096^3 / 8192^3; cuBLAS 733 / 791)
-// in the first version, all PIPE 0: 128x256 8 warps 262 / 284; 128x128 8 warps of 64x32 259 / 271; 128x128 4 warps
-// 266 / 290; 128x256 BK 64 246 / 272; 256x128 265 / 286; 64x64 214 / 227.
+// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (examples/tc_check, bf16 TFLOP/s at 4096^3 /
+// 8192^3, cuBLAS 752 / 787 in the same run): H0 266 / 287, H1 263 / 280, H2 239 / 262, H3 256 / 280, H4 180 / 188;
+// f16 within 1% of these. Dropped after that run: 128x128 PIPE 1 227 / 249, 256x128 PIPE 1 240 / 269, 128x256x64
+// 3 stages PIPE 1 229 / 264. PIPE 1 loses here: at 254-255 registers the double buffer leaves the compiler no
+// room, and 2 warps per scheduler cannot hide the extra dependencies.
 //                BM   BN  BK  WM  WN ST MINB PIPE
-using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps, 96 KB
-using H1 = Cfg<128, 256, 32, 64, 64, 3, 1, 1>; // 1: H0 with 3 stages, 72 KB
-using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 1>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
-using H3 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 3: H0 without the register double buffer
-using H4 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 4: H2 without the register double buffer
-using H5 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 5: small problems; 4 warps of 32 x 32, 24 KB
-using H6 = Cfg<256, 128, 32, 64, 64, 4, 1, 1>; // 6: 256 x 128, 8 warps, 96 KB
-using H7 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 7: BK 64, 3 stages, 144 KB
-constexpr int kNH = 8;
+using H0 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, 64 KB, 2 blocks per SM
+using H1 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 1: 8 warps of 64 x 64, 96 KB, 1 block per SM
+using H2 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 2: H1 with the register double buffer
+using H3 = Cfg<128, 256, 32, 64, 64, 3, 1, 1>; // 3: H2 with 3 stages, 72 KB
+using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
+constexpr int kNH = 5, kSmallH = 4;
 
-// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. First version (PIPE 0), TFLOP/s at
-// 4096^3 / 8192^3 (cuBLAS TF32 380 / 403): 128x128x32 8 warps 117 / 121; 128x256x16 110 / 114; 128x128x16 4 warps
-// 119 / 123; 64x64 97 / 96.
-using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 1>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
-using T1 = Cfg<128, 256, 16, 64, 64, 4, 1, 1>; // 1: 8 warps of 64 x 64, BK 16, 96 KB
-using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1>; // 2: 4 warps of 64 x 64, BK 32, 3 stages, 96 KB
-using T3 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 3: small problems, 48 KB
-using T4 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 4: T0 without the register double buffer
-constexpr int kNT = 5;
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. TFLOP/s at 4096^3 / 8192^3 (cuBLAS TF32
+// 378 / 397 in the same run): T0 119 / 124, T1 77 / 83, T2 77 / 81. Dropped: 128x128x16 PIPE 1 81 / 85 (spills),
+// 128x128x32 3 stages PIPE 1 83 / 88 (spills).
+using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
+using T1 = Cfg<128, 256, 16, 64, 64, 4, 1, 1>; // 1: 8 warps of 64 x 64, BK 16, PIPE 1, 96 KB
+using T2 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 2: small problems, 48 KB
+constexpr int kNT = 3, kSmallT = 2;
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -221,14 +212,11 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
   }
-  switch (pick(d, env, kNH, H0::BM, H0::BN, 5)) {
+  switch (pick(d, env, kNH, H0::BM, H0::BN, kSmallH)) {
   case 1: return launch_h<H1, T>(d, env);
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
-  case 5: return launch_h<H5, T>(d, env);
-  case 6: return launch_h<H6, T>(d, env);
-  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -238,11 +226,9 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  switch (pick(d, env, kNT, T0::BM, T0::BN, 3)) {
+  switch (pick(d, env, kNT, T0::BM, T0::BN, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);
-  case 3: return launch_t<T3>(d, env);
-  case 4: return launch_t<T4>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

@@ -410,6 +410,15 @@ __device__ __forceinline__ void store_pair(const TcArgs &p, void *cb, int i, int
   }
 }
 
+template <int MT, int N8> __device__ __forceinline__ void zero_acc(float (&acc)[MT][N8][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < N8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+}
+
 /* A warp's MT x N8 m16n8 accumulator tiles (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8; g = lane/4,
  * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. */
 template <int MT, int N8>
