@@ -191,7 +191,7 @@ __device__ __forceinline__ void mma1688_tf32(float (&d)[4], const uint32_t (&a)[
 #endif
 }
 
-/* f32 bits -> TF32 (round to nearest, ties away from zero; what cuBLAS's TF32 mode does to its inputs). */
+/* f32 bits -> TF32 (round to nearest, ties away from zero). */
 __device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
   uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
