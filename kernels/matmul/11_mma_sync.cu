@@ -19,7 +19,7 @@
  * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
  * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
  * shared loads, conflict-free under the SW_TF32B swizzle. Both operands are rounded to TF32 with
- * cvt.rna (round to nearest) after the shared load; plain mma.sync .tf32 would ignore the low 13 bits.
+ * cvt.rna (round to nearest) after the shared load: mma.sync takes its .tf32 operands in TF32 form.
  * Operands that do not allow 16-byte copies (a column stride != 1, a row stride or base not a multiple of 16
  * bytes) are loaded with plain element loads and 16-byte shared stores into the same layout, by one small
  * configuration (64 x 64 x 32, 4 warps): correct for any strides, but slow; the dispatcher's contiguous
