@@ -235,7 +235,7 @@ do
     if type(value) ~= "number" and type(value) ~= "boolean" then
       raise(fmt("%s: value must be a number, got %s", where, show(value)))
     end
-    local s, o = shape_and_opts(where, shape, opts)
+    local s, o = shape_and_opts(where, shape, opts or {})
     return new(where, s, o):fill(value)
   end
 end
