@@ -401,3 +401,32 @@ describe("printable tables", function()
     assert.matches("name = \"", tostring(ck.last_ran()))
   end)
 end)
+
+describe("README", function()
+  it("its REPL session is a real transcript (replayed through lua5.4 -i)", function()
+    if H.has_cuda then return pending("the transcript was taken on the host backend; this machine has a GPU") end
+    local f = assert(io.open("README.md"))
+    local text = f:read("a")
+    f:close()
+    local block = text:match("## A REPL session.-```lua\n(.-)```")
+    assert(block, "README.md has no REPL session block")
+    local input = {}
+    for line in block:gmatch("[^\n]*\n") do
+      local cmd = line:match("^> (.*)\n$")
+      if cmd then input[#input + 1] = cmd end
+    end
+    assert(#input > 5, "too few REPL lines")
+    local tmp = os.tmpname()
+    local w = assert(io.open(tmp, "w"))
+    w:write(table.concat(input, "\n"), "\n")
+    w:close()
+    local lua = os.getenv("LUA") or "lua5.4"
+    local p = assert(io.popen(("LUA_PATH='./lua/?.lua;./lua/?/init.lua;;' LUA_CPATH='./?.so;;' %s -i < %s 2>&1")
+      :format(lua, tmp)))
+    local out = p:read("a")
+    p:close()
+    os.remove(tmp)
+    out = out:gsub("^[^\n]*\n", "", 1):gsub("> \n?$", "") -- the banner line and the last prompt
+    assert.equal(block, out)
+  end)
+end)

@@ -64,6 +64,7 @@ local CASES = {
   {"ck.min", [[ck.min(z)]], "freed"},
   {"ck.argmax", [[ck.argmax(a, 0)]], "dim out of range"},
   {"ck.argmin", [[ck.argmin(a, 1, {idx = i})]], "unknown option \"idx\""},
+  {"ck.add", [[ck.add(a, z)]], "freed array"},
   {"ck.pow", [[ck.pow(a, "x")]], "argument 2 must be a cukern array or a number"},
   {"ck.clamp", [[ck.clamp(a, "lo")]], "lo must be a number"},
   {"ck.equal", [[ck.equal(a, 1)]], "argument 2 must be a cukern array"},
@@ -118,6 +119,8 @@ local CASES = {
   -- operators and indexing
   {"a + b", [[a + "x"]], "the right operand must be a cukern array or a number, got \"x\""},
   {"a - b", [[{} - a]], "the left operand"},
+  {"a + b", [[z + a]], "freed array"},
+  {"a / b", [[a / z]], "freed array"},
   {"a * b", [[a * ck.rand(7, 7)]], "inner dimensions"},
   {"a / b", [[a / ck.rand(7)]], "cannot be broadcast"},
   {"a // b", [[a // true]], "the right operand"},

@@ -73,15 +73,21 @@ local function show(x)
   return t
 end
 
+-- (Freed arrays are left to the core, which says "use of a freed array": these checks are on every op's path.)
 local function check_array(where, x, what)
-  if not is_array(x) then raise(fmt("%s: %s must be a cukern array, got %s", where, what, show(x))) end
-  if x:is_freed() then raise(fmt("%s: %s is a freed array", where, what)) end
+  if getmetatable(x) ~= MT then raise(fmt("%s: %s must be a cukern array, got %s", where, what, show(x))) end
   return x
 end
 
 local function check_operand(where, x, what)
-  if type(x) == "number" then return x end
-  if not is_array(x) then raise(fmt("%s: %s must be a cukern array or a number, got %s", where, what, show(x))) end
+  if type(x) ~= "number" and getmetatable(x) ~= MT then
+    raise(fmt("%s: %s must be a cukern array or a number, got %s", where, what, show(x)))
+  end
+  return x
+end
+
+local function check_live(where, x, what)
+  check_array(where, x, what)
   if x:is_freed() then raise(fmt("%s: %s is a freed array", where, what)) end
   return x
 end
@@ -172,9 +178,13 @@ end}
 
 local function module_fn(name, record)
   local where, f = where_of("ck." .. name), core[name]
+  if not record then
+    ck[name] = function(...) return call(where, f, ...) end
+    return
+  end
   ck[name] = function(...)
     local r = call(where, f, ...)
-    if record and type(r) == "table" then setmetatable(r, RECORD_MT) end
+    if type(r) == "table" then setmetatable(r, RECORD_MT) end
     return r
   end
 end
@@ -331,7 +341,7 @@ do
   function ck.array(t, opts)
     opts = check_opts(where, opts, CREATE)
     if is_array(t) then -- always a new array, never an alias of t
-      check_array(where, t, "argument 1")
+      check_live(where, t, "argument 1")
       local r = call(where, t.to, t, opts.device or t:device(), opts.dtype or t:dtype())
       return r:storage_id() == t:storage_id() and r:clone() or r
     end
@@ -349,7 +359,7 @@ do
   function ck.scalar(x, opts)
     opts = check_opts(where, opts, CREATE)
     if is_array(x) then
-      check_array(where, x, "argument 1")
+      check_live(where, x, "argument 1")
       if x:numel() ~= 1 then
         raise(fmt("%s: the array has %d elements; a scalar needs exactly 1", where, x:numel()))
       end
@@ -431,7 +441,7 @@ local function index(a, k)
   if m ~= nil then return m end
   local tk = type(k)
   if tk == "number" then
-    check_array(INDEX, a, "the array")
+    check_live(INDEX, a, "the array")
     local nd = a:ndim()
     local n = nd == 0 and 1 or a:size(1)
     if k == n + 1 then return nil end
@@ -441,7 +451,7 @@ local function index(a, k)
     if nd == 1 then return v:item() end
     return v
   elseif tk == "table" and not is_array(k) then
-    check_array(INDEX, a, "the array")
+    check_live(INDEX, a, "the array")
     local v, all = view_of(INDEX_T, a, k)
     if all then return v:item() end
     return v
@@ -454,13 +464,13 @@ local function setindex(a, k, value)
   local target
   local tk = type(k)
   if tk == "number" then
-    check_array(where, a, "the array")
+    check_live(where, a, "the array")
     local nd = a:ndim()
     local i = norm_index(where, k, 1, nd == 0 and 1 or a:size(1))
     target = nd == 0 and a or a:select(1, i)
   elseif tk == "table" and not is_array(k) then
     where = SETINDEX_T
-    check_array(where, a, "the array")
+    check_live(where, a, "the array")
     target = view_of(where, a, k)
   else
     raise(fmt("%s: cannot set %s on a cukern array (arrays take a[i] = v and a[{...}] = v; methods cannot be replaced)",
@@ -469,7 +479,7 @@ local function setindex(a, k, value)
   if type(value) == "number" or type(value) == "boolean" then
     call(where, target.fill, target, value)
   elseif is_array(value) then
-    check_array(where, value, "the value")
+    check_live(where, value, "the value")
     if value:device() ~= a:device() then
       raise(fmt("%s: the value is on %s and the array on %s; move it first with v:to(\"%s\")", where, value:device(),
         a:device(), a:device()))
@@ -497,7 +507,7 @@ do
   -- whole; a number selects that index and drops the dim. Always a view (a[{...}] gives a number instead when
   -- every dim gets a number).
   function M.slice(a, spec)
-    check_array(where, a, "the array")
+    check_live(where, a, "the array")
     if type(spec) ~= "table" or is_array(spec) then
       raise(fmt("%s: takes a table such as {{1, 2}, {}, 3}, got %s", where, show(spec)))
     end
@@ -552,7 +562,7 @@ for _, name in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} 
     return function(a, dim, opts)
       check_array(where, a, where:match("^a:") and "the array" or "argument 1")
       if type(dim) == "table" and not is_array(dim) and opts == nil then dim, opts = nil, dim end
-      if dim ~= nil then check_dim(where, a, dim) end
+      if dim ~= nil then check_live(where, a, "the array"); check_dim(where, a, dim) end
       opts = check_opts(where, opts, allowed)
       local out, idx = opts.out, opts.idx
       if idx and dim == nil then
@@ -691,8 +701,8 @@ do
   --- equal(a, b) -> true when a and b have the same shape and equal values (NaN is not equal to NaN, as in
   -- NumPy's array_equal); dtypes and devices may differ.
   function ck.equal(a, b)
-    check_array(where, a, "argument 1")
-    check_array(where, b, "argument 2")
+    check_live(where, a, "argument 1")
+    check_live(where, b, "argument 2")
     local sa, sb = a:shape(), b:shape()
     if #sa ~= #sb then return false end
     for i = 1, #sa do if sa[i] ~= sb[i] then return false end end
@@ -707,7 +717,7 @@ do
   --- allclose(a, b [, rtol = 1e-5 [, atol = 1e-8]]) -> true when |a - b| <= atol + rtol * |b| everywhere
   -- (NumPy's rule and defaults; b may be a number or broadcast; NaN is never close; equal infinities are).
   function ck.allclose(a, b, rtol, atol)
-    check_array(where, a, "argument 1")
+    check_live(where, a, "argument 1")
     check_operand(where, b, "argument 2")
     rtol = check_number(where, rtol, "rtol", 1e-5)
     atol = check_number(where, atol, "atol", 1e-8)
@@ -759,6 +769,8 @@ do
   end
   MT.__div = function(a, b)
     operands(where, a, b)
+    if type(a) ~= "number" then check_live(where, a, "the left operand") end
+    if type(b) ~= "number" then check_live(where, b, "the right operand") end
     local da, db = is_array(a) and a:dtype(), is_array(b) and b:dtype()
     -- an i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
     -- promotes the i32 side to that float dtype)
@@ -785,6 +797,8 @@ do
     return call(where, core.matmul, a, b)
   end
 end
+
+for k in pairs(M) do where_of("a:" .. k) end -- C methods' own names, relabelled when used from here
 
 MT.__eq = nil -- arrays compare by identity; ck.equal(a, b) compares values, a:eq(b) elementwise
 
