@@ -3,7 +3,9 @@
 # is one, so the program runs from anywhere). `make embed` builds it and runs it on this checkout;
 # spec/embed_spec.lua does the same from `make test`.
 EMBED_BIN := $(BUILD)/embed_host
-EMBED_LUALIB ?= $(firstword $(wildcard $(LUA_LIBDIR)/liblua5.4.a /usr/lib/x86_64-linux-gnu/liblua5.4.a \
+# (beside LUA_INCDIR too: Debian's layout, also as ../shared/gpu/pack-lua.sh packs it for the GPU host)
+EMBED_LUALIB ?= $(firstword $(wildcard $(LUA_LIBDIR)/liblua5.4.a $(dir $(LUA_INCDIR))../lib/x86_64-linux-gnu/liblua5.4.a \
+                  /usr/lib/x86_64-linux-gnu/liblua5.4.a \
                   /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/liblua5.4.a /usr/local/lib/liblua5.4.a \
                   /usr/local/lib/liblua.a) -llua5.4)
 
