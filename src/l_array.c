@@ -546,8 +546,35 @@ static int m_fill(lua_State *L) {
 }
 
 
+// ---------------------------------------------------------------- indexing
+
+/* The array metatable's __index: a method (upvalue 1, the methods table) when there is one, else for a
+ * number or table key the indexer written in Lua (upvalue 2: a[i], a[{...}]), else nil. In C because every
+ * method call looks its method up here. */
+static int array_index(lua_State *L) {
+  lua_settop(L, 2);
+  lua_pushvalue(L, 2);
+  if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+  int kt = lua_type(L, 2);
+  if (kt != LUA_TNUMBER && kt != LUA_TTABLE) return 1;
+  lua_pushvalue(L, lua_upvalueindex(2));
+  lua_pushvalue(L, 1);
+  lua_pushvalue(L, 2);
+  lua_call(L, 2, 1);
+  return 1;
+}
+
+/* core.make_index(methods, indexer) -> the __index function above */
+static int l_make_index(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_pushcclosure(L, array_index, 2);
+  return 1;
+}
+
 const luaL_Reg ckl_array_funcs[] = {{"empty", l_empty}, {"generate", l_generate}, {"from_table", l_from_table},
-                                    {NULL, NULL}};
+                                    {"make_index", l_make_index}, {NULL, NULL}};
 
 const luaL_Reg ckl_array_methods[] = {
     {"shape", m_shape}, {"size", m_size}, {"strides", m_strides}, {"offset", m_offset}, {"dtype", m_dtype},

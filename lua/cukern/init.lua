@@ -436,9 +436,9 @@ end
 local INDEX, SETINDEX = where_of("a[i]"), where_of("a[i] = v")
 local INDEX_T, SETINDEX_T = where_of("a[{...}]"), where_of("a[{...}] = v")
 
+-- Called by the array metatable's __index (core.make_index, in C) for number and table keys that are not
+-- method names.
 local function index(a, k)
-  local m = M[k]
-  if m ~= nil then return m end
   local tk = type(k)
   if tk == "number" then
     check_live(INDEX, a, "the array")
@@ -450,7 +450,7 @@ local function index(a, k)
     local v = a:select(1, i)
     if nd == 1 then return v:item() end
     return v
-  elseif tk == "table" and not is_array(k) then
+  elseif not is_array(k) then
     check_live(INDEX, a, "the array")
     local v, all = view_of(INDEX_T, a, k)
     if all then return v:item() end
@@ -490,7 +490,7 @@ local function setindex(a, k, value)
   end
 end
 
-MT.__index = index
+MT.__index = core.make_index(M, index)
 MT.__newindex = setindex
 
 -- ---------------------------------------------------------------- methods written in Lua
@@ -517,13 +517,21 @@ end
 
 -- ---------------------------------------------------------------- ops
 
+-- The ops used in loops (matmul, reductions, elementwise, operators) call the core first and check their
+-- arguments only when it fails, to say precisely what was wrong: a successful call costs one pcall more than
+-- calling the core directly. Options are checked before (only when given): the core ignores unknown keys.
+local core_matmul, core_reduce, core_unary, core_binary = core.matmul, core.reduce, core.unary, core.binary
+
 do
   local where = where_of("ck.matmul")
   function ck.matmul(a, b, opts)
+    local out, variant
+    if opts ~= nil then opts = check_opts(where, opts, OP); out, variant = opts.out, opts.variant end
+    local ok, r = pcall(core_matmul, a, b, out, 1, 0, variant)
+    if ok then return r end
     check_array(where, a, "argument 1 (a)")
     check_array(where, b, "argument 2 (b)")
-    opts = check_opts(where, opts, OP)
-    return call(where, core.matmul, a, b, opts.out, 1, 0, opts.variant)
+    fail(where, r)
   end
 end
 
@@ -557,26 +565,35 @@ for _, name in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} 
   local want_idx = name == "max" or name == "min"
   local arg = name == "argmax" or name == "argmin"
   local allowed = want_idx and REDUCE_IDX or REDUCE
-  local function make(where)
+  local function make(where, what)
     where_of(where)
     return function(a, dim, opts)
-      check_array(where, a, where:match("^a:") and "the array" or "argument 1")
-      if type(dim) == "table" and not is_array(dim) and opts == nil then dim, opts = nil, dim end
-      if dim ~= nil then check_live(where, a, "the array"); check_dim(where, a, dim) end
-      opts = check_opts(where, opts, allowed)
-      local out, idx = opts.out, opts.idx
-      if idx and dim == nil then
-        raise(fmt("%s: option idx needs a dim (without one, %s reduces everything and gives no indices)", where, name))
+      if type(dim) == "table" and opts == nil and not is_array(dim) then dim, opts = nil, dim end
+      local keepdim, variant, out, idx
+      if opts ~= nil then
+        opts = check_opts(where, opts, allowed)
+        keepdim, variant, out, idx = opts.keepdim, opts.variant, opts.out, opts.idx
+        if idx and dim == nil then
+          raise(fmt("%s: option idx needs a dim (without one, %s reduces everything and gives no indices)", where, name))
+        end
+        if out and idx and out:storage_id() == idx:storage_id() then
+          raise(where .. ": options out and idx must be different arrays")
+        end
+        if arg then out, idx = nil, out end -- argmax's result is the index array
       end
-      if out and idx and out:storage_id() == idx:storage_id() then
-        raise(where .. ": options out and idx must be different arrays")
+      local two = want_idx and dim ~= nil -- values and indices
+      local ok, r1, r2 = pcall(core_reduce, name, a, dim, keepdim, variant, two, out, idx)
+      if ok then
+        if two then return r1, r2 end
+        return r1
       end
-      if arg then out, idx = nil, out end -- argmax's result is the index array
-      return call(where, core.reduce, name, a, dim, opts.keepdim, opts.variant, want_idx and dim ~= nil, out, idx)
+      check_live(where, a, what)
+      if dim ~= nil then check_dim(where, a, dim) end
+      fail(where, r1)
     end
   end
-  ck[name] = make("ck." .. name)
-  M[name] = make("a:" .. name)
+  ck[name] = make("ck." .. name, "argument 1")
+  M[name] = make("a:" .. name, "the array")
 end
 
 -- Elementwise: functions, methods and in-place methods for every op the core lists (core.ew_ops()).
@@ -584,39 +601,36 @@ ck.unary_ops, ck.binary_ops = {}, {}
 
 local function unary_fn(name, where, inplace)
   where_of(where)
-  if inplace then
-    return function(a, opts)
-      check_array(where, a, "the array")
-      opts = check_opts(where, opts, INPLACE)
-      return call(where, core.unary, name, a, a, 0, 0, opts.variant)
-    end
-  end
+  local what = where:match("^a:") and "the array" or "argument 1"
+  local allowed = inplace and INPLACE or OP
   return function(a, opts)
-    check_array(where, a, where:match("^a:") and "the array" or "argument 1")
-    opts = check_opts(where, opts, OP)
-    return call(where, core.unary, name, a, opts.out, 0, 0, opts.variant)
+    local out, variant
+    if opts ~= nil then opts = check_opts(where, opts, allowed); out, variant = opts.out, opts.variant end
+    if inplace then out = a end
+    local ok, r = pcall(core_unary, name, a, out, 0, 0, variant)
+    if ok then return r end
+    check_array(where, a, what)
+    fail(where, r)
   end
 end
 
 local function binary_fn(name, where, inplace)
   where_of(where)
-  if inplace then
-    return function(a, b, opts)
-      check_array(where, a, "the array")
-      check_operand(where, b, "argument 1")
-      opts = check_opts(where, opts, INPLACE)
-      return call(where, core.binary, name, a, b, a, opts.variant)
-    end
-  end
   local method = where:match("^a:") ~= nil
+  local what1, what2 = method and "the array" or "argument 1", method and "argument 1" or "argument 2"
+  local allowed = inplace and INPLACE or OP
   return function(a, b, opts)
-    if method then check_array(where, a, "the array") else check_operand(where, a, "argument 1") end
-    check_operand(where, b, method and "argument 1" or "argument 2")
+    local out, variant
+    if opts ~= nil then opts = check_opts(where, opts, allowed); out, variant = opts.out, opts.variant end
+    if inplace then out = a end
+    local ok, r = pcall(core_binary, name, a, b, out, variant)
+    if ok then return r end
+    if method then check_array(where, a, what1) else check_operand(where, a, what1) end
+    check_operand(where, b, what2)
     if type(a) == "number" and type(b) == "number" then
       raise(fmt("%s: at least one operand must be a cukern array (both are numbers)", where))
     end
-    opts = check_opts(where, opts, OP)
-    return call(where, core.binary, name, a, b, opts.out, opts.variant)
+    fail(where, r)
   end
 end
 
@@ -751,8 +765,10 @@ end
 local function binop(name, where)
   where_of(where)
   return function(a, b)
+    local ok, r = pcall(core_binary, name, a, b)
+    if ok then return r end
     operands(where, a, b)
-    return call(where, core.binary, name, a, b)
+    fail(where, r)
   end
 end
 
@@ -763,25 +779,36 @@ MT.__mod = binop("mod", "a % b")
 
 do
   local where = where_of("a / b")
-  local function to_float(x)
-    if is_array(x) and x:dtype() == "i32" then return call(where, x.to, x, "f64") end
-    return x
+  local dtype = M.dtype
+  -- An i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
+  -- promotes the i32 side to that float dtype).
+  local function div(a, b)
+    local da = type(a) ~= "number" and dtype(a)
+    local db = type(b) ~= "number" and dtype(b)
+    if (da == "i32" or not da) and (db == "i32" or not db) then
+      if da then a = a:to("f64") end
+      if db then b = b:to("f64") end
+    end
+    return core_binary("div", a, b)
   end
   MT.__div = function(a, b)
+    local ok, r = pcall(div, a, b)
+    if ok then return r end
     operands(where, a, b)
     if type(a) ~= "number" then check_live(where, a, "the left operand") end
     if type(b) ~= "number" then check_live(where, b, "the right operand") end
-    local da, db = is_array(a) and a:dtype(), is_array(b) and b:dtype()
-    -- an i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
-    -- promotes the i32 side to that float dtype)
-    if (da == "i32" or not da) and (db == "i32" or not db) then a, b = to_float(a), to_float(b) end
-    return call(where, core.binary, "div", a, b)
+    fail(where, r)
   end
 end
 
 do
   local where = where_of("-a")
-  MT.__unm = function(a) check_array(where, a, "the operand"); return call(where, core.unary, "neg", a) end
+  MT.__unm = function(a)
+    local ok, r = pcall(core_unary, "neg", a)
+    if ok then return r end
+    check_array(where, a, "the operand")
+    fail(where, r)
+  end
 end
 
 do
@@ -791,10 +818,15 @@ end
 
 do
   local where = where_of("a * b")
+  local function mul(a, b)
+    if type(a) == "number" or type(b) == "number" then return core_binary("mul", a, b) end
+    return core_matmul(a, b)
+  end
   MT.__mul = function(a, b)
+    local ok, r = pcall(mul, a, b)
+    if ok then return r end
     operands(where, a, b)
-    if type(a) == "number" or type(b) == "number" then return call(where, core.binary, "mul", a, b) end
-    return call(where, core.matmul, a, b)
+    fail(where, r)
   end
 end
 
