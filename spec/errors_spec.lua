@@ -135,6 +135,7 @@ local CASES = {
   {"#a", [[#z]], "freed"},
   {"a[i]", [[a[0] ]], "index 0 is out of range for dim 1 %(size %d+%)"},
   {"a[i]", [[a[1.5] ]], "must be an integer"},
+  {"a[i]", [[a[b] ]], "indexing with an array"},
   {"a[{...}]", [[a[{1, 99}] ]], "index 99 is out of range for dim 2 %(size %d+%)"},
   {"a[{...}]", [[a[{{2, 1000}}] ]], "range {2, 1000} is out of range for dim 1"},
   {"a[{...}]", [[a[{1, 1, 1}] ]], "3 indices for a 2%-D array"},

@@ -549,14 +549,14 @@ static int m_fill(lua_State *L) {
 // ---------------------------------------------------------------- indexing
 
 /* The array metatable's __index: a method (upvalue 1, the methods table) when there is one, else for a
- * number or table key the indexer written in Lua (upvalue 2: a[i], a[{...}]), else nil. In C because every
+ * number, table or array key the indexer written in Lua (upvalue 2: a[i], a[{...}]), else nil. In C because every
  * method call looks its method up here. */
 static int array_index(lua_State *L) {
   lua_settop(L, 2);
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
   int kt = lua_type(L, 2);
-  if (kt != LUA_TNUMBER && kt != LUA_TTABLE) return 1;
+  if (kt != LUA_TNUMBER && kt != LUA_TTABLE && kt != LUA_TUSERDATA) return 1;
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);

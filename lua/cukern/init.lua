@@ -456,7 +456,8 @@ local function index(a, k)
     if all then return v:item() end
     return v
   end
-  return nil
+  raise(INDEX .. ": indexing with an array (a mask or a list of indices) is not supported; " ..
+    "for a mask use a:mul(mask), for single elements a[{i, j}]")
 end
 
 local function setindex(a, k, value)
