@@ -72,6 +72,16 @@ local CASES = {
   {"ck.format", [[ck.format(a:shape())]], "argument 1 must be a cukern array, got table"},
   {"ck.kernel", [[ck.kernel(1)]], "source must be a string"},
   {"ck.bench", [[ck.bench(1)]], "takes a table"},
+  -- files (lua/cukern/io.lua) and fused kernels (lua/cukern/map.lua)
+  {"ck.save", [[ck.save(1, a)]], "file name expected, got number"},
+  {"ck.savez", [[ck.savez(os.tmpname() .. ".npz", 1)]], "expected a table of named arrays"},
+  {"ck.load", [[ck.load("/nonexistent/cukern-x.npy")]], "cannot open"},
+  {"ck.map", [[ck.map("a +", {a = a})]], "at position 4"},
+  {"ck.map_info", [[ck.map_info(1)]], "argument 1 must be an expression"},
+  {"ck.map_source", [[ck.map_source(1)]], "argument 1 must be an expression"},
+  {"ck.reduce_map", [[ck.reduce_map(1)]], "argument 1 must be a spec table"},
+  {"ck.kernel_build", [[ck.kernel_build("x", 1)]], "argument 2 must be the entry point"},
+  {"ck.cache_dir", [[ck.cache_dir(1)]], "argument 1 must be a directory"},
   {"ck.launch_overhead", [[ck.launch_overhead(1)]], "takes nil or a table"},
   -- methods written in C
   {"a:shape", [[a.shape()]], "call it on a cukern array with a colon"},
@@ -183,7 +193,7 @@ describe("errors", function()
     -- functions that take no arguments or accept anything cannot be called badly
     local no_bad_call = {device = true, has_cuda = true, sync = true, sync_mode = true, memory = true,
       empty_cache = true, last_ran = true, is_array = true, core = true, version = true, unary_ops = true,
-      binary_ops = true}
+      binary_ops = true, io_formats = true, kernel_header = true, map_cache_size = true}
     local missing = {}
     for k, v in pairs(ck) do
       if not no_bad_call[k] and type(v) == "function" and not named["ck." .. k] then missing[#missing + 1] = "ck." .. k end
