@@ -228,6 +228,7 @@ typedef struct ck_call {
   int dim;                /* reduce: 0-based dim, -1 = every element (0-d result unless keepdim) */
   bool keepdim;
   double alpha, beta;     /* matmul: C = alpha * A @ B + beta * C (beta ignored when out is allocated) */
+  int precision;          /* matmul: CK_MM_EXACT (0), or CK_MM_TF32: f32 through TF32 tensor cores, opt-in */
   const char *variant;    /* NULL or "": the default; else a registry name or decimal id */
 } ck_call;
 

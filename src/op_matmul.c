@@ -85,6 +85,9 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   /* promotion as for elementwise ops: f32 x f64 -> f64, i32 with a float -> that float */
   p->in_dt = a->dtype == b->dtype ? a->dtype : a->dtype == CK_I32 ? b->dtype : b->dtype == CK_I32 ? a->dtype : CK_F64;
   p->dt = p->in_dt;
+  if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
+    return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
+                    ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
   p->has_out = true;
   p->out_reads = p->beta != 0.0;
   return ck_check_shape(ctx, "matmul", p->nd, p->shape, p->dt);
@@ -112,7 +115,7 @@ static void mm_describe(const ck_plan *p, void *desc) {
   memset(d, 0, sizeof *d);
   d->dtype = p->in_dt;
   d->c_dtype = p->dt;
-  d->precision = CK_MM_EXACT;
+  d->precision = p->call->precision;
   d->batch = p->nd == 3 ? p->shape[0] : 1;
   d->m = a->shape[a->ndim - 2];
   d->k = a->shape[a->ndim - 1];

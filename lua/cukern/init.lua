@@ -131,6 +131,7 @@ local OPT_CHECK = {
   out = function(v) return is_array(v) and not v:is_freed(), "a (live) cukern array" end,
   idx = function(v) return is_array(v) and not v:is_freed(), "a (live) i32 cukern array" end,
   keepdim = function(v) return type(v) == "boolean", "true or false" end,
+  precision = function(v) return v == "exact" or v == "tf32", '"exact" or "tf32"' end,
 }
 local function opt_set(...)
   local s, names = {}, {...}
@@ -139,6 +140,8 @@ local function opt_set(...)
   return s
 end
 local CREATE, OP, INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
+-- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
+local MATMUL, GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
 local REDUCE, REDUCE_IDX = opt_set("keepdim", "variant", "out"), opt_set("keepdim", "variant", "out", "idx")
 local NONE = {}
 
@@ -526,9 +529,9 @@ local core_matmul, core_reduce, core_unary, core_binary = core.matmul, core.redu
 do
   local where = where_of("ck.matmul")
   function ck.matmul(a, b, opts)
-    local out, variant
-    if opts ~= nil then opts = check_opts(where, opts, OP); out, variant = opts.out, opts.variant end
-    local ok, r = pcall(core_matmul, a, b, out, 1, 0, variant)
+    local out, variant, precision
+    if opts ~= nil then opts = check_opts(where, opts, MATMUL); out, variant, precision = opts.out, opts.variant, opts.precision end
+    local ok, r = pcall(core_matmul, a, b, out, 1, 0, variant, precision)
     if ok then return r end
     check_array(where, a, "argument 1 (a)")
     check_array(where, b, "argument 2 (b)")
@@ -547,8 +550,8 @@ do
     check_array(where, b, "argument 3 (b)")
     alpha = check_number(where, alpha, "alpha", 1)
     beta = check_number(where, beta, "beta", 0)
-    opts = check_opts(where, opts, INPLACE)
-    return call(where, core.matmul, a, b, c, alpha, beta, opts.variant)
+    opts = check_opts(where, opts, GEMM)
+    return call(where, core.matmul, a, b, c, alpha, beta, opts.variant, opts.precision)
   end
 end
 
