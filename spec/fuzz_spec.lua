@@ -699,7 +699,9 @@ local function case_reduce(dev)
   if ctx.skip then return true end
   if idx and idx == o.out then
     -- one array for values and indices: refused with a clear error (issue 18 item 4), never a wrong result
+    -- (an empty result has no memory to share: accepting it is as good)
     local ok, err = pcall(ck[name], a, darg, o)
+    if ok and numel(ref.shape) == 0 then return true end
     if ok then return false, "out= and idx= the same array: no error raised" end
     return tostring(err):find("share memory", 1, true) ~= nil, "unexpected error: " .. tostring(err)
   end
