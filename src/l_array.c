@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ew_ops.h"
+#include "half.h"
 #include "lck.h"
 
 // ---------------------------------------------------------------- creation
@@ -45,6 +46,8 @@ static void store_value(void *buf, ck_dtype dt, int64_t i, double v) {
   case CK_F32: ((float *)buf)[i] = (float)v; break;
   case CK_F64: ((double *)buf)[i] = v; break;
   case CK_I32: ((int32_t *)buf)[i] = ck_ew_f2i(v); break;
+  case CK_F16: ((uint16_t *)buf)[i] = ck_f64_to_f16(v); break; /* rounded once, to nearest even */
+  case CK_BF16: ((uint16_t *)buf)[i] = ck_f64_to_bf16(v); break;
   default: break;
   }
 }
@@ -54,6 +57,8 @@ static double load_value(const void *buf, ck_dtype dt, int64_t i) {
   case CK_F32: return ((const float *)buf)[i];
   case CK_F64: return ((const double *)buf)[i];
   case CK_I32: return ((const int32_t *)buf)[i];
+  case CK_F16: return ck_f16_to_f32(((const uint16_t *)buf)[i]);
+  case CK_BF16: return ck_bf16_to_f32(((const uint16_t *)buf)[i]);
   default: return NAN;
   }
 }
@@ -270,7 +275,7 @@ static int m_to(lua_State *L) {
   for (int i = 2; i <= 3 && !lua_isnoneornil(L, i); ++i) {
     const char *s = luaL_checkstring(L, i);
     if (!ckl_parse_device(s, &dev) && !ck_dtype_parse(s, &dt))
-      return luaL_argerror(L, i, lua_pushfstring(L, "'%s' is neither a device (cuda, host) nor a dtype (f32, f64, i32)", s));
+      return luaL_argerror(L, i, lua_pushfstring(L, "'%s' is neither a device (cuda, host) nor a dtype (f32, f64, i32, f16, bf16)", s));
   }
   ck_tensor *r = ckl_push_array(L);
   if (ck_to(CKL_CTX(L), r, t, dev, dt)) return ckl_fail(L);

@@ -166,8 +166,7 @@ extern "C" const char *ck_ew_contiguous_supports(const void *desc) {
   const int nin = arity(d->op);
   if (d->op == CK_EW_EYE) return "eye needs the 2-D index";
   if (d->ndim < 0 || d->ndim > CK_MAX_DIMS) return "ndim out of range";
-  if (d->op == CK_EW_COPY && d->a_dtype != CK_F32 && d->a_dtype != CK_F64 && d->a_dtype != CK_I32)
-    return "copy source dtype must be f32, f64 or i32";
+  if (d->op == CK_EW_COPY && (d->a_dtype < 0 || d->a_dtype >= CK_NDTYPES)) return "copy source dtype unknown";
   if (!dense(d->ndim, d->shape, d->out_st)) return "output not contiguous";
   if (nin >= 1 && !dense(d->ndim, d->shape, d->a_st)) return "operands not contiguous (strided view or broadcast)";
   if (nin == 2 && !d->b_scalar && !dense(d->ndim, d->shape, d->b_st))
