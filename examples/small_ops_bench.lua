@@ -50,7 +50,7 @@ end
 if with_torch and dev == "cuda" then
   local py = [[
 import time, torch
-d = 'cuda'
+d = "cuda"
 a, b = torch.rand(4, 4, device=d), torch.rand(4, 4, device=d)
 m1, m2 = torch.rand(8, 8, device=d), torch.rand(8, 8, device=d)
 cases = [lambda: a.fill_(1), lambda: a + b, lambda: a.add_(b), lambda: a.sum(), lambda: m1 @ m2]

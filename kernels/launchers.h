@@ -28,6 +28,8 @@ CK_LAUNCHER(ck_matmul_vectorized)
 CK_LAUNCHER(ck_matmul_tuned)
 CK_LAUNCHER_S(ck_matmul_warptile)
 CK_LAUNCHER_S(ck_matmul_double_buffer)
+CK_LAUNCHER_S(ck_matmul_wmma)
+CK_LAUNCHER_S(ck_matmul_mma_sync)
 
 /* reduce (kernels/reduce/NN_*.cu) */
 CK_LAUNCHER_S(ck_reduce_cub)

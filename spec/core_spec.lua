@@ -134,7 +134,7 @@ for _, dev in ipairs(H.devices()) do
       local n = a:narrow(3, 2, 3)
       assert.equals("2x3x2", shape(n)); assert.equals(1, n:offset())
       assert.same({{{1, 2}, {5, 6}, {9, 10}}, {{13, 14}, {17, 18}, {21, 22}}}, n:totable())
-      local s = a:sub{{2, 2}, {}, {4, 4}}
+      local s = a:slice{{2, 2}, {}, {4, 4}}
       assert.same({{{15}, {19}, {23}}}, s:totable())
       assert.same({4, 5, 6, 7}, a:select(1, 1):select(1, 2):totable())
       assert.same({20, 21, 22, 23}, a:select(2, -1):select(1, 2):totable())

@@ -275,7 +275,7 @@ describe("ck.map on the host", function()
       {base, "contiguous"},
       {base:t(), "transposed"},
       {base:narrow(2, 2, 6), "narrowed"},
-      {base:sub{{1, 5}, {2, 7}}, "sub"},
+      {base:slice{{1, 5}, {2, 7}}, "slice"},
       {H.rand({1, 8}, "f64"):expand(6, 8), "expanded"},
       {H.rand({3, 6, 8}, "f64"):select(1, 2), "selected"},
     }
@@ -532,8 +532,8 @@ describe("ck.map on the GPU", function()
         local tol = dt == "f32" and {rtol = 1e-5, atol = 1e-6} or {rtol = 1e-13, atol = 1e-14}
         H.assert_close(ck.map(c[1], {x = x, y = y}), ck.map(c[1], {x = xh, y = yh}), tol, dt .. " " .. c[1])
         -- strided: a transposed operand and a broadcast row
-        H.assert_close(ck.map(c[1], {x = x:t(), y = y:sub{{1, 1}, {1, 37}}}),
-          ck.map(c[1], {x = xh:t(), y = yh:sub{{1, 1}, {1, 37}}}), tol, dt .. " strided " .. c[1])
+        H.assert_close(ck.map(c[1], {x = x:t(), y = y:slice{{1, 1}, {1, 37}}}),
+          ck.map(c[1], {x = xh:t(), y = yh:slice{{1, 1}, {1, 37}}}), tol, dt .. " strided " .. c[1])
       end
     end
   end))

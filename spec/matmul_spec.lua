@@ -180,7 +180,7 @@ describe("matmul host reference", function()
     local ra, cb = a:select(1, 17):to("f64"):flat(), b:select(2, 401):to("f64"):flat()
     local s = 0.0
     for p = 1, 1000 do s = s + ra[p] * cb[p] end
-    local got = c:sub{{17, 17}, {401, 401}}:item()
+    local got = c:slice{{17, 17}, {401, 401}}:item()
     assert.is_true(math.abs(got - s) <= 1e-5 * (1 + math.abs(s)), ("c[17,401] = %.9g, expected %.9g"):format(got, s))
   end)
 end)

@@ -49,6 +49,10 @@ typedef struct ck_storage {
   size_t bytes;      /* requested */
   size_t cap;        /* size class actually held (device) */
   ck_ctx *ctx;
+  /* A wrapped application buffer (ck_storage_wrap): when the last reference goes, release(release_ud, ptr)
+   * is called instead of freeing ptr (after the stream is synchronised, for device memory). NULL otherwise. */
+  void (*release)(void *ud, void *ptr);
+  void *release_ud;
 } ck_storage;
 
 typedef struct ck_tensor {
@@ -116,6 +120,11 @@ void ck_timer_free(ck_timer *t);
 ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out);
 void ck_storage_retain(ck_storage *s);
 void ck_storage_release(ck_storage *s);
+/* Storage over memory the caller owns (host memory, or a device pointer for CK_CUDA): nothing is allocated
+ * or copied, the bytes are not counted in ck_memory_stats, and release(ud, ptr) (may be NULL) is called when
+ * the last reference goes. */
+ck_status ck_storage_wrap(ck_ctx *ctx, ck_devkind dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
+                          void *ud, ck_storage **out);
 /* Raw device workspace from the caching allocator (stream-ordered reuse is safe: one stream). */
 void *ck_dev_alloc(ck_ctx *ctx, size_t bytes);
 void ck_dev_free(ck_ctx *ctx, void *p);
@@ -219,6 +228,7 @@ typedef struct ck_call {
   int dim;                /* reduce: 0-based dim, -1 = every element (0-d result unless keepdim) */
   bool keepdim;
   double alpha, beta;     /* matmul: C = alpha * A @ B + beta * C (beta ignored when out is allocated) */
+  int precision;          /* matmul: CK_MM_EXACT (0), or CK_MM_TF32: f32 through TF32 tensor cores, opt-in */
   const char *variant;    /* NULL or "": the default; else a registry name or decimal id */
 } ck_call;
 

@@ -64,11 +64,16 @@ typedef struct ck_opdef {
   unsigned (*layout)(const ck_plan *p, const ck_variant *v);
   /* Fill the launch descriptor from the plan's current operands. */
   void (*describe)(const ck_plan *p, void *desc);
-  /* Default preference order for this descriptor. */
-  const int *(*preferred)(const void *desc);
-  /* "op (variant) operands" for an error message (only formatted on failure). */
+  /* Default preference order (ids, -1 terminated), or one chosen per descriptor (NULL: use preferred). */
+  const int *preferred;
+  const int *(*preferred_for)(const void *desc);
+  /* The launch described for an error message (only formatted on failure; NULL: "op (variant) operands"). */
   void (*what)(const ck_plan *p, const ck_variant *v, char *buf, size_t n);
 } ck_opdef;
+
+/* The registry fields of an op definition: ladder name and the table, count and preference order of
+ * kernels/<op>/variants.c (named <prefix>_variants, <prefix>_nvariants, <prefix>_preferred). */
+#define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose;
 

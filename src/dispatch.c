@@ -297,8 +297,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
-    const ck_variant *v = ck_pick_variant(ctx, p->name, def->tab, *def->ntab, c->variant, def->preferred(&desc),
-                                          p->in_dt, &desc, ran);
+    const int *order = def->preferred_for ? def->preferred_for(&desc) : def->preferred;
+    const ck_variant *v = ck_pick_variant(ctx, p->name, def->tab, *def->ntab, c->variant, order, p->in_dt, &desc, ran);
     if (done) { /* say which variant would have run, and why nothing did (after any fallback note) */
       if (!v && ran) ran->id = -1, memcpy(ran->name, "none", 5), ran->note[0] = 0;
       if (ran) {
@@ -316,7 +316,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       if ((st = ck_env_get(ctx, &env))) return st;
       const int kerr = v->launch(&desc, &env);
       if (kerr != 0 || ck_sync_mode(ctx)) {
-        def->what(p, v, buf, sizeof buf);
+        if (def->what) def->what(p, v, buf, sizeof buf);
+        else snprintf(buf, sizeof buf, "%s (%s) %s", p->name, v->name, ck_plan_operands(p, ops, sizeof ops));
         if ((st = ck_after_launch(ctx, kerr, buf))) return st;
       }
     }

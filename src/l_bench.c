@@ -169,15 +169,8 @@ static int l_clock(lua_State *L) {
 
 
 void ckl_bench_init(lua_State *L) {
-  luaL_newmetatable(L, TIMER_MT);
-  lua_pushcfunction(L, t_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_newtable(L);
   static const luaL_Reg TM[] = {{"start", t_start}, {"stop", t_stop}, {"kind", t_kind}, {NULL, NULL}};
-  lua_pushvalue(L, -3);
-  luaL_setfuncs(L, TM, 1);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  ckl_new_class(L, TIMER_MT, t_gc, TM);
 }
 
 const luaL_Reg ckl_bench_funcs[] = {{"time_op", l_time_op}, {"clock", l_clock}, {"timer", l_timer}, {NULL, NULL}};

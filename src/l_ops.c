@@ -22,7 +22,7 @@ static int opt_out(lua_State *L, int i) {
   return i;
 }
 
-/* matmul: a, b [, out [, alpha [, beta [, variant]]]] */
+/* matmul: a, b [, out [, alpha [, beta [, variant [, precision ("exact" | "tf32")]]]]] */
 static void parse_matmul(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_MATMUL;
@@ -32,6 +32,8 @@ static void parse_matmul(lua_State *L, int base, ckl_opcall *oc) {
   c->alpha = luaL_optnumber(L, base + 3, 1.0);
   c->beta = luaL_optnumber(L, base + 4, 0.0);
   c->variant = ckl_opt_variant(L, base + 5, oc->vbuf, sizeof oc->vbuf);
+  static const char *const PRECISIONS[] = {"exact", "tf32", NULL};
+  c->precision = luaL_checkoption(L, base + 6, "exact", PRECISIONS) == 1 ? CK_MM_TF32 : CK_MM_EXACT;
   oc->nout = 1;
 }
 
@@ -121,7 +123,7 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
 
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
-    {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant"}},
+    {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
     {"reduce", parse_reduce, {"fn", "x", "dim", "keepdim", "variant", "want_idx", "out", "idx"}},
     {"transpose", parse_transpose, {"x", "out", "variant"}},
     {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},

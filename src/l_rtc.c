@@ -219,21 +219,8 @@ static int k_ptx(lua_State *L) {
 
 
 void ckl_rtc_init(lua_State *L) {
-  luaL_newmetatable(L, KERNEL_MT);
-  lua_pushcfunction(L, k_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_newtable(L);
-  lua_pushvalue(L, -3);
-  lua_pushcclosure(L, k_launch, 1);
-  lua_setfield(L, -2, "launch");
-  lua_pushvalue(L, -3);
-  lua_pushcclosure(L, k_info, 1);
-  lua_setfield(L, -2, "info");
-  lua_pushvalue(L, -3);
-  lua_pushcclosure(L, k_ptx, 1);
-  lua_setfield(L, -2, "ptx");
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  static const luaL_Reg KM[] = {{"launch", k_launch}, {"info", k_info}, {"ptx", k_ptx}, {NULL, NULL}};
+  ckl_new_class(L, KERNEL_MT, k_gc, KM);
   ckl_map_init(L);
 }
 

@@ -97,6 +97,9 @@ extern const luaL_Reg ckl_rtc_funcs[];
 extern const luaL_Reg ckl_io_funcs[]; /* l_io.c: file formats */
 int ckl_array_release(lua_State *L); /* __gc, __close and :free() */
 int ckl_array_len(lua_State *L);     /* __len */
+/* A userdata class: metatable `name` with __gc and an __index table of methods, each method getting the
+ * module state (which must be on top of the stack) as upvalue 1. The stack is left as it was. */
+void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_Reg *methods);
 /* Metatables of the other userdata (timers, kernels); the module state is on top of the stack. */
 void ckl_bench_init(lua_State *L);
 void ckl_rtc_init(lua_State *L);

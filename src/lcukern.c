@@ -22,12 +22,23 @@ ck_ctx *ckl_ctx_of(lua_State *L) {
   return c;
 }
 
+/* Is src (a chunk's short_src) one of cukern's own Lua modules (lua/cukern/{init,map,io,bench}.lua)? */
+static bool own_lua_file(const char *src) {
+  static const char *const OWN[] = {"cukern/init.lua", "cukern/map.lua", "cukern/io.lua", "cukern/bench.lua"};
+  const size_t n = strlen(src);
+  for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
+    const size_t k = strlen(OWN[i]);
+    if (n >= k && strcmp(src + n - k, OWN[i]) == 0) return true;
+  }
+  return false;
+}
+
 /* Raise the core's message at the user's line: skip frames inside cukern's own Lua wrappers. */
 int ckl_raise_at_user(lua_State *L, const char *msg) {
   lua_Debug ar;
   for (int level = 1; lua_getstack(L, level, &ar); ++level) {
     if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    if (strstr(ar.short_src, "cukern/init.lua") || strstr(ar.short_src, "cukern\\init.lua")) continue;
+    if (own_lua_file(ar.short_src)) continue;
     lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
     return lua_error(L);
   }
@@ -137,6 +148,17 @@ void ckl_host_ran(ck_ran *ran) {
   strcpy(ran->name, "host");
 }
 
+
+void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_Reg *methods) {
+  luaL_newmetatable(L, name);
+  lua_pushcfunction(L, gc);
+  lua_setfield(L, -2, "__gc");
+  lua_newtable(L);
+  lua_pushvalue(L, -3); /* the module state */
+  luaL_setfuncs(L, methods, 1);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
 
 void ckl_push_ran(lua_State *L, const ck_ran *r) {
   lua_createtable(L, 0, 3);

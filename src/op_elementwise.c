@@ -133,25 +133,5 @@ static ck_status ew_host(ck_ctx *ctx, ck_plan *p) {
   return ck_host_elementwise(ctx, &d);
 }
 
-static const int *ew_preferred(const void *desc) {
-  (void)desc;
-  return ck_ew_preferred;
-}
-
-static void ew_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
-  char ops[400];
-  snprintf(buf, n, "%s (%s) %s", p->name, v->name, ck_plan_operands(p, ops, sizeof ops));
-}
-
-const ck_opdef ck_opdef_ew = {
-    .ladder = "elementwise",
-    .tab = ck_ew_variants,
-    .ntab = &ck_ew_nvariants,
-    .host_dtypes = CK_DT_ALL5,
-    .inplace_ok = true,
-    .check = ew_check,
-    .host = ew_host,
-    .describe = ew_describe,
-    .preferred = ew_preferred,
-    .what = ew_what,
-};
+const ck_opdef ck_opdef_ew = {CK_LADDER("elementwise", ck_ew), .host_dtypes = CK_DT_ALL5, .inplace_ok = true,
+                              .check = ew_check, .host = ew_host, .describe = ew_describe};

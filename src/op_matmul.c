@@ -93,6 +93,9 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   p->dt = p->in_dt;
   if ((p->in_dt == CK_F16 || p->in_dt == CK_BF16) && p->call->out && p->call->out->st && p->call->out->dtype == CK_F32)
     p->dt = CK_F32;
+  if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
+    return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
+                    ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
   p->has_out = true;
   p->out_reads = p->beta != 0.0;
   return ck_check_shape(ctx, "matmul", p->nd, p->shape, p->dt);
@@ -120,7 +123,7 @@ static void mm_describe(const ck_plan *p, void *desc) {
   memset(d, 0, sizeof *d);
   d->dtype = p->in_dt;
   d->c_dtype = p->dt;
-  d->precision = CK_MM_EXACT;
+  d->precision = p->call->precision;
   d->batch = p->nd == 3 ? p->shape[0] : 1;
   d->m = a->shape[a->ndim - 2];
   d->k = a->shape[a->ndim - 1];
@@ -152,27 +155,6 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
-static const int *mm_preferred(const void *desc) {
-  (void)desc;
-  return ck_matmul_preferred;
-}
-
-static void mm_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
-  char da[96], db[96];
-  snprintf(buf, n, "matmul (%s) %s x %s", v->name, ck_describe(p->call->a, da, sizeof da),
-           ck_describe(p->call->b, db, sizeof db));
-}
-
-const ck_opdef ck_opdef_matmul = {
-    .ladder = "matmul",
-    .tab = ck_matmul_variants,
-    .ntab = &ck_matmul_nvariants,
-    .host_dtypes = CK_DT_ALL5,
-    .check = mm_check,
-    .trivial = mm_trivial,
-    .host = mm_host,
-    .layout = mm_layout,
-    .describe = mm_describe,
-    .preferred = mm_preferred,
-    .what = mm_what,
-};
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,
+                                  .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
+                                  .describe = mm_describe};

@@ -190,7 +190,7 @@ static void red_describe(const ck_plan *p, void *desc) {
   d->idx = p->idx ? (int32_t *)ck_data(p->idx) : NULL;
 }
 
-static const int *red_preferred(const void *desc) {
+static const int *red_preferred_for(const void *desc) {
   const ck_red_desc *d = (const ck_red_desc *)desc;
   return d->outer == 1 && d->inner == 1 ? ck_reduce_preferred_full : ck_reduce_preferred;
 }
@@ -201,17 +201,7 @@ static void red_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n)
   else snprintf(buf, n, "%s (%s) %s dim %d", p->name, v->name, ck_describe(p->call->a, d, sizeof d), p->dim + 1);
 }
 
-const ck_opdef ck_opdef_reduce = {
-    .ladder = "reduce",
-    .tab = ck_reduce_variants,
-    .ntab = &ck_reduce_nvariants,
-    .host_dtypes = CK_DT_ALL5,
-    .check = red_check,
-    .out_shape_ok = red_out_shape_ok,
-    .trivial = red_trivial,
-    .host = red_host,
-    .layout = red_layout,
-    .describe = red_describe,
-    .preferred = red_preferred,
-    .what = red_what,
-};
+const ck_opdef ck_opdef_reduce = {CK_LADDER("reduce", ck_reduce), .host_dtypes = CK_DT_ALL5, .check = red_check,
+                                  .out_shape_ok = red_out_shape_ok, .trivial = red_trivial, .host = red_host,
+                                  .layout = red_layout, .describe = red_describe, .preferred_for = red_preferred_for,
+                                  .what = red_what};

@@ -121,27 +121,8 @@ static void tr_describe(const ck_plan *p, void *desc) {
   tr_normalise(d);
 }
 
-static const int *tr_preferred(const void *desc) {
-  (void)desc;
-  return ck_transpose_preferred;
-}
-
-static void tr_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
-  char ops[400];
-  snprintf(buf, n, "transpose (%s) %s", v->name, ck_plan_operands(p, ops, sizeof ops));
-}
-
-const ck_opdef ck_opdef_transpose = {
-    .ladder = "transpose",
-    .tab = ck_transpose_variants,
-    .ntab = &ck_transpose_nvariants,
-    .host_dtypes = CK_DT_ALL5,
-    .check = tr_check,
-    .host = tr_host,
-    .describe = tr_describe,
-    .preferred = tr_preferred,
-    .what = tr_what,
-};
+const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host_dtypes = CK_DT_ALL5,
+                                     .check = tr_check, .host = tr_host, .describe = tr_describe};
 
 // ---------------------------------------------------------------- ck_copy_permuted
 

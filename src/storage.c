@@ -257,10 +257,41 @@ void ck_storage_retain(ck_storage *s) {
 
 void ck_storage_release(ck_storage *s) {
   if (!s || --s->refs > 0) return;
+  if (s->release) { /* an application's buffer (ck_storage_wrap): hand it back once queued work is done */
+    if (s->dev == CK_CUDA) (void)ck_synchronize(s->ctx);
+    s->release(s->release_ud, s->ptr);
+    free(s);
+    return;
+  }
   if (s->dev == CK_CUDA) ck_dev_free(s->ctx, s->ptr);
   else {
     s->ctx->stats.host_in_use -= s->cap;
     free(s->ptr);
   }
   free(s);
+}
+
+// ---------------------------------------------------------------- application buffers (embedding)
+
+static void keep_buffer(void *ud, void *ptr) { (void)ud, (void)ptr; }
+
+/* Storage over an application's buffer (src/cukern.h's cukern_push_buffer). cap stays 0: nothing was
+ * allocated here, so nothing is counted in the memory stats or owed to Lua's GC. `release` is never NULL in
+ * wrapped storage (ck_storage_release tells them apart by it). */
+ck_status ck_storage_wrap(ck_ctx *ctx, ck_devkind dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
+                          void *ud, ck_storage **out) {
+  if (dev == CK_CUDA && !ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "wrap: a device buffer needs a CUDA device");
+  if (!ptr && bytes) return ck_error(ctx, CK_ERR_ARG, "wrap: NULL buffer of %zu bytes", bytes);
+  ck_storage *s = calloc(1, sizeof *s);
+  if (!s) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+  s->refs = 1;
+  s->dev = dev;
+  s->ptr = ptr;
+  s->bytes = bytes;
+  s->cap = 0;
+  s->ctx = ctx;
+  s->release = release ? release : keep_buffer;
+  s->release_ud = ud;
+  *out = s;
+  return CK_OK;
 }

@@ -1,5 +1,6 @@
 /*
- * 00_cublas.cu — matmul ladder, step 0: the library reference, cublasSgemm / cublasDgemm.
+ * 00_cublas.cu — matmul ladder, step 0: the library reference, cublasSgemm / cublasDgemm, and cublasGemmEx for
+ * f16, bf16 and TF32.
  *
  * Idea: cuBLAS is column-major; cukern arrays are row-major views with arbitrary strides. A matrix whose
  * column stride is 1 is, to cuBLAS, its own transpose stored column-major with leading dimension = its row
@@ -11,13 +12,18 @@
  * whatever cuBLAS accepts. Batches use the strided-batched call (a batch stride of 0 broadcasts a 2-D
  * operand). The math mode is forced to CUBLAS_DEFAULT_MATH for the call (plain fp32/fp64 FMA, no TF32) and
  * restored afterwards, since the handle is shared. Sizes past 2^31 - 1 use the 64-bit-integer API.
+ * f16 and bf16 inputs go through cublasGemmEx / cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F (f32
+ * accumulation; alpha, beta in f32) and C of c_dtype (the input dtype or f32), with reduced-precision
+ * reductions disallowed for the call. f32 with precision == CK_MM_TF32 (an explicit opt-in, never implied)
+ * goes through the same calls with CUBLAS_COMPUTE_32F_FAST_TF32; f32 without it stays on cublasSgemm.
  * Changed: this is the reference every rung is measured against (DESIGN.md: 51.5 TFLOP/s SGEMM at 4096²
  * on an H200).
  * Launch: whatever cuBLAS chooses, on the handle's stream (bound to the context's stream by the core).
  * Limits (CK_VF_BLAS): the dispatcher guarantees that each operand has a unit stride in one of its two dims
  * with a leading dimension >= the other extent; otherwise this launcher reports CUBLAS_STATUS_INVALID_VALUE.
  * Operands: A [m,k], B [k,n], C [m,n] per batch at element strides (rs, cs), batch strides a_bs, b_bs, c_bs;
- * f32 and f64; k == 0 gives C = beta*C (cuBLAS scales C).
+ * f32 and f64 (c_dtype = dtype), f16 and bf16 (c_dtype = dtype or f32), f32 with TF32 (c_dtype f32); k == 0
+ * gives C = beta*C (cuBLAS scales C).
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -93,30 +99,69 @@ template <> struct Blas<double> {
 
 // ---------------------------------------------------------------- launcher body
 
-template <typename T> cublasStatus_t run(cublasHandle_t h, const ck_mm_desc *d) {
-  const T alpha = (T)d->alpha, beta = (T)d->beta;
-  const T *A = (const T *)d->a, *B = (const T *)d->b;
-  T *C = (T *)d->c;
+/* The column-major problem cuBLAS solves: C' = op(X) op(Y), C' M x N with leading dimension ldc. */
+struct Plan {
+  bool ok;
+  const void *x, *y;
+  int64_t M, N, ldx, ldy, sx, sy, ldc;
+  cublasOperation_t opx, opy;
+};
+
+Plan plan(const ck_mm_desc *d) {
+  Plan P = {};
   const View va = col_major_view(d->m, d->k, d->a_rs, d->a_cs);
   const View vb = col_major_view(d->k, d->n, d->b_rs, d->b_cs);
   const View vc = col_major_view(d->m, d->n, d->c_rs, d->c_cs);
-  if (!va.ok || !vb.ok || !vc.ok) return CUBLAS_STATUS_INVALID_VALUE;
-  // cuBLAS computes (column-major) C' = op(X) op(Y).
-  const T *X, *Y;
-  int64_t M, N, ldx, ldy, sx, sy;
-  cublasOperation_t opx, opy;
+  P.ok = va.ok && vb.ok && vc.ok;
+  if (!P.ok) return P;
+  P.ldc = vc.ld;
   if (vc.trans) { // C stored row-major: C^T = B^T A^T, with B^T: n x k and A^T: k x m
-    M = d->n, N = d->m;
-    X = B, ldx = vb.ld, sx = d->b_bs, opx = vb.trans ? CUBLAS_OP_N : CUBLAS_OP_T;
-    Y = A, ldy = va.ld, sy = d->a_bs, opy = va.trans ? CUBLAS_OP_N : CUBLAS_OP_T;
+    P.M = d->n, P.N = d->m;
+    P.x = d->b, P.ldx = vb.ld, P.sx = d->b_bs, P.opx = vb.trans ? CUBLAS_OP_N : CUBLAS_OP_T;
+    P.y = d->a, P.ldy = va.ld, P.sy = d->a_bs, P.opy = va.trans ? CUBLAS_OP_N : CUBLAS_OP_T;
   } else { // C stored column-major: C = A B
-    M = d->m, N = d->n;
-    X = A, ldx = va.ld, sx = d->a_bs, opx = va.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-    Y = B, ldy = vb.ld, sy = d->b_bs, opy = vb.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    P.M = d->m, P.N = d->n;
+    P.x = d->a, P.ldx = va.ld, P.sx = d->a_bs, P.opx = va.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+    P.y = d->b, P.ldy = vb.ld, P.sy = d->b_bs, P.opy = vb.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   }
-  if (d->batch == 1) return Blas<T>::gemm(h, opx, opy, M, N, d->k, &alpha, X, ldx, Y, ldy, &beta, C, vc.ld);
-  return Blas<T>::gemm_sb(h, opx, opy, M, N, d->k, &alpha, X, ldx, sx, Y, ldy, sy, &beta, C, vc.ld, d->c_bs,
-                          d->batch);
+  return P;
+}
+
+template <typename T> cublasStatus_t run(cublasHandle_t h, const ck_mm_desc *d) {
+  const T alpha = (T)d->alpha, beta = (T)d->beta;
+  const Plan P = plan(d);
+  if (!P.ok) return CUBLAS_STATUS_INVALID_VALUE;
+  const T *X = (const T *)P.x, *Y = (const T *)P.y;
+  T *C = (T *)d->c;
+  if (d->batch == 1) return Blas<T>::gemm(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, X, P.ldx, Y, P.ldy, &beta, C, P.ldc);
+  return Blas<T>::gemm_sb(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, X, P.ldx, P.sx, Y, P.ldy, P.sy, &beta, C, P.ldc,
+                          d->c_bs, d->batch);
+}
+
+/* f16/bf16 inputs (f32 compute, output f16/bf16/f32 per c_dtype) and f32 with TF32: cublasGemmEx /
+ * cublasGemmStridedBatchedEx, alpha and beta in f32. */
+cudaDataType ex_type(int dt) { return dt == CK_F16 ? CUDA_R_16F : dt == CK_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+
+cublasStatus_t run_ex(cublasHandle_t h, const ck_mm_desc *d, cublasComputeType_t ct) {
+  const float alpha = (float)d->alpha, beta = (float)d->beta;
+  const Plan P = plan(d);
+  if (!P.ok) return CUBLAS_STATUS_INVALID_VALUE;
+  const cudaDataType ti = ex_type(d->dtype), tc = ex_type(d->c_dtype);
+  const bool small = P.M <= I32 && P.N <= I32 && d->k <= I32 && P.ldx <= I32 && P.ldy <= I32 && P.ldc <= I32 &&
+                     d->batch <= I32;
+  if (d->batch == 1) {
+    if (small)
+      return cublasGemmEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, &alpha, P.x, ti, (int)P.ldx, P.y, ti,
+                          (int)P.ldy, &beta, d->c, tc, (int)P.ldc, ct, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx_64(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, P.x, ti, P.ldx, P.y, ti, P.ldy, &beta, d->c, tc,
+                           P.ldc, ct, CUBLAS_GEMM_DEFAULT);
+  }
+  if (small)
+    return cublasGemmStridedBatchedEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, &alpha, P.x, ti, (int)P.ldx,
+                                      P.sx, P.y, ti, (int)P.ldy, P.sy, &beta, d->c, tc, (int)P.ldc, d->c_bs,
+                                      (int)d->batch, ct, CUBLAS_GEMM_DEFAULT);
+  return cublasGemmStridedBatchedEx_64(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, P.x, ti, P.ldx, P.sx, P.y, ti, P.ldy,
+                                       P.sy, &beta, d->c, tc, P.ldc, d->c_bs, d->batch, ct, CUBLAS_GEMM_DEFAULT);
 }
 
 } // namespace
@@ -128,15 +173,23 @@ extern "C" int ck_matmul_cublas(const void *desc, const ck_env *env) {
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   cublasHandle_t h = (cublasHandle_t)env->cublas;
   if (!h) return CK_KERR_CUBLAS(CUBLAS_STATUS_NOT_INITIALIZED);
+  const bool half = d->dtype == CK_F16 || d->dtype == CK_BF16;
+  const bool tf32 = d->dtype == CK_F32 && d->precision == CK_MM_TF32;
+  if ((half && d->c_dtype != d->dtype && d->c_dtype != CK_F32) || (tf32 && d->c_dtype != CK_F32))
+    return CK_KERR_CUBLAS(CUBLAS_STATUS_NOT_SUPPORTED);
+  // f16/bf16: reductions (split k) stay in f32 even when C is f16/bf16, so the error bound is f32's
+  const cublasMath_t want =
+      half ? (cublasMath_t)(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) : CUBLAS_DEFAULT_MATH;
   cublasMath_t mode;
   cublasStatus_t st = cublasGetMathMode(h, &mode);
   if (st != CUBLAS_STATUS_SUCCESS) return CK_KERR_CUBLAS(st);
-  if (mode != CUBLAS_DEFAULT_MATH && (st = cublasSetMathMode(h, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
-    return CK_KERR_CUBLAS(st);
-  if (d->dtype == CK_F32) st = run<float>(h, d);
+  if (mode != want && (st = cublasSetMathMode(h, want)) != CUBLAS_STATUS_SUCCESS) return CK_KERR_CUBLAS(st);
+  if (half) st = run_ex(h, d, CUBLAS_COMPUTE_32F);
+  else if (tf32) st = run_ex(h, d, CUBLAS_COMPUTE_32F_FAST_TF32);
+  else if (d->dtype == CK_F32) st = run<float>(h, d);
   else if (d->dtype == CK_F64) st = run<double>(h, d);
   else st = CUBLAS_STATUS_NOT_SUPPORTED;
-  if (mode != CUBLAS_DEFAULT_MATH) cublasSetMathMode(h, mode);
+  if (mode != want) cublasSetMathMode(h, mode);
   if (st != CUBLAS_STATUS_SUCCESS) return CK_KERR_CUBLAS(st);
   return (int)cudaGetLastError();
 }

@@ -12,10 +12,11 @@
 
 #define F32 CK_DT_BIT(CK_F32)
 #define F32_F64 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
+#define HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16))
 
 const ck_variant ck_matmul_variants[] = {
-    {0, "cublas", "cuBLAS gemm (fp32/fp64, no TF32), strided-batched; operands passed by stride as OP_N/OP_T",
-     F32_F64, CK_VF_BLAS, ck_matmul_cublas, NULL},
+    {0, "cublas", "cuBLAS: Sgemm/Dgemm (no TF32); f16/bf16 via GemmEx (f32 compute); TF32 only on request; strided-batched",
+     F32_F64 | HALVES, CK_VF_BLAS, ck_matmul_cublas, NULL},
     {1, "naive", "one thread per result; lanes walk rows of C (uncoalesced A reads, seed V1)", F32_F64,
      CK_VF_ROWMAJOR, ck_matmul_naive, NULL},
     {2, "coalesced", "one thread per result; lanes walk a row of C (coalesced B reads and C writes, seed V2)",
@@ -33,10 +34,14 @@ const ck_variant ck_matmul_variants[] = {
      F32, CK_VF_ROWMAJOR, ck_matmul_warptile, ck_matmul_warptile_supports},
     {9, "double_buffer", "warp tiling fed by a 3-stage cp.async pipeline (global -> shared, no registers); grouped block order",
      F32, CK_VF_ROWMAJOR, ck_matmul_double_buffer, ck_matmul_double_buffer_supports},
+    {10, "wmma", "WMMA 16x16x16 fragments (f16/bf16 in, f32 accumulate) over padded shared tiles, 3-stage cp.async (seed's last level)",
+     HALVES, CK_VF_ROWMAJOR, ck_matmul_wmma, ck_matmul_wmma_supports},
+    {11, "mma_sync", "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled tiles, 4-stage cp.async; TF32 m16n8k8 for f32 (opt-in)",
+     HALVES | F32, CK_VF_ROWMAJOR, ck_matmul_mma_sync, ck_matmul_mma_sync_supports},
 };
 
 const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matmul_variants[0]);
 
 /* Default order: the library first (fastest, every layout); if it cannot run a case, the fastest own
  * kernels that can. */
-const int ck_matmul_preferred[] = {0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_matmul_preferred[] = {0, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};

@@ -1,0 +1,254 @@
+/*
+ * 11_mma_sync.cu — matmul ladder, step 11: tensor cores through mma.sync PTX, ldmatrix, swizzled shared
+ * memory and a multi-stage cp.async pipeline (sm_80+); f16/bf16, and TF32 for f32 inputs on request.
+ *
+ * Idea: WMMA (step 10) hides the fragment layout, so its shared tiles must be padded for load_matrix_sync and
+ * its results go out through shared memory. Here the warp issues the instruction itself:
+ * mma.sync.aligned.m16n8k16 (f16/bf16 in, f32 accumulate) takes A as 4 and B as 2 32-bit registers per lane
+ * in a documented layout, which is exactly what ldmatrix.x4 delivers from shared memory: one ldmatrix feeds
+ * a 16x16 A fragment, one ldmatrix.trans two 16x8 B fragments from B's row-major [k][n] tile (the transpose
+ * happens in the load). Shared tiles are stored as 16-byte chunks with the chunk index XORed with the row
+ * (mm_tc.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
+ * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
+ * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
+ * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
+ * c_dtype, two columns per store. A configuration with PIPE = 1 double-buffers the fragments in registers
+ * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_tc.cuh:
+ * k_loop); on an H100 that was slower (see the configuration table), so the defaults use PIPE = 0.
+ * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
+ * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
+ * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
+ * shared loads, conflict-free under the SW_TF32B swizzle. Both operands are rounded to TF32 with
+ * cvt.rna (round to nearest) after the shared load: mma.sync takes its .tf32 operands in TF32 form.
+ * Operands that do not allow 16-byte copies (a column stride != 1, a row stride or base not a multiple of 16
+ * bytes) are loaded with plain element loads and 16-byte shared stores into the same layout, by one small
+ * configuration (64 x 64 x 32, 4 warps): correct for any strides, but slow; the dispatcher's contiguous
+ * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path. Edge tiles
+ * use cp.async's zero fill (src-size < 16), so tails cost no branch in the inner loop.
+ * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, 4 stages
+ * instead of 3, results stored from registers; TF32 for f32.
+ * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
+ * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
+ * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: 128 x 128 x 32
+ * (TF32: x 16), 4 warps of 64 x 64, 4 stages, 64 KB dynamic shared memory, 2 blocks per SM.
+ * Measured (H100, 8192^3, same run): bf16 287 TFLOP/s = 36% of cuBLAS (787), f16 287 = 39% (739), TF32 124 =
+ * 31% (397). What limits it (SASS of the 128 x 128 kernel): issuing a k tile's 8 cp.async takes each thread
+ * ~200 instructions (64-bit address arithmetic and per-chunk edge tests, mm_tc.cuh: load_tile) against 64
+ * HMMA + 16 LDSM per warp, with only 2 warps per scheduler (234 registers) to hide it and the ldmatrix latency.
+ * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
+ * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
+ * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
+ * alpha/beta in f32, beta == 0 never reads C.
+ */
+#include "mm_tc.cuh"
+
+using namespace cktc;
+
+namespace {
+
+// ---------------------------------------------------------------- configuration
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int GROUP_ = 8> struct Cfg {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
+  static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
+  static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
+  static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
+};
+
+// ---------------------------------------------------------------- f16 / bf16 kernel
+
+template <class C> struct FragH { // one k16 step of a warp: MT A fragments, N8/2 pairs of B fragments
+  uint32_t a[C::MT][4], b[C::N8 / 2][4];
+};
+
+template <class C, typename T, bool VEC>
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const TcArgs p, int64_t y0, int64_t z0) {
+  constexpr int ACH = C::BK / 8, BCH = C::BN / 8; // 16-byte chunks per row of the A [BM][BK] and B [BK][BN] tiles
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_XOR>(C::BK);
+  static_assert(C::BK % 16 == 0, "k16 steps");
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+  const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
+
+  float acc[C::MT][C::N8][4];
+  zero_acc(acc);
+
+  auto issue = [&](int kt, int st) {
+    load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
+  };
+  // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
+  // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
+  // of the first n8 tile, then b0, b1 of the second).
+  auto load = [&](FragH<C> &f, int stage, int ks) {
+    const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i)
+      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+#pragma unroll
+    for (int j = 0; j < C::N8 / 2; ++j)
+      ldsm_x4_t(f.b[j], b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
+  };
+  auto mma = [&](const FragH<C> &f) {
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+      for (int j = 0; j < C::N8 / 2; ++j) {
+        mma16816<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
+        mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
+      }
+  };
+  k_loop<C::STAGES, C::PIPE, C::BK / 16, FragH<C>>(bt.ktiles, issue, load, mma);
+
+  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+}
+
+// ---------------------------------------------------------------- TF32 kernel (f32 inputs)
+
+template <class C> struct FragT { // one k8 step of a warp, rounded to TF32
+  uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
+};
+
+template <class C, bool VEC>
+__global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
+  constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
+  static_assert(C::BK % 8 == 0, "k8 steps");
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+  const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
+
+  float acc[C::MT][C::N8][4];
+  zero_acc(acc);
+
+  auto issue = [&](int kt, int st) {
+    load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
+                                                                        tid);
+  };
+  // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
+  // (g+8, t+4). B: b0 = B[k = t][n = g], b1 = B[t + 4][g] of each n8 tile (g = lane / 4, t = lane % 4).
+  const int g = lane >> 2, t4 = lane & 3;
+  auto load = [&](FragT<C> &f, int stage, int ks) {
+    const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i) {
+      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+#pragma unroll
+      for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
+    }
+#pragma unroll
+    for (int j = 0; j < C::N8; ++j) {
+      const int n = wn * C::WN + j * 8 + g, k = ks * 8 + t4;
+      f.b0[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k, n >> 2) + (n & 3) * 4));
+      f.b1[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k + 4, n >> 2) + (n & 3) * 4));
+    }
+  };
+  auto mma = [&](const FragT<C> &f) {
+#pragma unroll
+    for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+      for (int j = 0; j < C::N8; ++j) mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
+  };
+  k_loop<C::STAGES, C::PIPE, C::BK / 8, FragT<C>>(bt.ktiles, issue, load, mma);
+
+  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+}
+
+// ---------------------------------------------------------------- configurations and launch
+
+// f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (examples/tc_check, bf16 TFLOP/s at 4096^3 /
+// 8192^3, cuBLAS 752 / 787 in the same run): H0 266 / 287, H1 263 / 280, H2 239 / 262, H3 256 / 280, H4 180 / 188;
+// f16 within 1% of these. Dropped after that run: 128x128 PIPE 1 227 / 249, 256x128 PIPE 1 240 / 269, 128x256x64
+// 3 stages PIPE 1 229 / 264. PIPE 1 loses here: at 254-255 registers the double buffer leaves the compiler no
+// room, and 2 warps per scheduler cannot hide the extra dependencies.
+//                BM   BN  BK  WM  WN ST MINB PIPE
+using H0 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, 64 KB, 2 blocks per SM
+using H1 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 1: 8 warps of 64 x 64, 96 KB, 1 block per SM
+using H2 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 2: H1 with the register double buffer
+using H3 = Cfg<128, 256, 32, 64, 64, 3, 1, 1>; // 3: H2 with 3 stages, 72 KB
+using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
+constexpr int kNH = 5, kSmallH = 4;
+
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. TFLOP/s at 4096^3 / 8192^3 (cuBLAS TF32
+// 378 / 397 in the same run): T0 119 / 124, T1 77 / 83, T2 77 / 81. Dropped: 128x128x16 PIPE 1 81 / 85 (spills),
+// 128x128x32 3 stages PIPE 1 83 / 88 (spills).
+using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
+using T1 = Cfg<128, 256, 16, 64, 64, 4, 1, 1>; // 1: 8 warps of 64 x 64, BK 16, PIPE 1, 96 KB
+using T2 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 2: small problems, 48 KB
+constexpr int kNT = 3, kSmallT = 2;
+
+template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
+template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
+
+// Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
+using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
+
+template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *env) {
+  static bool raised;
+  return launch_tiles<C::BM, C::BN, C::NT, smem_h<C>()>(d, env, matmul_mma_sync_kernel<C, T, true>, raised);
+}
+
+template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
+  static bool raised;
+  return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
+}
+
+/* The large configuration once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
+int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int small) {
+  const int forced = forced_cfg(n);
+  if (forced >= 0) return forced;
+  const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
+  const int64_t tiles = ((d->m + bm - 1) / bm) * ((d->n + bn - 1) / bn) * d->batch;
+  return tiles >= sms ? 0 : small;
+}
+
+template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
+  if (!ab_vec(d)) {
+    static bool raised;
+    return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
+  }
+  switch (pick(d, env, kNH, H0::BM, H0::BN, kSmallH)) {
+  case 1: return launch_h<H1, T>(d, env);
+  case 2: return launch_h<H2, T>(d, env);
+  case 3: return launch_h<H3, T>(d, env);
+  case 4: return launch_h<H4, T>(d, env);
+  default: return launch_h<H0, T>(d, env);
+  }
+}
+
+int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
+  if (!ab_vec(d)) {
+    static bool raised;
+    return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
+  }
+  switch (pick(d, env, kNT, T0::BM, T0::BN, kSmallT)) {
+  case 1: return launch_t<T1>(d, env);
+  case 2: return launch_t<T2>(d, env);
+  default: return launch_t<T0>(d, env);
+  }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- launcher
+
+extern "C" int ck_matmul_mma_sync(const void *desc, const ck_env *env) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  if (d->dtype == CK_F16) return launch_half<__half>(d, env);
+  if (d->dtype == CK_BF16) return launch_half<__nv_bfloat16>(d, env);
+  if (d->dtype == CK_F32 && d->precision == CK_MM_TF32) return launch_tf32(d, env);
+  return (int)cudaErrorInvalidValue;
+}
+
+extern "C" const char *ck_matmul_mma_sync_supports(const void *desc) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  return supports_tc(d, true,
+                     d->dtype == CK_F32 ? (const void *)matmul_mma_sync_tf32_kernel<T0, true>
+                                        : (const void *)matmul_mma_sync_kernel<H0, __half, true>);
+}

@@ -1,0 +1,472 @@
+/*
+ * mm_tc.cuh — plumbing shared by the matmul ladder's tensor-core rungs (10_wmma.cu, 11_mma_sync.cu); no
+ * kernel lives here.
+ *
+ * What the tensor-core rungs need and none of them teaches: kernel arguments for 2- and 4-byte inputs with an
+ * output dtype of its own (c_dtype) and full element strides, the PTX wrappers (cp.async with zero fill,
+ * ldmatrix, mma.sync, the TF32 rounding), the shared-memory tile layouts (padded or XOR-swizzled 16-byte
+ * chunks), the tile loader that fills one pipeline stage (cp.async when the operand allows 16-byte copies,
+ * plain loads and 16-byte shared stores otherwise: any strides, any alignment), the grouped tile order, step
+ * 9's multi-stage k loop (taught there) with the rung's compute plugged in, the alpha/beta epilogue that
+ * converts to c_dtype (beta == 0 never reads C), the split launches and the supports() test. Everything here
+ * is inlined into the kernels.
+ *
+ * Tile layouts. A stage holds an R x CH tile of 16-byte chunks (a chunk = 8 f16/bf16 or 4 f32 along the
+ * operand's contiguous dim: k for A, n for B). Row r, chunk ch lives at byte swz<CH, MODE>(r, ch):
+ *   SW_PAD   rows padded by one chunk (CH*16 + 16 bytes): the WMMA rung (wmma::load_matrix_sync takes an ldm);
+ *   SW_XOR   CH >= 8: chunk ch ^ (r & 7); CH == 4: chunk ch ^ ((r >> 1) & 3) (two 64-byte rows share a
+ *            128-byte line): the 8 rows an ldmatrix phase reads at one logical chunk hit 8 different 16-byte
+ *            bank groups, and so do the 8 chunks one cp.async phase writes;
+ *   SW_TF32B CH >= 8: chunk ch ^ ((r & 3) << 1): the TF32 rung reads B with 4-byte loads at rows t, t+4 and
+ *            columns g (t = lane % 4, g = lane / 4); this XOR puts the 32 lanes in 32 different banks.
+ */
+#ifndef CK_MM_TC_CUH
+#define CK_MM_TC_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <type_traits>
+
+#include "ck_kernels.h"
+#include "mm_common.cuh"
+
+namespace cktc {
+
+// ---------------------------------------------------------------- kernel arguments (host)
+
+struct TcArgs {
+  const void *a, *b;
+  void *c;
+  int64_t batch, m, n, k;
+  int64_t a_bs, a_rs, a_cs, b_bs, b_rs, b_cs, c_bs, c_rs, c_cs;
+  float alpha, beta;
+  int c_dtype; /* CK_F32, CK_F16 or CK_BF16 */
+  int cpair;   /* C allows 2-element stores (c_cs == 1, pairs aligned) */
+};
+
+inline size_t dt_size(int dt) { return dt == CK_F64 ? 8 : (dt == CK_F16 || dt == CK_BF16) ? 2 : 4; }
+
+/* An operand allows 16-byte copies along its rows: unit column stride, base, row stride and (with a batch)
+ * batch stride multiples of 16 bytes. */
+inline bool op_vec(const void *p, int64_t rs, int64_t cs, int64_t bs, int64_t batch, size_t es) {
+  const int64_t per = 16 / (int64_t)es;
+  return cs == 1 && ((uintptr_t)p & 15) == 0 && rs % per == 0 && (batch <= 1 || bs % per == 0);
+}
+
+inline bool ab_vec(const ck_mm_desc *d) {
+  const size_t es = dt_size(d->dtype);
+  return op_vec(d->a, d->a_rs, d->a_cs, d->a_bs, d->batch, es) && op_vec(d->b, d->b_rs, d->b_cs, d->b_bs, d->batch, es);
+}
+
+inline TcArgs tc_args(const ck_mm_desc *d) {
+  TcArgs p;
+  p.a = d->a, p.b = d->b, p.c = d->c;
+  p.batch = d->batch, p.m = d->m, p.n = d->n, p.k = d->k;
+  p.a_bs = d->a_bs, p.a_rs = d->a_rs, p.a_cs = d->a_cs;
+  p.b_bs = d->b_bs, p.b_rs = d->b_rs, p.b_cs = d->b_cs;
+  p.c_bs = d->c_bs, p.c_rs = d->c_rs, p.c_cs = d->c_cs;
+  p.alpha = (float)d->alpha, p.beta = (float)d->beta;
+  p.c_dtype = d->c_dtype;
+  const int64_t es = (int64_t)dt_size(d->c_dtype), al = 2 * es; // a pair: 4 bytes (f16/bf16) or 8 (f32)
+  p.cpair = d->c_cs == 1 && ((uintptr_t)d->c % al) == 0 && d->c_rs % 2 == 0 && (d->batch <= 1 || d->c_bs % 2 == 0);
+  return p;
+}
+
+// ---------------------------------------------------------------- supports (host)
+
+/* The dtype combinations of the tensor-core rungs: f16 -> f16/f32, bf16 -> bf16/f32 (f32 accumulation), and
+ * f32 -> f32 only with precision == CK_MM_TF32 when `tf32` (the 11 rung); k < 2^31 (k tiles counted in an
+ * int); a device of compute capability >= 8.0 on which `kern` has an image. */
+inline const char *supports_tc(const ck_mm_desc *d, bool tf32, const void *kern) {
+  if (d->dtype == CK_F16 || d->dtype == CK_BF16) {
+    if (d->c_dtype != d->dtype && d->c_dtype != CK_F32) return "output must be the input dtype or f32";
+  } else if (d->dtype == CK_F32) {
+    if (!tf32) return "f16/bf16 inputs only";
+    if (d->precision != CK_MM_TF32) return "f32 inputs only with precision = tf32 (opt-in)";
+    if (d->c_dtype != CK_F32) return "tf32: output must be f32";
+  } else {
+    return tf32 ? "f16/bf16 inputs, or f32 with precision = tf32" : "f16/bf16 inputs only";
+  }
+  if (d->k > 0x7fffff00LL) return "needs k < 2^31";
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return "no CUDA device";
+  if (major < 8) return "needs compute capability >= 8.0 (mma.sync m16n8k16, cp.async)";
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
+    cudaGetLastError(); // the failed query leaves a (non-sticky) error behind: clear it
+    return "not built for this GPU (no kernel image; set CUDA_ARCH)";
+  }
+  return NULL;
+}
+
+// ---------------------------------------------------------------- element types
+
+template <typename T> struct Elem;
+template <> struct Elem<__half> {
+  static __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+};
+template <> struct Elem<__nv_bfloat16> {
+  static __device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+};
+
+// ---------------------------------------------------------------- PTX wrappers (sm_80+)
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* 16 bytes global -> shared; the first `bytes` (0..16) are read, the rest zero-filled. src must be a valid
+ * address even when bytes == 0. */
+__device__ __forceinline__ void cp16z(uint32_t dst, const void *src, int bytes) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+#endif
+}
+__device__ __forceinline__ void cp16(uint32_t dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+#endif
+}
+__device__ __forceinline__ void cp_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N> __device__ __forceinline__ void cp_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+__device__ __forceinline__ void sts128(uint32_t dst, uint4 v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+}
+__device__ __forceinline__ uint32_t lds32(uint32_t src) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(src));
+  return v;
+}
+
+/* Four 8x8 matrices of 16-bit elements (lanes 8i .. 8i+7 give the row addresses of matrix i). */
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+/* D = A B + D, m16n8k16, f32 accumulators; A row-major (4 regs), B column-major (2 regs). */
+template <typename T> __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <> __device__ __forceinline__ void mma16816<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* D = A B + D, m16n8k8 TF32, f32 accumulators. */
+__device__ __forceinline__ void mma1688_tf32(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* f32 bits -> TF32 (round to nearest, ties away from zero). */
+__device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+}
+
+// ---------------------------------------------------------------- tile layouts
+
+enum { SW_PAD, SW_XOR, SW_TF32B };
+
+/* Byte offset of chunk ch of row r in an R x CH-chunk tile (see the header). */
+template <int CH, int MODE> __device__ __forceinline__ uint32_t swz(int r, int ch) {
+  if constexpr (MODE == SW_PAD) {
+    return (uint32_t)(r * (CH * 16 + 16) + ch * 16);
+  } else if constexpr (MODE == SW_TF32B) {
+    static_assert(CH >= 8, "TF32 B swizzle needs rows of >= 8 chunks");
+    return (uint32_t)(r * CH * 16 + ((ch ^ ((r & 3) << 1)) << 4));
+  } else if constexpr (CH >= 8) {
+    return (uint32_t)(r * CH * 16 + ((ch ^ (r & 7)) << 4));
+  } else {
+    static_assert(CH == 4, "XOR swizzle for rows of 4 or >= 8 chunks");
+    return (uint32_t)(r * 64 + ((ch ^ ((r >> 1) & 3)) << 4));
+  }
+}
+
+template <int CH, int MODE> constexpr int tile_bytes(int rows) { return rows * (CH * 16 + (MODE == SW_PAD ? 16 : 0)); }
+
+/* Fill one stage with the R x (CH chunks) tile whose element (r, c) is g[r*rs + c*cs]; elements with
+ * r >= rrem or c >= crem become 0. NT threads, thread tid takes chunks tid, tid + NT, ...
+ * VEC (cs == 1 and 16-byte alignment, ab_vec): cp.async, zero-filled past the edges (no commit here);
+ * otherwise plain loads of single elements and a 16-byte shared store. */
+template <typename T, int R, int CH, int MODE, int NT, bool VEC>
+__device__ __forceinline__ void load_tile(uint32_t sbase, const T *g, int64_t rs, int64_t cs, int rrem, int crem, int tid) {
+  constexpr int EPC = 16 / (int)sizeof(T), N = R * CH / NT;
+  static_assert(N * NT == R * CH, "whole chunks per thread");
+  const bool full = rrem >= R && crem >= CH * EPC;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const int e = tid + i * NT, r = e / CH, ch = e % CH;
+    const uint32_t dst = sbase + swz<CH, MODE>(r, ch);
+    if (VEC) {
+      const T *src = g + r * rs + ch * EPC;
+      if (full) {
+        cp16(dst, src);
+      } else {
+        const int v = r < rrem ? min(max(crem - ch * EPC, 0), EPC) : 0;
+        cp16z(dst, v > 0 ? (const void *)src : (const void *)g, v * (int)sizeof(T));
+      }
+    } else {
+      using U = typename std::conditional<sizeof(T) == 2, uint16_t, uint32_t>::type; // the element's bits
+      const U *gu = reinterpret_cast<const U *>(g);
+      union {
+        uint4 u;
+        U t[EPC];
+      } w;
+      w.u = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+      for (int j = 0; j < EPC; ++j) {
+        const int c = ch * EPC + j;
+        if (r < rrem && c < crem) w.t[j] = gu[r * rs + c * cs];
+      }
+      sts128(dst, w.u);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- tile order (device)
+
+/* Blocks walk GROUP tile rows of one band of tile columns at a time, so that consecutive blocks share B
+ * panels while they are in L2. Returns (tile_m, tile_n) for this block; grid x = column tiles, y = row tiles. */
+template <int GROUP> __device__ __forceinline__ void tile_of_block(unsigned &tile_m, unsigned &tile_n) {
+  tile_m = blockIdx.y, tile_n = blockIdx.x;
+  if (GROUP > 1) {
+    const unsigned band = blockIdx.y / GROUP, rows = min((unsigned)GROUP, gridDim.y - band * GROUP);
+    const unsigned l = (blockIdx.y % GROUP) * gridDim.x + blockIdx.x; // < 2^32: gridDim.x < 2^28
+    tile_m = band * GROUP + l % rows, tile_n = l / rows;
+  }
+}
+
+/* Where this block's tile lies: batch z, origin (m0, n0), valid rows and columns (<= BM, BN), A and B at the
+ * tile's origin, and the number of k tiles (k < 2^31: supports()). */
+template <typename T> struct BlockTile {
+  int64_t z, m0, n0;
+  int mrem, nrem, ktiles;
+  const T *A, *B;
+};
+
+template <typename T, int BM, int BN, int BK, int GROUP>
+__device__ __forceinline__ BlockTile<T> block_tile(const TcArgs &p, int64_t y0, int64_t z0) {
+  unsigned tile_m, tile_n;
+  tile_of_block<GROUP>(tile_m, tile_n);
+  BlockTile<T> b;
+  b.z = z0 + blockIdx.z, b.m0 = (y0 + tile_m) * BM, b.n0 = (int64_t)tile_n * BN;
+  b.mrem = (int)(p.m - b.m0 < BM ? p.m - b.m0 : BM);
+  b.nrem = (int)(p.n - b.n0 < BN ? p.n - b.n0 : BN);
+  b.A = (const T *)p.a + b.z * p.a_bs + b.m0 * p.a_rs;
+  b.B = (const T *)p.b + b.z * p.b_bs + b.n0 * p.b_cs;
+  b.ktiles = (int)((p.k + BK - 1) / BK);
+  return b;
+}
+
+/* The copies of k tile kt: A's BM x BK tile into the stage at sa (layout AMODE), B's BK x BN tile into sb
+ * (layout BMODE); no commit. */
+template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT, bool VEC>
+__device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &b, int kt, uint32_t sa, uint32_t sb,
+                                           int tid) {
+  constexpr int EPC = 16 / (int)sizeof(T);
+  const int64_t k0 = (int64_t)kt * BK;
+  const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+  load_tile<T, BM, BK / EPC, AMODE, NT, VEC>(sa, b.A + k0 * p.a_cs, p.a_rs, p.a_cs, b.mrem, krem, tid);
+  load_tile<T, BK, BN / EPC, BMODE, NT, VEC>(sb, b.B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, b.nrem, tid);
+}
+
+// ---------------------------------------------------------------- the pipelined k loop (device)
+
+/* Step 9's multi-stage cp.async pipeline around a rung's compute, over `ktiles` k tiles of KS k steps each:
+ * issue(kt, stage) starts the copies of tile kt (no commit); load(F &f, stage, ks) fills fragments f with
+ * step ks of a stage; mma(const F &f) multiplies them into the rung's accumulators.
+ * PIPE 0: wait + barrier at the top of each tile, then load and multiply step after step; STAGES - 1 tiles in
+ *   flight (cp.async group g holds tile g; empty groups keep the wait_group arithmetic uniform).
+ * PIPE 1: fragments double-buffered in registers (step s + 1 loads while step s multiplies) and the barrier
+ *   just before a tile's last step, whose fragments are then already in registers: the tile's stage is
+ *   refilled at once (STAGES tiles in flight) and the next tile's first fragments load while the last step
+ *   multiplies.
+ * Returns with no copy in flight (the caller may reuse shared memory after a barrier). */
+template <int STAGES, int PIPE, int KS, class F, class Issue, class Load, class Mma>
+__device__ __forceinline__ void k_loop(int ktiles, Issue &&issue, Load &&load, Mma &&mma) {
+  static_assert(STAGES >= 2, "a pipeline needs two buffers");
+  if constexpr (PIPE == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit();
+    }
+    int st = 0, st_next = STAGES - 1; // stage computed now; stage refilled now
+    for (int t = 0; t < ktiles; ++t) {
+      cp_wait<STAGES - 2>(); // this thread's copies of tile t have landed ...
+      __syncthreads();       // ... everyone's have, and everyone finished computing tile t - 1
+      if (t + STAGES - 1 < ktiles) issue(t + STAGES - 1, st_next);
+      cp_commit();
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        F f;
+        load(f, st, ks);
+        mma(f);
+      }
+      st = st + 1 == STAGES ? 0 : st + 1;
+      st_next = st_next + 1 == STAGES ? 0 : st_next + 1;
+    }
+  } else {
+    static_assert(KS % 2 == 0, "fragment buffers alternate over an even number of k steps per tile");
+    F f[2];
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      if (s < ktiles) issue(s, s);
+      cp_commit();
+    }
+    cp_wait<STAGES - 1>(); // tile 0
+    __syncthreads();
+    load(f[0], 0, 0);
+    int st = 0; // stage of tile t
+    for (int t = 0; t < ktiles; ++t) {
+      const int st1 = st + 1 == STAGES ? 0 : st + 1; // stage of tile t + 1
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        if (ks < KS - 1) {
+          load(f[(ks + 1) & 1], st, ks + 1);
+        } else {
+          cp_wait<STAGES - 2>(); // this thread's copies of tile t + 1 have landed ...
+          __syncthreads();       // ... everyone's have, and no one reads stage st any more
+          if (t + STAGES < ktiles) issue(t + STAGES, st);
+          cp_commit();
+          if (t + 1 < ktiles) load(f[0], st1, 0);
+        }
+        mma(f[ks & 1]);
+      }
+      st = st1;
+    }
+  }
+  cp_wait<0>();
+}
+
+// ---------------------------------------------------------------- epilogue (device)
+
+__device__ __forceinline__ float ld_c(const TcArgs &p, const void *c, int64_t off) {
+  if (p.c_dtype == CK_F16) return __half2float(((const __half *)c)[off]);
+  if (p.c_dtype == CK_BF16) return __bfloat162float(((const __nv_bfloat16 *)c)[off]);
+  return ((const float *)c)[off];
+}
+__device__ __forceinline__ void st_c(const TcArgs &p, void *c, int64_t off, float v) {
+  if (p.c_dtype == CK_F16) ((__half *)c)[off] = __float2half_rn(v);
+  else if (p.c_dtype == CK_BF16) ((__nv_bfloat16 *)c)[off] = __float2bfloat16_rn(v);
+  else ((float *)c)[off] = v;
+}
+
+/* Results v0, v1 of row i, columns j and j + 1 (local to the tile: mrem / nrem valid) of the batch's C at cb:
+ * alpha * v + beta * C, converted to c_dtype; beta == 0 never reads C. One 2-element store when C allows it
+ * (p.cpair; j is even) and both columns are inside. */
+__device__ __forceinline__ void store_pair(const TcArgs &p, void *cb, int i, int j, int mrem, int nrem, float v0, float v1) {
+  if (i >= mrem || j >= nrem) return;
+  const int64_t off = (int64_t)i * p.c_rs + (int64_t)j * p.c_cs;
+  v0 *= p.alpha, v1 *= p.alpha;
+  if (p.cpair && j + 1 < nrem) {
+    if (p.beta != 0.f) v0 += p.beta * ld_c(p, cb, off), v1 += p.beta * ld_c(p, cb, off + 1);
+    if (p.c_dtype == CK_F16) *(__half2 *)((__half *)cb + off) = __floats2half2_rn(v0, v1);
+    else if (p.c_dtype == CK_BF16) *(__nv_bfloat162 *)((__nv_bfloat16 *)cb + off) = __floats2bfloat162_rn(v0, v1);
+    else *(float2 *)((float *)cb + off) = make_float2(v0, v1);
+    return;
+  }
+  if (p.beta != 0.f) v0 += p.beta * ld_c(p, cb, off);
+  st_c(p, cb, off, v0);
+  if (j + 1 < nrem) {
+    const int64_t off1 = off + p.c_cs;
+    if (p.beta != 0.f) v1 += p.beta * ld_c(p, cb, off1);
+    st_c(p, cb, off1, v1);
+  }
+}
+
+template <int MT, int N8> __device__ __forceinline__ void zero_acc(float (&acc)[MT][N8][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < N8; ++j)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
+}
+
+/* A warp's MT x N8 m16n8 accumulator tiles (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8; g = lane/4,
+ * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. */
+template <int MT, int N8>
+__device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0, int col0,
+                                          int lane, int mrem, int nrem) {
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < N8; ++j) {
+      const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t4;
+      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
+      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
+/* The batch's C base, in bytes. */
+__device__ __forceinline__ void *c_base(const TcArgs &p, int64_t z, int64_t m0, int64_t n0) {
+  const int64_t es = p.c_dtype == CK_F32 ? 4 : 2;
+  return (char *)p.c + (z * p.c_bs + m0 * p.c_rs + n0 * p.c_cs) * es;
+}
+
+// ---------------------------------------------------------------- launches (host)
+
+/* Grid x = column tiles, y = row tiles, z = batch, as several launches when y or z would pass 65535 (the
+ * kernel gets the first row tile and batch of its launch); SMEM bytes of dynamic shared memory, opted in
+ * once per kernel past 48 KB. `raised` is the caller's per-kernel flag. */
+template <int BM, int BN, int NT, int SMEM>
+int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), bool &raised) {
+  if (SMEM > 48 * 1024 && !raised) {
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
+    if (e != cudaSuccess) return (int)e;
+    raised = true;
+  }
+  const TcArgs p = tc_args(d);
+  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
+  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration;
+  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
+    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
+      const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),
+                      (unsigned)(d->batch - z0 < 65535 ? d->batch - z0 : 65535));
+      kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
+    }
+  return (int)cudaGetLastError();
+}
+
+using ckmm::forced_cfg; // CUKERN_MM_CFG=<i> forces configuration i of a rung
+
+} // namespace cktc
+
+#endif

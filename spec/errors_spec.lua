@@ -1,0 +1,220 @@
+--- Every public function, called once with a bad argument: the error names the function as the user wrote
+-- it (`ck.sum`, `a:narrow`, `a + b`) and points at the user's line, never into lua/cukern/init.lua.
+local H = require "spec.helpers"
+local ck = H.ck
+
+local ENV = setmetatable({ck = ck}, {__index = _G})
+
+-- Runs `code` as line 3 of a chunk named "user" (lines 1-2 set up arrays) and returns the error message.
+local SETUP = "local a, b, z, i = ...\nlocal r\n"
+local function err_of(code, ...)
+  local chunk = assert(load(SETUP .. "r = " .. code .. "\nreturn r", "=user", "t", ENV))
+  local ok, e = pcall(chunk, ...)
+  assert(not ok, code .. ": expected an error, got " .. tostring(e))
+  return tostring(e)
+end
+local function stmt_err_of(code, ...) -- for statements (assignments)
+  local chunk = assert(load(SETUP .. code .. "\nreturn r", "=user", "t", ENV))
+  local ok, e = pcall(chunk, ...)
+  assert(not ok, code .. ": expected an error")
+  return tostring(e)
+end
+
+local function fresh()
+  local shape = {math.random(2, 5), math.random(2, 5)}
+  local a = H.rand(shape, "f32")
+  local b = H.rand(shape, "f32")
+  local z = H.rand(shape, "f32"); z:free()
+  local i = ck.empty(shape[1], {dtype = "i32"})
+  return a, b, z, i
+end
+
+-- {name the message must start with, code (an expression), a pattern the rest must match}
+local CASES = {
+  -- module
+  {"ck.default_device", [[ck.default_device("tpu")]], "unknown device 'tpu'"},
+  {"ck.seed", [[ck.seed("x")]], "number expected"},
+  {"ck.variants", [[ck.variants("nope")]], "unknown op 'nope'"},
+  {"ck.variants", [[ck.variants(1)]], "must be a string"},
+  -- creation
+  {"ck.empty", [[ck.empty(-1)]], "dim 1 is negative"},
+  {"ck.zeros", [[ck.zeros(2, "x")]], "dim 2 is \"x\", not an integer"},
+  {"ck.ones", [[ck.ones(2, {dtype = "f17"})]], "unknown dtype 'f17'"},
+  {"ck.full", [[ck.full(nil, 1)]], "shape must be"},
+  {"ck.full", [[ck.full({2}, "x")]], "value must be a number"},
+  {"ck.eye", [[ck.eye()]], "n must be an integer >= 0, got nil"},
+  {"ck.arange", [[ck.arange(0/0)]], "stop must be a finite number, got NaN"},
+  {"ck.arange", [[ck.arange(math.mininteger, math.maxinteger)]], "too many"},
+  {"ck.linspace", [[ck.linspace(0, 1, -1)]], "n must be an integer >= 0"},
+  {"ck.rand", [[ck.rand(2, {dtype = "i32"})]], "makes floating%-point .* ck%.randint"},
+  {"ck.randn", [[ck.randn(2, {variant = "x"})]], "unknown option \"variant\" %(ck.randn takes dtype, device%)"},
+  {"ck.randint", [[ck.randint(6, 1, 3)]], "hi %(1%) is less than lo %(6%)"},
+  {"ck.array", [[ck.array({{1, 2}, {3}})]], "ragged"},
+  {"ck.array", [[ck.array("x")]], "must be a %(nested%) table"},
+  {"ck.scalar", [[ck.scalar({1})]], "must be a number"},
+  -- ops
+  {"ck.matmul", [[ck.matmul(a, 1)]], "argument 2 %(b%) must be a cukern array, got 1"},
+  {"ck.matmul", [[ck.matmul(a, b, {keepdim = true})]], "unknown option \"keepdim\""},
+  {"ck.gemm", [[ck.gemm(nil, a, b)]], "argument 1 %(c%) must be the output array"},
+  {"ck.transpose", [[ck.transpose(1)]], "must be a cukern array"},
+  {"ck.sum", [[ck.sum(a, 3)]], "dim out of range: 3 for a 2%-D array"},
+  {"ck.prod", [[ck.prod(a, 1, {keepdim = 1})]], "option keepdim must be true or false"},
+  {"ck.mean", [[ck.mean(a, "x")]], "dim must be an integer"},
+  {"ck.max", [[ck.max(a, {idx = i})]], "option idx needs a dim"},
+  {"ck.min", [[ck.min(z)]], "freed"},
+  {"ck.argmax", [[ck.argmax(a, 0)]], "dim out of range"},
+  {"ck.argmin", [[ck.argmin(a, 1, {idx = i})]], "unknown option \"idx\""},
+  {"ck.add", [[ck.add(a, z)]], "freed array"},
+  {"ck.pow", [[ck.pow(a, "x")]], "argument 2 must be a cukern array or a number"},
+  {"ck.clamp", [[ck.clamp(a, "lo")]], "lo must be a number"},
+  {"ck.equal", [[ck.equal(a, 1)]], "argument 2 must be a cukern array"},
+  {"ck.allclose", [[ck.allclose(a, b, -1)]], "rtol and atol must be >= 0"},
+  {"ck.format", [[ck.format(a:shape())]], "argument 1 must be a cukern array, got table"},
+  {"ck.kernel", [[ck.kernel(1)]], "source must be a string"},
+  {"ck.bench", [[ck.bench(1)]], "takes a table"},
+  -- files (lua/cukern/io.lua) and fused kernels (lua/cukern/map.lua)
+  {"ck.save", [[ck.save(1, a)]], "file name expected, got number"},
+  {"ck.savez", [[ck.savez(os.tmpname() .. ".npz", 1)]], "expected a table of named arrays"},
+  {"ck.load", [[ck.load("/nonexistent/cukern-x.npy")]], "cannot open"},
+  {"ck.map", [[ck.map("a +", {a = a})]], "at position 4"},
+  {"ck.map_info", [[ck.map_info(1)]], "argument 1 must be an expression"},
+  {"ck.map_source", [[ck.map_source(1)]], "argument 1 must be an expression"},
+  {"ck.reduce_map", [[ck.reduce_map(1)]], "argument 1 must be a spec table"},
+  {"ck.kernel_build", [[ck.kernel_build("x", 1)]], "argument 2 must be the entry point"},
+  {"ck.cache_dir", [[ck.cache_dir(1)]], "argument 1 must be a directory"},
+  {"ck.launch_overhead", [[ck.launch_overhead(1)]], "takes nil or a table"},
+  -- methods written in C
+  {"a:shape", [[a.shape()]], "call it on a cukern array with a colon"},
+  {"a:size", [[a:size(9)]], "dim out of range: 9"},
+  {"a:strides", [[z:strides()]], "freed"},
+  {"a:offset", [[z:offset()]], "freed"},
+  {"a:dtype", [[z:dtype()]], "freed"},
+  {"a:numel", [[z:numel()]], "freed"},
+  {"a:ndim", [[z:ndim()]], "freed"},
+  {"a:device", [[z:device()]], "freed"},
+  {"a:is_contiguous", [[z:is_contiguous()]], "freed"},
+  {"a:is_freed", [[a.is_freed(1)]], "call it on a cukern array"},
+  {"a:storage_id", [[z:storage_id()]], "freed"},
+  {"a:totable", [[z:totable()]], "freed"},
+  {"a:flat", [[z:flat()]], "freed"},
+  {"a:item", [[a:item()]], "needs exactly 1"},
+  {"a:clone", [[z:clone()]], "freed"},
+  {"a:contiguous", [[z:contiguous()]], "freed"},
+  {"a:to", [[a:to("f17")]], "neither a device"},
+  {"a:copy_", [[a:copy_(1)]], "the source must be a cukern array"},
+  {"a:fill", [[a:fill("x")]], "value must be a number"},
+  {"a:t", [[a:reshape(-1):t()]], "needs a 2%-D array"},
+  {"a:transpose", [[a:transpose(1, 3)]], "dim d2 out of range"},
+  {"a:permute", [[a:permute(1, 1)]], "repeated"},
+  {"a:narrow", [[a:narrow(5, 1, 1)]], "dim out of range: 5"},
+  {"a:select", [[a:select(1, 99)]], "index 99 is out of bounds for dim 1"},
+  {"a:reshape", [[a:reshape(a:numel() + 1)]], "cannot view"},
+  {"a:view", [[a:view(-2)]], "negative"},
+  {"a:expand", [[a:expand(7, 7)]], "cannot expand"},
+  -- methods written in Lua
+  {"a:host", [[z:host()]], "freed"},
+  {"a:slice", [[a:slice(1)]], "takes a table"},
+  {"a:sub", [[a:sub{{1, 2}}]], "a:slice"},
+  {"a:sum", [[a:sum(-3)]], "dim out of range: %-3"},
+  {"a:max", [[a:max(1, {out = 1})]], "option out must be a %(live%) cukern array"},
+  {"a:min", [[a:min(1, {out = z})]], "option out must be a %(live%) cukern array"},
+  {"a:prod", [[a:prod(1, 2, 3)]], "options must be a table"},
+  {"a:mean", [[a:mean({variant = {}})]], "option variant must be a variant name or id"},
+  {"a:argmax", [[a:argmax(1, {keepdim = "yes"})]], "option keepdim must be true or false"},
+  {"a:argmin", [[z:argmin()]], "freed"},
+  {"a:pow", [[a:pow("x")]], "must be a cukern array or a number"},
+  {"a:pow_", [[a:pow_({})]], "must be a cukern array or a number"},
+  {"a:clamp", [[a:clamp(0, "x")]], "hi must be a number"},
+  {"a:clamp_", [[a:clamp_(0, 1, 5)]], "options must be a table"},
+  -- operators and indexing
+  {"a + b", [[a + "x"]], "the right operand must be a cukern array or a number, got \"x\""},
+  {"a - b", [[{} - a]], "the left operand"},
+  {"a + b", [[z + a]], "freed array"},
+  {"a / b", [[a / z]], "freed array"},
+  {"a * b", [[a * ck.rand(7, 7)]], "inner dimensions"},
+  {"a / b", [[a / ck.rand(7)]], "cannot be broadcast"},
+  {"a // b", [[a // true]], "the right operand"},
+  {"a % b", [[a % "x"]], "the right operand"},
+  {"a ^ b", [[a ^ {}]], "argument 2"},
+  {"-a", [[-z]], "freed"},
+  {"a .. b", [[a .. "x"]], "tostring%(a%)"},
+  {"a < b", [[a < b]], "a:lt%(b%)"},
+  {"a <= b", [[a <= 1]], "a:le%(b%)"},
+  {"a & b", [[a & 1]], "bitwise"},
+  {"~a", [[~a]], "bitwise"},
+  {"#a", [[#z]], "freed"},
+  {"a[i]", [[a[0] ]], "index 0 is out of range for dim 1 %(size %d+%)"},
+  {"a[i]", [[a[1.5] ]], "must be an integer"},
+  {"a[i]", [[a[b] ]], "indexing with an array"},
+  {"a[{...}]", [[a[{1, 99}] ]], "index 99 is out of range for dim 2 %(size %d+%)"},
+  {"a[{...}]", [[a[{{2, 1000}}] ]], "range {2, 1000} is out of range for dim 1"},
+  {"a[{...}]", [[a[{1, 1, 1}] ]], "3 indices for a 2%-D array"},
+}
+
+local STATEMENTS = {
+  {"a[i] = v", [[a[99] = 1]], "index 99 is out of range for dim 1"},
+  {"a[i] = v", [[a[1] = "x"]], "must be a number or a cukern array"},
+  {"a[i] = v", [[a.foo = 1]], "cannot set \"foo\""},
+  {"a[{...}] = v", [[a[{1, {1, 2}}] = ck.rand(3)]], "cannot be broadcast"},
+  {"a[{...}] = v", [[a[{1, 1}] = z]], "freed"},
+}
+
+-- Each elementwise op the core lists gets a bad call as function, method and in-place method.
+for _, op in ipairs(ck.core.ew_ops()) do
+  if op.lua == "unary" then
+    CASES[#CASES + 1] = {"ck." .. op.name, ("ck.%s(\"x\")"):format(op.name), "argument 1 must be a cukern array"}
+    CASES[#CASES + 1] = {"a:" .. op.name, ("a:%s(1)"):format(op.name), "options must be a table"}
+    CASES[#CASES + 1] = {"a:" .. op.name .. "_", ("z:%s_()"):format(op.name), "freed"}
+  elseif op.lua == "binary" then
+    CASES[#CASES + 1] = {"ck." .. op.name, ("ck.%s(a, \"x\")"):format(op.name), "argument 2 must be a cukern array or a number"}
+    CASES[#CASES + 1] = {"a:" .. op.name, ("a:%s(nil)"):format(op.name), "argument 1 must be a cukern array or a number, got nil"}
+    CASES[#CASES + 1] = {"a:" .. op.name .. "_", ("a:%s_(b, {out = b})"):format(op.name), "unknown option \"out\""}
+  end
+end
+
+local function check(case, msg)
+  local name, code, pattern = case[1], case[2], case[3]
+  local prefix = "user:3: " .. name .. ": "
+  assert(msg:sub(1, #prefix) == prefix, ("%s\n  expected the message to start with %q\n  got %q"):format(code, prefix, msg))
+  assert(msg:find(pattern, #prefix + 1), ("%s\n  expected %q in %q"):format(code, pattern, msg))
+  assert(not msg:find("init%.lua"), code .. ": message mentions init.lua: " .. msg)
+end
+
+describe("errors", function()
+  it("name the public function and point at the user's line, for one bad call of each", function()
+    for _, case in ipairs(CASES) do check(case, err_of(case[2], fresh())) end
+    for _, case in ipairs(STATEMENTS) do check(case, stmt_err_of(case[2], fresh())) end
+  end)
+
+  it("cover every public function and method (the list above is complete)", function()
+    local named = {}
+    for _, c in ipairs(CASES) do named[c[1]] = true end
+    for _, c in ipairs(STATEMENTS) do named[c[1]] = true end
+    -- functions that take no arguments or accept anything cannot be called badly
+    local no_bad_call = {device = true, has_cuda = true, sync = true, sync_mode = true, memory = true,
+      empty_cache = true, last_ran = true, is_array = true, core = true, version = true, unary_ops = true,
+      binary_ops = true, io_formats = true, kernel_header = true, map_cache_size = true}
+    local missing = {}
+    for k, v in pairs(ck) do
+      if not no_bad_call[k] and type(v) == "function" and not named["ck." .. k] then missing[#missing + 1] = "ck." .. k end
+    end
+    local methods_no_bad_call = {free = true, cuda = true} -- free is idempotent; cuda needs a GPU to succeed
+    for k in pairs(ck.core.methods) do
+      if not methods_no_bad_call[k] and not named["a:" .. k] then missing[#missing + 1] = "a:" .. k end
+    end
+    table.sort(missing)
+    assert(#missing == 0, "no bad-call case for: " .. table.concat(missing, ", "))
+  end)
+
+  it("a:cuda() without a GPU says why, at the user's line", function()
+    if ck.has_cuda() then return pending("this machine has a GPU") end
+    local msg = err_of("a:cuda()", fresh())
+    assert.matches("^user:3: a:cuda: ", msg)
+  end)
+
+  it("errors raised through pcall(f, ...) point at the line of the pcall", function()
+    local chunk = assert(load("local a = ...\nlocal ok, e = pcall(ck.sum, a, 9)\nreturn e", "=user", "t", ENV))
+    local msg = chunk(fresh())
+    assert.matches("^user:2: ck.sum: dim out of range: 9", msg)
+  end)
+end)

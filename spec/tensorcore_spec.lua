@@ -1,0 +1,105 @@
+-- Tensor-core matmul rungs (issue 13): cuBLAS (GemmEx), 10 wmma, 11 mma_sync in f16 and bf16, and TF32 for
+-- f32 operands when asked ({precision = "tf32"}), against the host f64 product of the same rounded inputs.
+--
+-- Tolerance, derived per output element c_ij with S_ij = sum_k |a_ik| |b_kj| (computed in f64):
+--   * f16/bf16 inputs are exact in f32, and so are their products (11+11 and 8+8 significant bits <= 24);
+--   * the f32 accumulation of K products, in any order the hardware uses, is within K * u32 * S_ij
+--     (u32 = 2^-24, the standard gamma_K bound, first order);
+--   * TF32 rounds each f32 input to 10 fraction bits first: |a~ b~ - a b| <= (2 * 2^-11 + 2^-22) |a b|, so
+--     add 2^-10 * S_ij;
+--   * the result is rounded once to the output dtype: u_out * |c_ij| with u_out = 2^-11 (f16), 2^-8 (bf16),
+--     2^-24 (f32).
+-- The check allows twice the sum (the bound is first order and the reference itself is rounded to f64).
+local H = require "spec.helpers"
+local ck = H.ck
+
+local U_OUT = {f16 = 2 ^ -11, bf16 = 2 ^ -8, f32 = 2 ^ -24}
+
+local function has_dtype(dt)
+  return pcall(ck.zeros, 1, {dtype = dt, device = "host"})
+end
+
+-- Random operands (never zeros) rounded to `dt` on the device, and their exact f64 values on the host.
+local function operand(shape, dt, transposed)
+  local s = transposed and {shape[#shape], shape[#shape - 1]} or shape
+  if #shape == 3 then s = transposed and {shape[1], shape[3], shape[2]} or shape end
+  local x = H.rand(s, "f32", "cuda"):to(dt)
+  if transposed then x = #shape == 3 and x:transpose(2, 3) or x:t() end
+  return x, x:to("host"):to("f64")
+end
+
+local function check(c, a64, b64, dt_out, k, tf32, label)
+  local ref = ck.matmul(a64, b64)
+  local S = ck.matmul(a64:abs(), b64:abs())
+  local g, r, s = c:to("host"):to("f64"):flat(), ref:flat(), S:flat()
+  local worst, wi = 0, nil
+  for i = 1, #r do
+    local bound = 2 * ((k * 2 ^ -24 + (tf32 and 2 ^ -10 or 0)) * s[i] + U_OUT[dt_out] * math.abs(r[i])) + 1e-30
+    local e = math.abs(g[i] - r[i])
+    if not (e <= bound) then error(("%s: element %d: got %.9g, expected %.9g (error %.3g, bound %.3g, seed %d)")
+      :format(label, i, g[i], r[i], e, bound, H.seed), 2) end
+    if e / bound > worst then worst, wi = e / bound, i end
+  end
+  return worst
+end
+
+local SHAPES = { -- {m, n, k [, batch]}, transposed A/B
+  {1, 1, 1}, {17, 33, 65}, {127, 129, 31}, {64, 64, 64}, {200, 72, 136, ta = true}, {96, 80, 48, tb = true},
+  {33, 40, 24, batch = 3}, {130, 250, 300},
+}
+
+describe("tensor-core matmul", function()
+  for _, dt in ipairs {"f16", "bf16"} do
+    for _, vname in ipairs {"cublas", "wmma", "mma_sync"} do
+      it(("%s %s: awkward shapes and transposed views within the derived bound"):format(vname, dt), H.gpu(function()
+        if not has_dtype(dt) then return pending(dt .. " arrays are not available in this build") end
+        for _, sh in ipairs(SHAPES) do
+          local m, n, k = sh[1], sh[2], sh[3]
+          local as = sh.batch and {sh.batch, m, k} or {m, k}
+          local bs = sh.batch and {sh.batch, k, n} or {k, n}
+          local a, a64 = operand(as, dt, sh.ta)
+          local b, b64 = operand(bs, dt, sh.tb)
+          local label = ("%s %s %dx%dx%d%s"):format(vname, dt, m, n, k, sh.batch and (" batch " .. sh.batch) or "")
+          local c = ck.matmul(a, b, {variant = vname})
+          local ran = ck.last_ran()
+          assert.equal(vname, ran.name, label .. ": ran " .. ran.name .. " (" .. ran.note .. ")")
+          assert.equal(dt, c:dtype(), label)
+          check(c, a64, b64, dt, k, false, label)
+        end
+      end))
+    end
+  end
+
+  for _, vname in ipairs {"cublas", "mma_sync"} do
+    it(vname .. " f32 with precision tf32 (opt-in) within the TF32 bound", H.gpu(function()
+      for _, sh in ipairs(SHAPES) do
+        local m, n, k = sh[1], sh[2], sh[3]
+        local a, a64 = operand(sh.batch and {sh.batch, m, k} or {m, k}, "f32", sh.ta)
+        local b, b64 = operand(sh.batch and {sh.batch, k, n} or {k, n}, "f32", sh.tb)
+        local label = ("%s tf32 %dx%dx%d"):format(vname, m, n, k)
+        local c = ck.matmul(a, b, {variant = vname, precision = "tf32"})
+        assert.equal(vname, ck.last_ran().name, label)
+        check(c, a64, b64, "f32", k, true, label)
+      end
+    end))
+  end
+
+  it("f32 without precision never takes TF32: mma_sync declines and the fallback says so", H.gpu(function()
+    local a, b = H.rand({64, 64}, "f32", "cuda"), H.rand({64, 64}, "f32", "cuda")
+    local c = ck.matmul(a, b, {variant = "mma_sync"})
+    local ran = ck.last_ran()
+    assert.are_not.equal("mma_sync", ran.name)
+    assert.matches("mma_sync", ran.note, 1, true)
+    local a64, b64 = a:to("host"):to("f64"), b:to("host"):to("f64")
+    check(c, a64, b64, "f32", 64, false, "fp32 fallback")
+  end))
+
+  it("precision tf32 is refused for non-f32 operands, on every device", function()
+    for _, dev in ipairs(H.devices()) do
+      local a = H.rand({4, 4}, "f64", dev)
+      local ok, err = pcall(ck.matmul, a, a, {precision = "tf32"})
+      assert.is_false(ok)
+      assert.matches('precision "tf32" is for f32 operands', tostring(err), 1, true)
+    end
+  end)
+end)
