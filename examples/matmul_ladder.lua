@@ -49,10 +49,24 @@ if not on_gpu then
   sizes = kept
 end
 if #sizes == 0 then sizes = on_gpu and {1024, 2048, 4096, 8192} or HOST_SIZES end
+-- Dtypes: "tf32" is f32 storage with {precision = "tf32"} (the tensor cores' TF32 mode, opt-in); f16 and bf16
+-- run on the rungs whose registry row takes them (cuBLAS GemmEx, wmma, mma_sync), when this build has them.
+local function dtype_available(dt)
+  return dt == "tf32" or pcall(ck.zeros, 1, {dtype = dt, device = "host"})
+end
 local dtypes = {}
-for d in (os.getenv("CUKERN_MM_DTYPES") or "f32 f64"):gmatch("%a+%d+") do dtypes[#dtypes + 1] = d end
+for d in (os.getenv("CUKERN_MM_DTYPES") or (on_gpu and "f32 f64 f16 bf16 tf32" or "f32 f64")):gmatch("%a+%d+") do
+  if dtype_available(d) then dtypes[#dtypes + 1] = d
+  else io.stderr:write(("matmul ladder: dtype %s is not available in this build; skipped\n"):format(d)) end
+end
+local function storage(dt) return dt == "tf32" and "f32" or dt end
+local TF32_RUNGS = {cublas = true, mma_sync = true}
 
-local TOL = {f32 = 1e-5, f64 = 1e-12}
+-- Relative (Frobenius) error allowed against the f64 product of the same (rounded) inputs: a few units of
+-- the output's roundoff (f16 2^-11, bf16 2^-8; TF32 rounds the inputs to 2^-11).
+local TOL = {f32 = 1e-5, f64 = 1e-12, f16 = 2e-3, bf16 = 1.5e-2, tf32 = 3e-3}
+-- Dense datasheet peaks of the H100/H200 SXM (TFLOP/s; the H200 has the H100's compute): the "% peak" column.
+local PEAK = {f32 = 66.9, f64 = 66.9, tf32 = 494.7, f16 = 989.4, bf16 = 989.4}
 local BUDGET_S = 20 -- skip a variant whose timed run is estimated to take longer
 
 -- ---------------------------------------------------------------- variants (ladder order, cuBLAS first)
@@ -65,6 +79,7 @@ else
   variants = {{id = -1, name = "host", dtypes = {"f32", "f64"}}}
 end
 local function has_dtype(v, dt)
+  if dt == "tf32" then return on_gpu and TF32_RUNGS[v.name] or false end
   for _, d in ipairs(v.dtypes) do if d == dt then return true end end
   return false
 end
@@ -86,6 +101,7 @@ local function fmt_n(n) return ("%d"):format(n) end
 -- ---------------------------------------------------------------- runs
 
 local rows, tables = {}, {}
+local meta_device = ck.device().name
 local total = 0
 for _, dt in ipairs(dtypes) do
   for _, v in ipairs(variants) do if has_dtype(v, dt) then total = total + #sizes end end
@@ -97,8 +113,10 @@ local dispatch = {}
 for _, dt in ipairs(dtypes) do
   for si, n in ipairs(sizes) do
     ck.seed(4242 + si)
-    local a = ck.rand({n, n}, {dtype = dt, device = device}) * 2 - 1
-    local b = ck.rand({n, n}, {dtype = dt, device = device}) * 2 - 1
+    local sdt = storage(dt)
+    local a = (ck.rand({n, n}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
+    local b = (ck.rand({n, n}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
+    local precision = dt == "tf32" and "tf32" or nil
     local flops = 2.0 * n * n * n
     -- the reference result: host f64 for small sizes, else cuBLAS on the same inputs (itself checked at
     -- the small sizes)
@@ -106,7 +124,7 @@ for _, dt in ipairs(dtypes) do
     if not on_gpu or n <= 1024 then
       ref = ck.matmul(a:to("host", "f64"), b:to("host", "f64"))
     else
-      ref = ck.matmul(a, b, {variant = "cublas"}):to("cuda", "f64")
+      ref = ck.matmul(a:to("f64"), b:to("f64"), {variant = "cublas"})
     end
     local case_rows = {}
     for _, v in ipairs(variants) do
@@ -125,9 +143,9 @@ for _, dt in ipairs(dtypes) do
             :format(est / 1e3, prev.n, BUDGET_S)
           row.note = row.skipped
         else
-          local c = ck.empty({n, n}, {dtype = dt, device = device}):fill(0 / 0)
+          local c = ck.empty({n, n}, {dtype = sdt, device = device}):fill(0 / 0)
           local vopt = on_gpu and v.name or nil
-          local okrun, err = pcall(ck.gemm, c, a, b, 1, 0, {variant = vopt})
+          local okrun, err = pcall(ck.gemm, c, a, b, 1, 0, {variant = vopt, precision = precision})
           local ran = ck.last_ran()
           if not okrun then
             row.correct, row.error = false, tostring(err)
@@ -140,9 +158,12 @@ for _, dt in ipairs(dtypes) do
             if not row.correct then
               row.error = ("relative error %.3g > %.0e"):format(e, TOL[dt])
             else
-              local r = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = vopt}, warmup = warmup,
-                                  reps = reps, flops = flops}
+              local r = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = vopt, precision = precision},
+                                  warmup = warmup, reps = reps, flops = flops}
               row.ms, row.q1, row.q3, row.tflops, row.reps = r.ms, r.q1, r.q3, r.tflops, r.reps
+              if on_gpu and PEAK[dt] and tostring(meta_device):match("H[12]00") then
+                row.pct_of_peak = 100 * r.tflops / PEAK[dt]
+              end
               last_ms[v.name .. dt] = {n = n, ms = r.ms}
             end
           end
@@ -194,10 +215,12 @@ local path = bench.results_path("matmul", meta)
 bench.write_json(path, doc)
 
 print(("\nmatmul ladder on %s%s"):format(on_gpu and meta.device or "the HOST CPU backend",
-  on_gpu and " (CUDA cores; cuBLAS without TF32)" or " (small sizes, not GPU performance)"))
+  on_gpu and " (f32/f64 on CUDA cores, cuBLAS without TF32; f16/bf16/tf32 on tensor cores; % peak: dense "
+    .. "datasheet peak of an H100/H200 SXM)" or " (small sizes, not GPU performance)"))
 local cols = {
   {key = "id", title = "#"}, {key = "variant"}, {key = "ms", fmt = "%.3f"}, {key = "tflops", title = "TFLOP/s", fmt = "%.2f"},
-  {key = "pct_of_ref", title = "% cuBLAS", fmt = "%.1f"}, {key = "step_speedup", title = "step", fmt = "%.2fx"},
+  {key = "pct_of_ref", title = "% cuBLAS", fmt = "%.1f"}, {key = "pct_of_peak", title = "% peak", fmt = "%.1f"},
+  {key = "step_speedup", title = "step", fmt = "%.2fx"},
   {key = "rel_err", title = "rel err", fmt = "%.1e"}, {key = "error", title = "check"}, {key = "skipped", title = "note"},
 }
 local failures = bench.print_tables(tables, cols)

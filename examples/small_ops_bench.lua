@@ -47,6 +47,30 @@ for _, c in ipairs(cases) do
   rows[#rows + 1] = {case = c[1], us_per_op = median(us), us_min = us[1]}
 end
 
+-- A chain of 20 small elementwise ops, issued one by one vs replayed as one CUDA graph (ck.graph), µs per op.
+local chain_rows = {}
+if dev == "cuda" and ck.graph then
+  local x, y = ck.rand(16, {device = dev}), ck.rand(16, {device = dev})
+  local function chain()
+    for _ = 1, 5 do x:add_(y); x:mul_(0.5); x:sub_(y); x:abs_() end
+  end
+  local g = ck.graph(chain)
+  local function per_op(f, n)
+    for _ = 1, 200 do f() end
+    ck.sync()
+    local us = {}
+    for r = 1, ROUNDS do
+      local t0 = clock()
+      for _ = 1, n do f() end
+      ck.sync()
+      us[r] = (clock() - t0) * 1e6 / (n * 20)
+    end
+    return median(us)
+  end
+  chain_rows = {{case = "20-op chain, issued op by op", us_per_op = per_op(chain, 1000)},
+                {case = "20-op chain, graph replay", us_per_op = per_op(function() g:replay() end, 1000), nodes = g:nodes()}}
+end
+
 if with_torch and dev == "cuda" then
   local py = [[
 import time, torch
@@ -79,6 +103,10 @@ print(("%-22s %10s %10s %8s"):format("case (" .. dev .. ")", "cukern us", "torch
 for _, r in ipairs(rows) do
   print(("%-22s %10.2f %10s %8s"):format(r.case, r.us_per_op, r.torch_us and ("%.2f"):format(r.torch_us) or "-",
     r.torch_us and ("%.2f"):format(r.us_per_op / r.torch_us) or "-"))
+end
+for _, r in ipairs(chain_rows) do
+  print(("%-30s %10.2f us/op%s"):format(r.case, r.us_per_op, r.nodes and (" (%d graph nodes)"):format(r.nodes) or ""))
+  rows[#rows + 1] = r
 end
 if json_path then
   local ok, json = pcall(require, "cukern.json")

@@ -82,6 +82,7 @@ local CASES = {
   {"ck.reduce_map", [[ck.reduce_map(1)]], "argument 1 must be a spec table"},
   {"ck.kernel_build", [[ck.kernel_build("x", 1)]], "argument 2 must be the entry point"},
   {"ck.cache_dir", [[ck.cache_dir(1)]], "argument 1 must be a directory"},
+  {"ck.graph", [[ck.graph(1)]], "argument 1 must be a function"},
   {"ck.launch_overhead", [[ck.launch_overhead(1)]], "takes nil or a table"},
   -- methods written in C
   {"a:shape", [[a.shape()]], "call it on a cukern array with a colon"},

@@ -35,9 +35,20 @@ $(ASAN_BUILD)/src/l%.o: src/l%.c
 
 $(ASAN_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ASAN_CFLAGS) $(ASAN_IO_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(patsubst %.c,$(ASAN_BUILD)/%.d,$(CORE_SRC) $(BIND_SRC))
+
+# The file formats' libraries (src/io.mk), as in the normal build: without them the sanitizer run would test
+# the "this build lacked libzip/libmatio" stubs instead of the .npz/.mat code. (This file is included before
+# src/io.mk, so the flags are read when the recipes run, not here.)
+$(ASAN_BUILD)/src/io_npz.o: ASAN_IO_CFLAGS = $(IO_ZIP_CFLAGS)
+$(ASAN_BUILD)/src/io_mat.o: ASAN_IO_CFLAGS = $(IO_MAT_CFLAGS)
+$(ASAN_BUILD)/io.found: FORCE_ASAN_IO
+	@mkdir -p $(ASAN_BUILD); echo '$(IO_FOUND)' | cmp -s - $@ || echo '$(IO_FOUND)' >$@
+$(ASAN_BUILD)/src/io_npz.o $(ASAN_BUILD)/src/io_mat.o $(ASAN_STAGE)/cukern/core.so: $(ASAN_BUILD)/io.found
+.PHONY: FORCE_ASAN_IO
+FORCE_ASAN_IO:
 
 $(ASAN_STAGE)/cukern/core.so: $(ASAN_OBJ)
 	@mkdir -p $(dir $@)

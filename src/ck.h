@@ -116,6 +116,21 @@ ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms); /* waits for the 
 bool ck_timer_is_cuda(const ck_timer *t);
 void ck_timer_free(ck_timer *t);
 
+/* ---------------------------------------------------------------- graphs (graph.c)
+ * Capture the device work issued on the context's stream between begin and end into a CUDA graph, then
+ * replay it with one launch. Arrays made during the capture, blocks freed during it and the operands of
+ * every captured op stay alive (held by the graph) until ck_graph_free. Host work, synchronising and
+ * reading values fail during a capture; after a failure, ck_graph_abort ends it. */
+typedef struct ck_graph ck_graph;
+ck_status ck_graph_begin(ck_ctx *ctx);
+ck_status ck_graph_end(ck_ctx *ctx, ck_graph **out);
+void ck_graph_abort(ck_ctx *ctx);
+ck_status ck_graph_replay(ck_ctx *ctx, ck_graph *g);
+int ck_graph_nodes(const ck_graph *g);
+void ck_graph_free(ck_graph *g);
+bool ck_capturing(const ck_ctx *ctx);
+void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t); /* no-op unless capturing */
+
 /* ---------------------------------------------------------------- storage (storage.c) */
 ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out);
 void ck_storage_retain(ck_storage *s);

@@ -39,6 +39,8 @@ struct ck_ctx {
   ck_status alloc_st; /* why the last ck_dev_alloc returned NULL */
   void (*oom_hook)(void *ud);
   void *oom_ud;
+  /* graph capture in progress (graph.c), or NULL */
+  struct ck_graph *cap;
   /* benchmark scratch */
   void *flush_buf;
   size_t flush_bytes;
@@ -55,6 +57,11 @@ struct ck_ctx {
   } while (0)
 
 void ck_alloc_init(ck_ctx *ctx);
+/* graph.c: what the allocator hands a capture in progress (see graph.c). */
+void ck_graph_keep_storage(ck_ctx *ctx, ck_storage *s);
+void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap);
+/* storage.c: a block back into the cache (bypassing capture deferral). */
+void ck_cache_block(ck_ctx *ctx, void *p, size_t cap);
 void ck_alloc_destroy(ck_ctx *ctx);
 
 #endif

@@ -69,7 +69,7 @@ ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what) {
     return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
                     cudaGetErrorName((cudaError_t)kerr));
   }
-  if (ctx->sync) {
+  if (ctx->sync && !ctx->cap) { /* no synchronising inside a graph capture */
     cudaError_t e = cudaStreamSynchronize(ctx->stream);
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess)
@@ -81,6 +81,9 @@ ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what) {
 
 ck_status ck_synchronize(ck_ctx *ctx) {
   if (!ctx->has_cuda) return CK_OK;
+  if (ctx->cap)
+    return ck_error(ctx, CK_ERR_ARG, "cannot synchronise or read values on the host while a graph is being "
+                                     "captured (ck.graph records device work only)");
   cudaError_t e = cudaStreamSynchronize(ctx->stream);
   if (e != cudaSuccess)
     return ck_error(ctx, CK_ERR_CUDA, "synchronize: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));

@@ -228,6 +228,12 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   }
   if (!first) return ck_error(ctx, CK_ERR_ARG, "%s: no operand and no output array given", p->name);
   p->dev = ck_dev(first);
+  if (ck_capturing(ctx)) { /* a graph records device work only, and must keep what it reads and writes */
+    if (p->dev == CK_HOST)
+      return ck_error(ctx, CK_ERR_DEVICE, "%s: host arrays cannot be recorded in a graph (%s); use cuda arrays",
+                      p->name, ck_plan_operands(p, ops, sizeof ops));
+    for (int i = 0; i < 4; ++i) ck_graph_keep_tensor(ctx, named[i]);
+  }
 
   /* 2. the op's own checks */
   if ((st = def->check(ctx, p))) return st;

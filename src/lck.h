@@ -94,6 +94,7 @@ extern const luaL_Reg ckl_array_funcs[], ckl_array_methods[];
 extern const luaL_Reg ckl_ops_funcs[];
 extern const luaL_Reg ckl_bench_funcs[];
 extern const luaL_Reg ckl_rtc_funcs[];
+extern const luaL_Reg ckl_graph_funcs[];
 extern const luaL_Reg ckl_io_funcs[]; /* l_io.c: file formats */
 int ckl_array_release(lua_State *L); /* __gc, __close and :free() */
 int ckl_array_len(lua_State *L);     /* __len */
@@ -103,5 +104,6 @@ void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_
 /* Metatables of the other userdata (timers, kernels); the module state is on top of the stack. */
 void ckl_bench_init(lua_State *L);
 void ckl_rtc_init(lua_State *L);
+void ckl_graph_init(lua_State *L);
 
 #endif

@@ -366,11 +366,12 @@ int luaopen_cukern_core(lua_State *L) {
   lua_pushvalue(L, -2); /* module state: upvalue of the other metatables' methods */
   ckl_rtc_init(L);
   ckl_bench_init(L);
+  ckl_graph_init(L);
   lua_pop(L, 1);
 
   lua_newtable(L); /* module */
-  static const luaL_Reg *const AREAS[] = {FUNCS, ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs, ckl_rtc_funcs,
-                                          ckl_io_funcs};
+  static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs,  ckl_bench_funcs,
+                                          ckl_rtc_funcs, ckl_io_funcs,    ckl_graph_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);

@@ -103,7 +103,7 @@ static size_t live_take(ck_livemap *m, void *p) {
 void ck_alloc_init(ck_ctx *ctx) { (void)ctx; }
 
 void ck_empty_cache(ck_ctx *ctx) {
-  if (!ctx->has_cuda) return;
+  if (!ctx->has_cuda || ctx->cap) return; /* no cudaFree (or synchronise) while a graph is being captured */
   cudaStreamSynchronize(ctx->stream);
   for (int b = 0; b < CK_NBUCKETS; ++b) {
     ck_block *blk = ctx->free_[b];
@@ -183,15 +183,10 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
   return p;
 }
 
-void ck_dev_free(ck_ctx *ctx, void *p) {
-  if (!p) return;
-  size_t cap = live_take(&ctx->live, p);
-  if (!cap) return; /* not ours: ignore rather than corrupt the cache */
+void ck_cache_block(ck_ctx *ctx, void *p, size_t cap) {
   size_t c2;
   int b = size_class(cap, &c2);
   ck_block *blk = malloc(sizeof *blk);
-  ctx->stats.in_use -= cap;
-  ctx->stats.frees++;
   if (!blk) { /* cannot cache it: give it back */
     cudaFree(p);
     return;
@@ -201,6 +196,18 @@ void ck_dev_free(ck_ctx *ctx, void *p) {
   blk->next = ctx->free_[b];
   ctx->free_[b] = blk;
   ctx->stats.cached += cap;
+}
+
+void ck_dev_free(ck_ctx *ctx, void *p) {
+  if (!p) return;
+  size_t cap = live_take(&ctx->live, p);
+  if (!cap) return; /* not ours: ignore rather than corrupt the cache */
+  ctx->stats.in_use -= cap;
+  ctx->stats.frees++;
+  /* while a graph is being captured, the captured work may still use this block at every replay: the graph
+   * holds it and gives it back to the cache when it is freed */
+  if (ctx->cap) ck_graph_defer_block(ctx, p, cap);
+  else ck_cache_block(ctx, p, cap);
 }
 
 void ck_memory_stats(ck_ctx *ctx, ck_memstats *out) { *out = ctx->stats; }
@@ -235,6 +242,7 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage *
     size_t cap;
     size_class(bytes, &cap);
     s->cap = cap;
+    if (ctx->cap) ck_graph_keep_storage(ctx, s); /* arrays made during a capture live as long as the graph */
   } else {
     size_t cap = (bytes + 63) & ~(size_t)63;
     if (cap == 0) cap = 64;

@@ -1043,6 +1043,30 @@ do
   end
 end
 
+-- ---------------------------------------------------------------- CUDA graphs
+
+do
+  local where = where_of("ck.graph")
+  --- ck.graph(fn, ...): runs fn(...) once while recording the device work it issues into a CUDA graph, and
+  -- returns the graph: g:replay() launches all of it again with one launch (g:nodes() counts the kernels and
+  -- copies recorded). The arrays fn creates stay alive with the graph (their memory is what the replay
+  -- writes), and so do the arrays it reads: change their contents between replays with copy_/fill, not by
+  -- rebinding. Inside fn only device work is allowed: host arrays, reading values (item, totable, print) and
+  -- ck.sync() raise an error, and the capture is abandoned. Random numbers are drawn at capture time, so
+  -- every replay repeats them.
+  function ck.graph(fn, ...)
+    if type(fn) ~= "function" then raise(fmt("%s: argument 1 must be a function, got %s", where, show(fn))) end
+    call(where, core.graph_begin)
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      core.graph_abort()
+      if type(err) == "string" then raise(where .. ": the function failed while recording: " .. clean(err)) end
+      error(err, 0)
+    end
+    return call(where, core.graph_end)
+  end
+end
+
 require("cukern.io").install(ck) -- ck.save, ck.savez, ck.load (lua/cukern/io.lua)
 require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ... (lua/cukern/map.lua)
 

@@ -1,0 +1,146 @@
+/*
+ * graph.c — CUDA graphs: record the device work a Lua function issues on the context's stream once, then
+ * replay it with one launch (ck.graph(fn), g:replay()).
+ *
+ * Capture runs the stream in cudaStreamCaptureModeRelaxed (the caching allocator may still cudaMalloc a new
+ * block). What makes replay safe is memory: every kernel recorded keeps the addresses it was given, so
+ *   - arrays created during the capture (results and every temporary the dispatcher made) are retained by
+ *     the graph (ck_graph_keep_storage): dropping them in Lua does not free their memory while the graph
+ *     lives;
+ *   - device blocks freed during the capture are not returned to the cache but held by the graph
+ *     (ck_graph_defer_block), since later recorded work may reuse them;
+ *   - the operands a call names are retained by the dispatcher (ck_run) for the same reason;
+ * and all of it goes back (storages released, blocks to the cache) when the graph is freed, after the
+ * stream has finished any replay. Work that needs the host during a capture (host arrays, reading values,
+ * synchronising) is refused with a clear error, and the capture is then abandoned by the binding.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ck_internal.h"
+
+struct ck_graph {
+  ck_ctx *ctx;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  ck_storage **keep; /* retained storages */
+  size_t nkeep, ckeep;
+  void **blocks; /* device blocks freed during the capture, held until the graph is freed */
+  size_t *caps;
+  size_t nblocks, cblocks;
+  int nodes;
+  bool broken; /* a push failed for lack of host memory: the graph must not be replayed */
+};
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return true;
+  size_t c = *cap ? 2 * *cap : 16;
+  void *p = realloc(*arr, c * elem);
+  if (!p) return false;
+  *arr = p;
+  *cap = c;
+  return true;
+}
+
+void ck_graph_keep_storage(ck_ctx *ctx, ck_storage *s) {
+  ck_graph *g = ctx->cap;
+  if (!g || !s) return;
+  if (!grow((void **)&g->keep, &g->ckeep, g->nkeep, sizeof *g->keep)) {
+    g->broken = true;
+    return;
+  }
+  ck_storage_retain(s);
+  g->keep[g->nkeep++] = s;
+}
+
+void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap) {
+  ck_graph *g = ctx->cap;
+  size_t cb = g->cblocks;
+  if (!grow((void **)&g->blocks, &g->cblocks, g->nblocks, sizeof *g->blocks) ||
+      !grow((void **)&g->caps, &cb, g->nblocks, sizeof *g->caps)) {
+    g->broken = true; /* cannot hold it: leak it rather than let later work reuse memory the graph writes */
+    return;
+  }
+  g->blocks[g->nblocks] = p;
+  g->caps[g->nblocks++] = cap;
+}
+
+bool ck_capturing(const ck_ctx *ctx) { return ctx->cap != NULL; }
+
+void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t) {
+  if (ctx->cap && t && t->st && t->st->dev == CK_CUDA) ck_graph_keep_storage(ctx, t->st);
+}
+
+ck_status ck_graph_begin(ck_ctx *ctx) {
+  ck_status st = CK_OK;
+  if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "graph: no CUDA device (%s)", ctx->info.why_host);
+  if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: a capture is already in progress (graphs do not nest)");
+  ck_graph *g = calloc(1, sizeof *g);
+  if (!g) return ck_error(ctx, CK_ERR_OOM, "graph: out of host memory");
+  g->ctx = ctx;
+  CK_CUDA(ctx, cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeRelaxed));
+  ctx->cap = g;
+  return CK_OK;
+cleanup:
+  free(g);
+  return st;
+}
+
+ck_status ck_graph_end(ck_ctx *ctx, ck_graph **out) {
+  ck_status st = CK_OK;
+  ck_graph *g = ctx->cap;
+  *out = NULL;
+  if (!g) return ck_error(ctx, CK_ERR_ARG, "graph: no capture in progress");
+  ctx->cap = NULL;
+  cudaError_t e = cudaStreamEndCapture(ctx->stream, &g->graph);
+  if (e != cudaSuccess) {
+    st = ck_cuda_fail(ctx, (int)e, __FILE__, __LINE__, "cudaStreamEndCapture");
+    goto cleanup;
+  }
+  if (g->broken) {
+    st = ck_error(ctx, CK_ERR_OOM, "graph: out of host memory while recording");
+    goto cleanup;
+  }
+  size_t n = 0;
+  CK_CUDA(ctx, cudaGraphGetNodes(g->graph, NULL, &n));
+  g->nodes = (int)n;
+  CK_CUDA(ctx, cudaGraphInstantiate(&g->exec, g->graph, 0));
+  *out = g;
+  return CK_OK;
+cleanup:
+  ck_graph_free(g);
+  return st;
+}
+
+void ck_graph_abort(ck_ctx *ctx) {
+  ck_graph *g = ctx->cap;
+  if (!g) return;
+  ctx->cap = NULL;
+  cudaGraph_t graph = NULL;
+  (void)cudaStreamEndCapture(ctx->stream, &graph); /* ends (and invalidates) the capture */
+  if (graph) cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+  ck_graph_free(g);
+}
+
+ck_status ck_graph_replay(ck_ctx *ctx, ck_graph *g) {
+  if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: cannot replay a graph while capturing another");
+  cudaError_t e = cudaGraphLaunch(g->exec, ctx->stream);
+  return ck_after_launch(ctx, (int)e, "graph replay");
+}
+
+int ck_graph_nodes(const ck_graph *g) { return g->nodes; }
+
+void ck_graph_free(ck_graph *g) {
+  if (!g) return;
+  ck_ctx *ctx = g->ctx;
+  if (ctx->has_cuda) cudaStreamSynchronize(ctx->stream); /* no replay may still be running on the memory */
+  if (g->exec) cudaGraphExecDestroy(g->exec);
+  if (g->graph) cudaGraphDestroy(g->graph);
+  for (size_t i = 0; i < g->nkeep; ++i) ck_storage_release(g->keep[i]);
+  for (size_t i = 0; i < g->nblocks; ++i) ck_cache_block(ctx, g->blocks[i], g->caps[i]);
+  free(g->keep);
+  free(g->blocks);
+  free(g->caps);
+  free(g);
+}
