@@ -36,7 +36,7 @@ for _, f in ipairs {"empty", "zeros", "ones", "rand", "randn"} do
     C(("ck.%s(0/0)"):format(f)), C(("ck.%s(2^62, 4)"):format(f)), C(("ck.%s(2^31, 2^31, 2^31)"):format(f)),
     C(("ck.%s({2^62, 2^62})"):format(f)), C(("ck.%s({1,1,1,1,1,1,1,1,1})"):format(f)),
     C(("ck.%s(1,1,1,1,1,1,1,1,1)"):format(f)), C(("ck.%s({-3})"):format(f)), C(("ck.%s({'a'})"):format(f)),
-    C(("ck.%s(3, {dtype = 'f16'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
+    C(("ck.%s(3, {dtype = 'f8'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
     C(("ck.%s(3, {device = 'tpu'})"):format(f)), C(("ck.%s(3, {bogus = 1})"):format(f)),
     C(("ck.%s(3, {variant = 'x'})"):format(f), tag("5", INIT, "option keys unknown to the function accepted (variant on zeros)")),
     C(("ck.%s(setmetatable({}, {__len = function() return 2^40 end}))"):format(f)),
@@ -347,7 +347,7 @@ add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose
 local ALWAYS_OK_ON_FREED = {is_freed = true, free = true}
 local METHOD_CASES = {
   size = {"A:size(0)", "A:size(3)", "A:size('x')", "A:size(2^40)"},
-  to = {"A:to('tpu')", "A:to('f16')", "A:to(7)", "A:to(nil, 'f64')", "A:to('host', 'x')"},
+  to = {"A:to('tpu')", "A:to('f8')", "A:to(7)", "A:to(nil, 'f64')", "A:to('host', 'x')"},
   copy_ = {"A:copy_(ck.rand(5))", "A:copy_('x')", "A:copy_(F)", "E:copy_(V)"},
   fill = {"A:fill('x')", "A:fill()", "A:fill({})", "E:fill(1)"},
   item = {"A:item()", "ck.zeros(0):item()"},
