@@ -605,6 +605,15 @@ describe("f16/bf16 on cuda", function()
       H.assert_equal(ck.linspace(-1, 1, 101, o), ck.linspace(-1, 1, 101, oh), "linspace " .. dt)
       H.assert_equal(ck.eye(37, 53, o), ck.eye(37, 53, oh), "eye " .. dt)
       H.assert_equal(ck.full({5, 6}, 0.1, o), ck.full({5, 6}, 0.1, oh), "full " .. dt)
+      -- the elementwise COPY of one half dtype to itself on both rungs (whole 16-byte packs on contiguous)
+      for _, n in ipairs {1, 7, 4099} do
+        local x = rnd({n}, dt)
+        for _, v in ipairs {"strided", "contiguous"} do
+          local out = H.poison(ck.empty({n}, {dtype = dt, device = "cuda"}))
+          core.unary("copy", x:cuda(), out, 0, 0, v)
+          H.assert_equal(out, x, ("copy %s [%d] (%s)"):format(dt, n, v))
+        end
+      end
       for _, from in ipairs(ALL) do
         local m = (ck.rand({7, 9}, {dtype = "f64", device = "host"}) * 1000 - 500):to(from)
         for _, to in ipairs(ALL) do

@@ -89,14 +89,18 @@ __global__ void __launch_bounds__(kThreads) ew_contiguous_kernel(const ContigArg
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t k = base + (int64_t)u * kThreads;
       if (k < p.packs) {
-        PO r;
+        if constexpr (OP == CK_EW_COPY && std::is_same_v<TO, TI> && is_half_v<TO>) {
+          po[k] = ra[u]; /* f16/bf16 same-dtype copy: whole packs (lane by lane, 16-bit lanes spilled) */
+        } else {
+          PO r;
 #pragma unroll
-        for (int e = 0; e < VE; ++e) {
-          const TI t = NIN >= 1 ? ra[u].v[e] : TI(0);
-          const TI w = (NIN == 2 && b_arr) ? rb[u].v[e] : sv;
-          r.v[e] = one(t, w, p.head + k * VE + e);
+          for (int e = 0; e < VE; ++e) {
+            const TI t = NIN >= 1 ? ra[u].v[e] : TI(0);
+            const TI w = (NIN == 2 && b_arr) ? rb[u].v[e] : sv;
+            r.v[e] = one(t, w, p.head + k * VE + e);
+          }
+          po[k] = r;
         }
-        po[k] = r;
       }
     }
   }
