@@ -36,9 +36,9 @@ for _, f in ipairs {"empty", "zeros", "ones", "rand", "randn"} do
     C(("ck.%s(0/0)"):format(f)), C(("ck.%s(2^62, 4)"):format(f)), C(("ck.%s(2^31, 2^31, 2^31)"):format(f)),
     C(("ck.%s({2^62, 2^62})"):format(f)), C(("ck.%s({1,1,1,1,1,1,1,1,1})"):format(f)),
     C(("ck.%s(1,1,1,1,1,1,1,1,1)"):format(f)), C(("ck.%s({-3})"):format(f)), C(("ck.%s({'a'})"):format(f)),
-    C(("ck.%s(3, {dtype = 'f8'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
+    C(("ck.%s(3, {dtype = 'f17'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
     C(("ck.%s(3, {device = 'tpu'})"):format(f)), C(("ck.%s(3, {bogus = 1})"):format(f)),
-    C(("ck.%s(3, {variant = 'x'})"):format(f), tag("5", INIT, "option keys unknown to the function accepted (variant on zeros)")),
+    C(("ck.%s(3, {variant = 'x'})"):format(f)),
     C(("ck.%s(setmetatable({}, {__len = function() return 2^40 end}))"):format(f)),
     C(("ck.%s(setmetatable({}, {__len = function() return (1 << 32) + 2 end}))"):format(f)),
     -- X raises from its own __index: any error is right, its message is X's
@@ -48,18 +48,18 @@ end
 add("ck.rand", {C("ck.rand(3, {dtype = 'i32'})")})
 add("ck.randn", {C("ck.randn(3, {dtype = 'i32'})")})
 add("ck.full", {
-  C("ck.full(nil, 1)", tag("5", INIT, "ck.full(nil, 1) gives a 0-d array")), C("ck.full({2}, 'x')"),
+  C("ck.full(nil, 1)"), C("ck.full({2}, 'x')"),
   C("ck.full({2}, nil)"), C("ck.full({-2}, 1)"), C("ck.full({2^62, 2^62}, 1)"), C("ck.full('x', 1)"),
   C("ck.full({2}, 1, {bogus = 1})"), C("ck.full({2}, 1, 'f64')"),
 })
 add("ck.eye", {
-  C("ck.eye()", tag("5", INIT, "ck.eye() gives a 0-d array")), C("ck.eye(-1)"), C("ck.eye('x')"),
+  C("ck.eye()"), C("ck.eye(-1)"), C("ck.eye('x')"),
   C("ck.eye(2^62, 2^62)"), C("ck.eye(2.5)"), C("ck.eye(3, {bogus = 1})"), C("ck.eye(3, 'x')"),
 })
 add("ck.arange", {
-  C("ck.arange(0/0)", tag("5", INIT, "ck.arange(NaN) gives an empty array")), C("ck.arange(1, 10, 0)"),
+  C("ck.arange(0/0)"), C("ck.arange(1, 10, 0)"),
   C("ck.arange('x')"), C("ck.arange()"), C("ck.arange(2^62)"), C("ck.arange(0, 1/0)"),
-  C("ck.arange(math.mininteger, math.maxinteger)", tag("4", INIT, "integer wrap: gives an empty array")),
+  C("ck.arange(math.mininteger, math.maxinteger)"),
   C("ck.arange(3, {bogus = 1})"), C("ck.arange(3, {dtype = 'x'})"),
 })
 add("ck.linspace", {
@@ -72,7 +72,7 @@ add("ck.array", {
   C("ck.array({1}, 'f64')"),
 })
 add("ck.scalar", {C("ck.scalar('x')"), C("ck.scalar(1, {dtype = 'x'})"), C("ck.scalar(F)"),
-  C("ck.scalar({})", tag("5", INIT, "ck.scalar({}) gives an empty 1-D array, not an error"))})
+  C("ck.scalar({})")})
 
 -- module functions
 add("ck.default_device", {C("ck.default_device('tpu')"), C("ck.default_device(7)")})
@@ -92,12 +92,11 @@ add("ck.bench", {
   C("ck.bench{spec = {op = 'add', a = F, b = F}}"), C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = -1}"),
   C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = 'x'}"),
   C("ck.bench{spec = {op = 'add', a = A, b = A}, reps = 2^32 + 1}"), C("ck.bench{spec = {op = 'add', a = A}}"),
-  C("ck.bench{spec = {op = 'add', a = A, b = A}, bogus = 1}", tag("5", LEAD, "bench.lua: unknown keys ignored")),
+  C("ck.bench{spec = {op = 'add', a = A, b = A}, bogus = 1}"),
   C("ck.bench{spec = {op = 'add', a = A, b = A, variant = 'nope'}}"), C("ck.bench{spec = {op = 'add', a = A, b = A, variant = 99}}"),
-  C("ck.bench{spec = {op = 'add', a = A, b = A}, warmup = 2^32 + 1}",
-    tag("4", LEAD, "time_op: warmup 2^32+1 is truncated to int (warmup 1) before its range check (l_bench.c)")),
+  C("ck.bench{spec = {op = 'add', a = A, b = A}, warmup = 2^32 + 1}"),
 })
-add("ck.launch_overhead", {C("ck.launch_overhead('x')", tag("5", LEAD, "bench.lua: a non-number round count is ignored")),
+add("ck.launch_overhead", {C("ck.launch_overhead('x')"),
   C("ck.launch_overhead(-5)")})
 add("ck.core.time_op", {
   C("ck.core.time_op({op = 'add', a = A, b = F}, 1, 2, 0)"), C("ck.core.time_op({op = 'nope', a = A}, 1, 2, 0)"),
@@ -109,8 +108,7 @@ add("ck.core.time_op", {
   -- op fails on shapes: under `make sanitize` a kept pointer is a use-after-free (issue 18 item 3)
   C("ck.core.time_op(setmetatable({}, {__index = function(t, k) collectgarbage() if k == 'op' then return 'add' elseif k == 'a' then return ck.rand(3) elseif k == 'b' then return ck.rand(4) end end}), 1, 2, 0)"),
   C("ck.core.time_op(setmetatable({}, {__index = function(t, k) collectgarbage() if k == 'op' then return 'add' elseif k == 'a' or k == 'b' then return ck.rand(3) elseif k == 'variant' then return 'no' .. 'pe' end end}), 1, 2, 0)"),
-  C("ck.core.time_op({op = 'add', a = A, b = A}, 2^32 + 1, 2, 0)",
-    tag("4", LEAD, "time_op: warmup 2^32+1 is truncated to int (warmup 1) before its range check (l_bench.c)")),
+  C("ck.core.time_op({op = 'add', a = A, b = A}, 2^32 + 1, 2, 0)"),
 })
 
 -- files (lua/cukern/io.lua, src/io_*.c): paths under the scratch directory T; W/NPY write fixtures by hand
@@ -219,7 +217,7 @@ add("ck.reduce_map", {
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 'x'})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 1 << 40})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = (1 << 32) + 1})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = math.mininteger})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {bogus = 1})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dtype = 'f16'})"),
-  C("ck.reduce_map(" .. SPEC .. ", {x = A}, {keepdim = 'yes'})", tag("5", LEAD, "reduce_map: keepdim = 'yes' accepted (lua_toboolean)")),
+  C("ck.reduce_map(" .. SPEC .. ", {x = A}, {keepdim = 'yes'})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = 'x'})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = F})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = ck.rand(7)})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 2, out = E})"),
@@ -288,14 +286,14 @@ local FLOAT_ONLY = {exp = 1, log = 1, sqrt = 1, sin = 1, cos = 1, tanh = 1, sigm
 for _, f in ipairs(ck.unary_ops) do
   add("ck." .. f, op_cases(f, 1, true))
   if FLOAT_ONLY[f] then add("ck." .. f, {C(("ck.%s(I)"):format(f))}) end
-  add("ck." .. f, {C(("ck.%s(A, {dtype = 'f64'})"):format(f), tag("5", INIT, "dtype= accepted and ignored by ops"))})
+  add("ck." .. f, {C(("ck.%s(A, {dtype = 'f64'})"):format(f))})
 end
 for _, f in ipairs(ck.binary_ops) do
   add("ck." .. f, op_cases(f, 2, true))
   add("ck." .. f, {
     C(("ck.%s(A, ck.rand(5))"):format(f)), C(("ck.%s(1, 2)"):format(f)), C(("ck.%s(A, 'x')"):format(f)),
-    C(("ck.%s(A, F)"):format(f)), C(("ck.%s(A, A, {out = ck.rand(3, 4, {dtype = 'i32'})})"):format(f)),
-    C(("ck.%s(A, A, {dtype = 'f64'})"):format(f), tag("5", INIT, "ck.add(a, b, {dtype = 'f64'}) returns f32")),
+    C(("ck.%s(A, F)"):format(f)), C(("ck.%s(A, A, {out = ck.zeros(3, 4, {dtype = 'i32'})})"):format(f)),
+    C(("ck.%s(A, A, {dtype = 'f64'})"):format(f)),
   })
 end
 add("ck.pow", op_cases("pow", 2, true))
@@ -314,7 +312,7 @@ end
 for _, f in ipairs {"max", "min", "argmax", "argmin"} do add("ck." .. f, {C(("ck.%s(ck.zeros(0, 3), 1)"):format(f))}) end
 add("ck.mean", {C("ck.mean(I)")})
 add("ck.max", {
-  C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})", tag("5", INIT, "ck.max(x, {idx = i}) without a dim ignores idx")),
+  C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})"),
   C("ck.max(A, 2, {idx = ck.rand(3)})"),
   C("ck.max(A, 2, {out = ck.zeros(3, {dtype = 'i32'}), idx = ck.zeros(3, {dtype = 'i32'})})"),
 })
@@ -329,16 +327,24 @@ add("ck.matmul", {
   C("ck.matmul(A, A)"), C("ck.matmul(V, V)"), C("ck.matmul(A, ck.rand(5, 4, {dtype = 'f64'}))"),
   C("ck.matmul(ck.rand(2, 2, 3, 4), B)"), C("ck.matmul(S, S)"), C("ck.matmul(ck.rand(2, 3, 4), ck.rand(3, 4, 5))"),
   C("ck.matmul(A, B, {out = ck.rand(5, 3)})"), C("ck.matmul(A, F)"),
-  C("ck.matmul(A, B, {keepdim = true})", tag("5", INIT, "unknown-for-this-op option keepdim accepted by matmul")),
+  C("ck.matmul(A, B, {keepdim = true})"),
 })
 add("ck.gemm", {
-  C("ck.gemm(nil, A, B)", tag("5", INIT, "ck.gemm(nil, a, b) allocates a result")),
+  C("ck.gemm(nil, A, B)"),
   C("ck.gemm(A, A, B)"), C("ck.gemm(ck.rand(3, 5), A, B, 'x')"), C("ck.gemm(ck.rand(3, 5), A, B, 1, 'x')"),
   C("ck.gemm(F, A, B)"), C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {bogus = 1})"),
   C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {variant = 'nope'})"), C("ck.gemm(ck.rand(5):expand(3, 5), A, B)"),
-  C("ck.gemm(ck.rand(3, 5, {dtype = 'i32'}), A, B)"),
+  C("ck.gemm(ck.zeros(3, 5, {dtype = 'i32'}), A, B)"),
 })
 add("ck.transpose", op_cases("transpose", 1, true))
+add("ck.equal", {C("ck.equal(A)"), C("ck.equal(A, 1)"), C("ck.equal('x', A)"), C("ck.equal(A, F)"), C("ck.equal(F, A)")})
+add("ck.allclose", {C("ck.allclose(A)"), C("ck.allclose(A, 'x')"), C("ck.allclose(A, A, -1)"), C("ck.allclose(A, A, 0, 'x')"),
+  C("ck.allclose(A, F)"), C("ck.allclose(A, ck.rand(5))")})
+add("ck.randint", {C("ck.randint()"), C("ck.randint('x', 3)"), C("ck.randint(6, 1, 3)"), C("ck.randint(0, 2^40, 3)"),
+  C("ck.randint(0, 5, -1)"), C("ck.randint(0, 5, 3, {bogus = 1})"),
+  C("ck.randint(0.5, 5, 3)")})
+add("ck.graph", {C("ck.graph()"), C("ck.graph(1)"), C("ck.graph(A)"), C("ck.graph(function() error('inside') end)"),
+  C("ck.graph(function() return A:item() end)"), C("ck.graph(function() ck.graph(function() end) end)")})
 add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose(A, {variant = 'memcpy'})"),
   C("ck.transpose(A, {out = ck.rand(3, 4)})")})
 
@@ -347,7 +353,7 @@ add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose
 local ALWAYS_OK_ON_FREED = {is_freed = true, free = true}
 local METHOD_CASES = {
   size = {"A:size(0)", "A:size(3)", "A:size('x')", "A:size(2^40)"},
-  to = {"A:to('tpu')", "A:to('f8')", "A:to(7)", "A:to(nil, 'f64')", "A:to('host', 'x')"},
+  to = {"A:to('tpu')", "A:to('f17')", "A:to(7)", "A:to('host', 'x')"},
   copy_ = {"A:copy_(ck.rand(5))", "A:copy_('x')", "A:copy_(F)", "E:copy_(V)"},
   fill = {"A:fill('x')", "A:fill()", "A:fill({})", "E:fill(1)"},
   item = {"A:item()", "ck.zeros(0):item()"},
@@ -364,18 +370,15 @@ local METHOD_CASES = {
   expand = {"A:expand(3, 5)", "A:expand(4)", "A:expand(2^62, 3, 4)", "A:expand('x')", "A:expand(-2, 3, 4)",
             "A:expand(1,1,1,1,1,1,1,3,4)"},
   sub = {"A:sub{{1, 2, 3}}", "A:sub{{1, 9}}", "A:sub{1, 2, 3}", "A:sub('x')", "A:sub{{'a', 2}}", "A:sub{0}"},
+  slice = {"A:slice({bogus = 1})", "A:slice{{1, 2, 3}}", "A:slice{{1, 9}}", "A:slice{1, 2, 3}", "A:slice('x')",
+           "A:slice{{'a', 2}}", "A:slice{0}", "A:slice()", "A:slice(A)"},
   clamp_ = {"A:clamp_('x', 1)", "E:clamp_(0, 1)"},
   pow_ = {"A:pow_('x')", "E:pow_(2)", "I:pow_(A)"},
   max = {"A:max(3)"}, min = {"A:min(3)"}, sum = {"A:sum(3)"}, prod = {"A:prod(3)"}, mean = {"I:mean()"},
   argmax = {"A:argmax(3)"}, argmin = {"A:argmin(3)"},
 }
 local METHOD_TAGS = {
-  ["A:to(nil, 'f64')"] = tag("5", INIT, "A:to(nil, 'f64') ignores the dtype"),
-  ["A:sub{{1, 2, 3}}"] = tag("5", INIT, "A:sub{{1,2,3}} ignores the 3rd number"),
-  -- these raise a clean error in a normal build; under `make sanitize` UBSan stops on the signed overflow
-  ["A:reshape(2^62, 4, -1)"] = tag("4", INIT, "signed overflow in -1 inference (UBSan), l_array.c shape_args", true),
-  ["A:view(2^62, 4, -1)"] = tag("4", INIT, "signed overflow in -1 inference (UBSan), l_array.c shape_args", true),
-  ["A:sub('x')"] = tag("5", INIT, "A:sub('x') returns A"),
+  -- (none: every bug tagged here has been fixed; add one with tag(item, owner, why) and a repro)
 }
 local NO_ARGS = {shape = 1, strides = 1, offset = 1, dtype = 1, numel = 1, ndim = 1, device = 1, is_contiguous = 1,
   is_freed = 1, storage_id = 1, totable = 1, flat = 1, clone = 1, contiguous = 1, free = 1, cuda = 1, host = 1}
@@ -411,7 +414,7 @@ for name in pairs(ck.core.methods) do
   end
   CAT["A:" .. name] = t
 end
-add("A:free", {C("A.free(V, 'x') and A.free(nil)")})
+add("A:free", {C("A.free(nil)"), C("A.free('x')")})
 add("A:is_freed", {C("A.is_freed(nil)")})
 
 -- item 6: host work past the documented limit (2^33 elements per op, 2^38 matmul multiply-adds) is refused
@@ -431,40 +434,12 @@ add("operators", {
 -- the lead's), by code. One-line repros in docs/reliability.md.
 local SPEC_ = "{map = 'x', reduce = 'a + b', identity = 0}"
 local FOUND = {
-  ["ck.map('x', {x = A}, {out = F})"] = tag("5", LEAD, "map: out= a freed array is ignored (a new result is returned)"),
-  ["ck.map_info('x', {x = A}, {out = F})"] = tag("5", LEAD, "map: out= a freed array is ignored (a new result is returned)"),
-  ["ck.map_source('x', {x = A}, {out = F})"] = tag("5", LEAD, "map: out= a freed array is ignored (a new result is returned)"),
-  ["ck.reduce_map(" .. SPEC_ .. ", {x = A}, {out = F})"] =
-    tag("5", LEAD, "reduce_map: out= a freed array returns that freed array (the result is dropped)"),
-  ["ck.reduce_map(" .. SPEC_ .. ", {x = A}, {dim = 1 << 40})"] =
-    tag("5", LEAD, "reduce_map: a dim past int is truncated to int and reduces another dim (l_map.c read_dim)"),
-  ["ck.reduce_map(" .. SPEC_ .. ", {x = A}, {dim = (1 << 32) + 1})"] =
-    tag("5", LEAD, "reduce_map: a dim past int is truncated to int and reduces another dim (l_map.c read_dim)"),
-  ["ck.reduce_map(" .. SPEC_ .. ", {x = A}, {dim = math.mininteger})"] =
-    tag("5", LEAD, "reduce_map: a dim past int is truncated to int and reduces another dim (l_map.c read_dim)"),
-  ["ck.map_source('x', {x = A}, 'x')"] = tag("5", LEAD, "map_source: options are not checked (wrong type, unknown keys)"),
-  ["ck.map_source('x', {x = A}, {bogus = 1})"] = tag("5", LEAD, "map_source: options are not checked (wrong type, unknown keys)"),
-  ["ck.map_source(" .. SPEC_ .. ", {x = A}, {bogus = 1})"] =
-    tag("5", LEAD, "map_source: options are not checked (wrong type, unknown keys)"),
-  ["ck.cache_dir(T .. '/a\\0b')"] = tag("5", LEAD, "cache_dir: a path with a NUL byte is cut at the NUL"),
-  ["ck.cache_dir(T .. '/' .. string.rep('a', 2000))"] =
-    tag("5", LEAD, "cache_dir: a path over 1023 bytes is cut to 1023 (rtc.c g_cache_dir)"),
-  ["ck.kernel_build(" .. KSRC .. ", 'f', {arch = 'sm_90', options = {{}}})"] =
-    tag("5", LEAD, "kernel_build: options that are not strings are dropped (a table in the list, a function)"),
-  ["ck.kernel_build(" .. KSRC .. ", 'f', {arch = 'sm_90', options = print})"] =
-    tag("5", LEAD, "kernel_build: options that are not strings are dropped (a table in the list, a function)"),
-  ["ck.load(T .. '/a.npy', {bogus = 1})"] = tag("5", LEAD, "io.lua: unknown option keys ignored by load/save/savez"),
-  ["ck.save(T .. '/a.npz', {a = A}, {bogus = 1})"] = tag("5", LEAD, "io.lua: unknown option keys ignored by load/save/savez"),
-  ["ck.savez(T .. '/a.npz', {a = A}, {bogus = 1})"] = tag("5", LEAD, "io.lua: unknown option keys ignored by load/save/savez"),
-  ["ck.save(T .. '/a.npz', {a = A}, 'x')"] = tag("5", LEAD, "io.lua: save/savez options of the wrong type (a string) ignored"),
-  ["ck.savez(T .. '/a.npz', {a = A}, 'x')"] = tag("5", LEAD, "io.lua: save/savez options of the wrong type (a string) ignored"),
+  -- (none: every bug tagged here has been fixed; add one with tag(item, owner, why) and a repro)
 }
 
 -- Tags by pattern for the generic cases (explicit tags above win).
 local PATTERN_TAGS = {
-  {"^ck%.%a+%(A, .*{dtype = 'f64'}%)$", tag("5", INIT, "dtype= accepted and ignored by ops")},
-  {"keepdim = 'yes'", tag("5", INIT, "option values of the wrong type accepted (keepdim = 'yes')")},
-  {"^A%.free%(", tag("5", INIT, "free of a non-array (a string, nil) passes silently")},
+  -- (none: every bug tagged here has been fixed; add one with tag(item, owner, why) and a repro)
 }
 
 -- ---------------------------------------------------------------- enumerate the module
@@ -547,7 +522,7 @@ local function run_children(list)
 end
 
 -- Message quality (names the public function, at the caller's line) is required of every case once the
--- owners' fixes are in: set STRICT_MESSAGES = true then. Until then it is counted and reported as pending.
+-- owners' fixes are in (they are): the message check below is now a failure, not a pending note.
 local STRICT_MESSAGES = os.getenv("CUKERN_BADINPUT_STRICT") == "1"
 
 -- Run everything at load time, so that each group of known failures gets its own pending line.
@@ -617,12 +592,8 @@ describe("bad-input catalogue #badinput", function()
   end)
 
   it("error messages name the public function and point at the caller's line", function()
-    if #msg_bad > 0 then
-      if verbose then io.write("\n[badinput] messages to fix:\n  " .. table.concat(msg_bad, "\n  ") .. "\n") end
-      return pending(("issue 18 (init.lua wrappers and binding): %d of %d errors do not name the public function " ..
-        "or are not raised at the caller's line; expected to fail until merged (CUKERN_BADINPUT_VERBOSE=1 lists them, " ..
-        "CUKERN_BADINPUT_STRICT=1 makes them failures)"):format(#msg_bad, stats.errored))
-    end
+    assert(#msg_bad == 0, ("%d of %d errors do not name the public function or are not raised at the caller's " ..
+      "line:\n  %s"):format(#msg_bad, stats.errored, table.concat(msg_bad, "\n  ")))
   end)
 
   for _, key in ipairs(group_order) do

@@ -564,7 +564,9 @@ local function case_binary(dev)
   if mode == 1 then
     local r
     local OPS = {add = "+", sub = "-", div = "/"}
-    if not variant and OPS[name] and random() < 0.4 then
+    local int_operand = (ck.is_array(x) and x:dtype() == "i32") or (ck.is_array(y) and y:dtype() == "i32")
+    if not variant and OPS[name] and random() < 0.4 and not (name == "div" and int_operand) then
+      -- (Lua 5.4's / is float division: on i32 arrays it gives f64, which ck.div does not; tested in api_spec)
       if name == "add" then r = x + y elseif name == "sub" then r = x - y else r = x / y end
     elseif not variant and name == "mul" and num_side and random() < 0.5 then r = x * y
     else r = ck[name](x, y, opts_with({}, variant)) end
@@ -703,7 +705,9 @@ local function case_reduce(dev)
     local ok, err = pcall(ck[name], a, darg, o)
     if ok and numel(ref.shape) == 0 then return true end
     if ok then return false, "out= and idx= the same array: no error raised" end
-    return tostring(err):find("share memory", 1, true) ~= nil, "unexpected error: " .. tostring(err)
+    local e = tostring(err)
+    return (e:find("share memory", 1, true) or e:find("must be different arrays", 1, true)) ~= nil,
+      "unexpected error: " .. e
   end
   local r, ri
   if not variant and random() < 0.3 and d then r, ri = a[name](a, darg, o) else r, ri = ck[name](a, darg, o) end

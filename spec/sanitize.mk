@@ -21,7 +21,7 @@ LIBASAN     := $(shell $(CC) -print-file-name=libasan.so 2>/dev/null)
 # detect_leaks=0: lua5.4, busted and the CUDA libraries keep allocations until exit (the spec suite checks
 # our own memory with ck.memory()); everything else stops at the first report.
 # protect_shadow_gap=0: the CUDA driver maps memory where ASan keeps its shadow gap (GPU hosts).
-ASAN_ENV    := LD_PRELOAD=$(LIBASAN) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1:protect_shadow_gap=0 \
+ASAN_ENV    := CUKERN_SANITIZE=1 LD_PRELOAD=$(LIBASAN) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:detect_stack_use_after_return=1:protect_shadow_gap=0 \
                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 FUZZ_LONG_CASES ?= 105000
 SANITIZE_FUZZ_CASES ?= 3000
@@ -56,7 +56,7 @@ $(ASAN_STAGE)/cukern/core.so: $(ASAN_OBJ)
 
 # The stage is a checkout whose cukern/core.so is the sanitizer build: lua/, spec/, examples/ are links.
 sanitize-build: $(ASAN_STAGE)/cukern/core.so
-	@for d in lua spec examples bench .gpu-lua; do \
+	@for d in lua spec examples bench .gpu-lua README.md; do \
 	  [ -e $$d ] && ln -sfn ../../$$d $(ASAN_STAGE)/$$d || true; done
 
 sanitize: deps

@@ -344,10 +344,17 @@ int ckl_array_len(lua_State *L) {
   return 1;
 }
 
-int ckl_array_release(lua_State *L) { /* __gc, __close and :free() */
+int ckl_array_release(lua_State *L) { /* __gc and __close */
   ck_tensor *t = ckl_to_array(L, 1);
   if (t) ck_release(t);
   return 0;
+}
+
+/* a:free(): idempotent on an array; anything else is a mistake (a.free(x) instead of a:free()) */
+static int m_free(lua_State *L) {
+  if (!ckl_to_array(L, 1))
+    return luaL_error(L, "a:free: call it on a cukern array with a colon (a:free()), got %s", luaL_typename(L, 1));
+  return ckl_array_release(L);
 }
 
 // ---------------------------------------------------------------- copies and views
@@ -586,6 +593,6 @@ const luaL_Reg ckl_array_methods[] = {
     {"numel", m_numel}, {"ndim", m_ndim}, {"device", m_device}, {"is_contiguous", m_is_contiguous},
     {"is_freed", m_is_freed}, {"storage_id", m_storage_id}, {"totable", m_totable}, {"flat", m_flat},
     {"item", m_item}, {"clone", m_clone}, {"contiguous", m_contiguous}, {"to", m_to}, {"copy_", m_copy_},
-    {"free", ckl_array_release}, {"fill", m_fill}, {"t", m_t}, {"transpose", m_transpose}, {"permute", m_permute},
+    {"free", m_free}, {"fill", m_fill}, {"t", m_t}, {"transpose", m_transpose}, {"permute", m_permute},
     {"narrow", m_narrow}, {"select", m_select}, {"reshape", m_reshape}, {"view", m_view},
     {"expand", m_expand}, {NULL, NULL}};

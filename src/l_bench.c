@@ -54,7 +54,7 @@ static ck_tensor *field_array(lua_State *L, int spec, const char *k) {
  * idx, dim, keepdim, alpha, beta, fn, s1, s2, variant), parsed by the same parser as the op function. */
 static int l_time_op(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
-  const int warmup = (int)luaL_optinteger(L, 2, 3);
+  const lua_Integer warmup = luaL_optinteger(L, 2, 3);
   const lua_Integer reps = luaL_optinteger(L, 3, 10);
   const lua_Integer flush = luaL_optinteger(L, 4, 0);
   if (reps < 1 || reps > 100000) return luaL_argerror(L, 3, "reps must be 1..100000");
@@ -106,8 +106,8 @@ static int l_time_op(lua_State *L) {
     dev = ck_dev(t.call.a ? t.call.a : t.call.out);
   }
   double *ms = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)reps, 0);
-  if (ck_time_op(CKL_CTX(L), dev, run_timed, &t, warmup, (int)reps, (size_t)(flush > 0 ? flush : 0), ms))
-    return ckl_fail(L);
+  if (ck_time_op(CKL_CTX(L), dev, run_timed, &t, (int)warmup, (int)reps, (size_t)(flush > 0 ? flush : 0), ms))
+    return ckl_raise_at_user(L, lua_pushfstring(L, "time_op: %s", ck_errmsg(CKL_CTX(L))));
   ckl_set_last(L, &t.ran);
   lua_createtable(L, (int)reps, 0);
   for (int i = 0; i < reps; ++i) {

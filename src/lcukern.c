@@ -233,7 +233,10 @@ static int l_sync(lua_State *L) {
 }
 
 static int l_sync_mode(lua_State *L) {
-  if (!lua_isnoneornil(L, 1)) ck_set_sync_mode(CKL_CTX(L), lua_toboolean(L, 1));
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    ck_set_sync_mode(CKL_CTX(L), lua_toboolean(L, 1));
+  }
   lua_pushboolean(L, ck_sync_mode(CKL_CTX(L)));
   return 1;
 }

@@ -132,8 +132,16 @@ local function time_fn(fn, warmup, reps, device, flush)
   return times, timer and "cuda events" or "host clock"
 end
 
+local RUN_KEYS = {spec = true, fn = true, warmup = true, reps = true, flush = true, device = true, flops = true,
+                  bytes = true}
+
 function bench.run(o)
   assert(type(o) == "table", "bench.run: expects a table {spec= or fn=, ...}")
+  for k in pairs(o) do
+    if not RUN_KEYS[k] then
+      error(("bench.run: unknown key '%s' (spec, fn, warmup, reps, flush, device, flops, bytes)"):format(tostring(k)), 2)
+    end
+  end
   local warmup = o.warmup or 5
   local reps = o.reps or 20
   local flush = o.flush ~= false
@@ -173,6 +181,7 @@ end
 
 -- Host time per small op: what a Lua loop of tiny launches costs, queueing included.
 function bench.launch_overhead(o)
+  if o ~= nil and type(o) ~= "table" then error("launch_overhead: takes nil or a table {n =, device =}", 2) end
   o = o or {}
   local n = o.n or 10000
   local m = ck()

@@ -515,6 +515,11 @@ do
     if type(spec) ~= "table" or is_array(spec) then
       raise(fmt("%s: takes a table such as {{1, 2}, {}, 3}, got %s", where, show(spec)))
     end
+    for k in pairs(spec) do
+      if math_type(k) ~= "integer" or k < 1 or k > #spec then
+        raise(fmt("%s: the table lists one entry per dim ({{1, 2}, {}, 3}); %s is not a dim position", where, show(k)))
+      end
+    end
     return (view_of(where, a, spec))
   end
 end

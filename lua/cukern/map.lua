@@ -10,52 +10,114 @@
 -- The functions are the C ones (errors point at the caller's line); see docs/map.md.
 local M = {}
 
--- Argument checks in Lua, then a tail call into C (so that C's own errors still point at the caller's line).
-local function want(name, i, what, v, ok)
-  if not ok then
-    error(("%s: argument %d must be %s, got %s"):format(name, i, what, type(v) == "string" and ("%q"):format(v) or tostring(v)), 3)
+-- Every function is guarded: its checks and the C call run under pcall, and an error comes back as
+-- "ck.<name>: <what was wrong>" at the caller's line (C's own argument errors and the names of inner
+-- helpers, "ck.map:" inside ck.map_info, are rewritten to the function the user called).
+local function clean(e)
+  e = e:gsub("^[^\n]-:%d+: ", "", 1)
+  e = e:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or e
+  e = e:gsub("^ck%.[%w_]+: ", "", 1):gsub("^[%w_]+: ", "", 1)
+  return e
+end
+local function guard(name, f)
+  return function(...)
+    local r = table.pack(pcall(f, ...))
+    if r[1] then return table.unpack(r, 2, r.n) end
+    if type(r[2]) ~= "string" then error(r[2], 0) end
+    error(name .. ": " .. clean(r[2]), 2)
   end
 end
-local function opt_table(name, i, v) want(name, i, "a table (or nil)", v, v == nil or type(v) == "table") end
+local function show(v) return type(v) == "string" and ("%q"):format(v) or tostring(v) end
+local function want(i, what, v, ok)
+  if not ok then error(("argument %d must be %s, got %s"):format(i, what, show(v)), 0) end
+end
+local function opt_table(i, v) want(i, "a table (or nil)", v, v == nil or type(v) == "table") end
+
+-- Options: a table (or nil) whose keys are in `allowed` and whose values have the right types.
+local MAP_OPTS = {"out, dtype", out = true, dtype = true}
+local REDUCE_OPTS = {"dim, keepdim, out, dtype", dim = true, keepdim = true, out = true, dtype = true}
+local SOURCE_OPTS = {"out, dtype, dim, keepdim", out = true, dtype = true, dim = true, keepdim = true}
+local function check_opts(ck, i, opts, allowed)
+  opt_table(i, opts)
+  if opts == nil then return end
+  for k, v in pairs(opts) do
+    if not allowed[k] then error(("unknown option '%s' (takes %s)"):format(tostring(k), allowed[1]), 0) end
+    local ok, what = true, nil
+    if k == "dtype" then ok, what = type(v) == "string", "a dtype name"
+    elseif k == "keepdim" then ok, what = type(v) == "boolean", "true or false"
+    elseif k == "dim" then ok, what = math.type(v) == "integer" and v >= -8 and v <= 8 and v ~= 0, "a dim (1..ndim, or negative from the end)"
+    elseif k == "out" then
+      local function live(x) return ck.is_array(x) and not x:is_freed() end
+      ok, what = live(v), "a (live) cukern array, or a table of them by output name"
+      if not ok and type(v) == "table" and not ck.is_array(v) then
+        ok = next(v) ~= nil
+        for _, o in pairs(v) do ok = ok and live(o) end
+      end
+    end
+    if not ok then error(("option %s must be %s, got %s"):format(k, what, show(v)), 0) end
+  end
+end
 
 function M.install(ck)
   local core = ck.core
-  local function expr_call(name, f)
-    return function(expr, inputs, opts, ...)
-      want("ck." .. name, 1, "an expression (a string)", expr, type(expr) == "string")
-      opt_table("ck." .. name, 2, inputs)
-      opt_table("ck." .. name, 3, opts)
+  local function expr_fn(name, f)
+    return guard("ck." .. name, function(expr, inputs, opts, ...)
+      want(1, "an expression (a string)", expr, type(expr) == "string")
+      opt_table(2, inputs)
+      check_opts(ck, 3, opts, MAP_OPTS)
       return f(expr, inputs, opts, ...)
+    end)
+  end
+  ck.map = expr_fn("map", core.map)
+  ck.map_info = expr_fn("map_info", core.map_info)
+  ck.map_source = guard("ck.map_source", function(spec, inputs, opts, ...)
+    want(1, "an expression (a string) or a reduce_map spec (a table)", spec, type(spec) == "string" or type(spec) == "table")
+    opt_table(2, inputs)
+    check_opts(ck, 3, opts, SOURCE_OPTS)
+    return core.map_source(spec, inputs, opts, ...)
+  end)
+  ck.reduce_map = guard("ck.reduce_map", function(spec, inputs, opts, ...)
+    want(1, "a spec table {map =, reduce =, identity =, post =}", spec, type(spec) == "table")
+    if inputs == nil then -- ck.reduce_map(spec): a reusable function f(inputs [, opts])
+      local f = core.reduce_map(spec)
+      return guard("ck.reduce_map", function(inputs2, opts2, ...)
+        opt_table(1, inputs2)
+        check_opts(ck, 2, opts2, REDUCE_OPTS)
+        return f(inputs2, opts2, ...)
+      end)
     end
-  end
-  ck.map = expr_call("map", core.map)
-  ck.map_info = expr_call("map_info", core.map_info)
-  local map_source = core.map_source
-  ck.map_source = function(spec, inputs, opts, ...)
-    want("ck.map_source", 1, "an expression (a string) or a reduce_map spec (a table)", spec,
-      type(spec) == "string" or type(spec) == "table")
-    opt_table("ck.map_source", 2, inputs)
-    return map_source(spec, inputs, opts, ...)
-  end
-  local reduce_map = core.reduce_map
-  ck.reduce_map = function(spec, ...)
-    want("ck.reduce_map", 1, "a spec table {map =, reduce =, identity =, post =}", spec, type(spec) == "table")
-    return reduce_map(spec, ...)
-  end
-  local kernel_build = core.kernel_build
-  ck.kernel_build = function(src, entry, opts, ...)
-    want("ck.kernel_build", 1, "CUDA source (a string)", src, type(src) == "string")
-    want("ck.kernel_build", 2, "the entry point's name (a string)", entry, type(entry) == "string")
-    opt_table("ck.kernel_build", 3, opts)
-    return kernel_build(src, entry, opts, ...)
-  end
-  local cache_dir = core.cache_dir
-  ck.cache_dir = function(...)
+    opt_table(2, inputs)
+    check_opts(ck, 3, opts, REDUCE_OPTS)
+    return core.reduce_map(spec, inputs, opts, ...)
+  end)
+  ck.kernel_build = guard("ck.kernel_build", function(src, entry, opts, ...)
+    want(1, "CUDA source (a string)", src, type(src) == "string")
+    want(2, "the entry point's name (a string)", entry, type(entry) == "string")
+    opt_table(3, opts)
+    for k, v in pairs(opts or {}) do
+      local ok = false
+      if k == "arch" then ok = type(v) == "string"
+      elseif k == "options" then
+        ok = type(v) == "string"
+        if type(v) == "table" then
+          ok = true
+          for _, o in ipairs(v) do ok = ok and type(o) == "string" end
+        end
+      else error(("unknown option '%s' (arch, options)"):format(tostring(k)), 0) end
+      if not ok then error(("option %s must be %s"):format(k, k == "arch" and 'a string such as "sm_90"'
+        or "a string or a list of strings"), 0) end
+    end
+    return core.kernel_build(src, entry, opts, ...)
+  end)
+  ck.cache_dir = guard("ck.cache_dir", function(...)
     local dir = ...
-    want("ck.cache_dir", 1, 'a directory (a string), "off", false or nil', dir,
+    want(1, 'a directory (a string), "off", false or nil', dir,
       select("#", ...) == 0 or dir == nil or dir == false or type(dir) == "string")
-    return cache_dir(...)
-  end
+    if type(dir) == "string" and (dir:find("\0", 1, true) or #dir > 1000) then
+      error("the path must be at most 1000 bytes and hold no NUL byte", 0)
+    end
+    return core.cache_dir(...)
+  end)
   ck.map_cache_size = core.map_cache_size
   ck.kernel_header = core.kernel_header
   -- ck.kernel: the C side takes array descriptors ("f32[]", "const f64[]") besides pointers and numbers and
