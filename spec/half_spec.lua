@@ -621,6 +621,10 @@ describe("f16/bf16 on cuda", function()
           dst:copy_(m:cuda())
           H.assert_equal(dst, m:to(to), "strided cast " .. from .. " -> " .. to)
           H.assert_equal(m:cuda():to(to), m:to(to), "cast " .. from .. " -> " .. to)
+          -- across devices, both ways, with the cast (and from a transposed view)
+          H.assert_equal(m:to("cuda", to), m:to(to), "host -> cuda cast " .. from .. " -> " .. to)
+          H.assert_equal(m:cuda():to("host", to), m:to(to), "cuda -> host cast " .. from .. " -> " .. to)
+          H.assert_equal(m:cuda():t():to("host", to), m:t():to(to), "cuda view -> host cast " .. from .. " -> " .. to)
         end
       end
     end
