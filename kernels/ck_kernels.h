@@ -22,6 +22,8 @@ typedef enum { CK_F32 = 0, CK_F64 = 1, CK_I32 = 2, CK_F16 = 3, CK_BF16 = 4, CK_N
 #define CK_DT_BIT(d) (1u << (d))
 #define CK_DT_FLOATS (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
 #define CK_DT_ALL3 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64) | CK_DT_BIT(CK_I32))
+#define CK_DT_HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16)) /* 2-byte floats (kernels/half.h) */
+#define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES)
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 
@@ -94,7 +96,7 @@ typedef struct ck_red_desc {
  * in(r, c)  at in  + in_boff(b)  + r*in_rs  + c*in_cs
  * out(i, j) at out + out_boff(b) + i*out_rs + j*out_cs      (i < cols, j < rows)
  * The batch index b runs over nb dims (row-major, bshape[0] slowest) with per-dim strides for in and out.
- * Moves bits: elem_size is 4 (f32, i32) or 8 (f64). Any rows, cols >= 0.                               */
+ * Moves bits: elem_size is 2 (f16, bf16), 4 (f32, i32) or 8 (f64). Any rows, cols >= 0.                               */
 typedef struct ck_tr_desc {
   int dtype, elem_size;
   int64_t rows, cols;

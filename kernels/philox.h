@@ -36,12 +36,16 @@ CK_HD void ck_philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uin
   out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-/* Uniform in [0, 1) with 24 (f32) or 53 (f64) random bits: exact on both backends. */
+/* Uniform in [0, 1) with as many random bits as the dtype's significand, so that every draw is exactly a
+ * value of the dtype below 1 (rounding a finer draw to f16 could give 1.0): f64 selects 24 bits (0: f32),
+ * 53 (1: f64), 11 (2: f16) or 8 (3: bf16). Exact on both backends. */
 CK_HD double ck_rand_uniform(uint64_t seed, uint64_t offset, uint64_t i, int f64) {
   uint32_t o[4];
   ck_philox4x32((uint32_t)i, (uint32_t)(i >> 32), (uint32_t)offset, (uint32_t)(offset >> 32), (uint32_t)seed,
                 (uint32_t)(seed >> 32), o);
-  if (f64) return (double)((((uint64_t)o[0] << 32) | o[1]) >> 11) * (1.0 / 9007199254740992.0);
+  if (f64 == 1) return (double)((((uint64_t)o[0] << 32) | o[1]) >> 11) * (1.0 / 9007199254740992.0);
+  if (f64 == 2) return (double)(o[0] >> 21) * (1.0 / 2048.0);
+  if (f64 == 3) return (double)(o[0] >> 24) * (1.0 / 256.0);
   return (double)(o[0] >> 8) * (1.0 / 16777216.0);
 }
 

@@ -36,7 +36,7 @@ for _, f in ipairs {"empty", "zeros", "ones", "rand", "randn"} do
     C(("ck.%s(0/0)"):format(f)), C(("ck.%s(2^62, 4)"):format(f)), C(("ck.%s(2^31, 2^31, 2^31)"):format(f)),
     C(("ck.%s({2^62, 2^62})"):format(f)), C(("ck.%s({1,1,1,1,1,1,1,1,1})"):format(f)),
     C(("ck.%s(1,1,1,1,1,1,1,1,1)"):format(f)), C(("ck.%s({-3})"):format(f)), C(("ck.%s({'a'})"):format(f)),
-    C(("ck.%s(3, {dtype = 'f16'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
+    C(("ck.%s(3, {dtype = 'f17'})"):format(f)), C(("ck.%s(3, {dtype = 7})"):format(f)),
     C(("ck.%s(3, {device = 'tpu'})"):format(f)), C(("ck.%s(3, {bogus = 1})"):format(f)),
     C(("ck.%s(3, {variant = 'x'})"):format(f)),
     C(("ck.%s(setmetatable({}, {__len = function() return 2^40 end}))"):format(f)),

@@ -8,7 +8,11 @@
  * reduce to long rows the compiler can vectorise.
  *
  * Semantics (the GPU kernels in kernels/elementwise/ew_math.cuh implement the same expressions):
- *  - f32 is computed in float (expf, powf, ...; <tgmath.h> picks them), f64 in double.
+ *  - f32 is computed in float (expf, powf, ...; <tgmath.h> picks them), f64 in double. f16 and bf16 are
+ *    stored as their bits (kernels/half.h converts): each value is widened to float exactly, the row's
+ *    float expression runs in float and the result is rounded once to the dtype (nearest even). The
+ *    generators FILL, ARANGE and EYE compute in double and round once from there (no double rounding
+ *    through f32); RAND and RANDN draw in float precision like f32.
  *  - MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) = +-0; RELU(NaN) = NaN;
  *    SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) (NaN passes through; lo > hi gives hi).
  *  - i32: ADD SUB MUL NEG ABS wrap modulo 2^32; DIV truncates toward zero with x/0 = 0 and
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "../kernels/half.h"
 #include "../kernels/philox.h"
 #include "ck.h"
 #include "ew_ops.h"
@@ -192,34 +197,93 @@ typedef void (*ew_rowfn)(const ew_row *r);
 #include "../kernels/elementwise/ew_ops.def"
 #undef CK_EW_OP
 
-static const ew_rowfn ew_table[CK_EW_NOPS][3] = {
-#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32},
+/* f16/bf16 rows: T (the compute type) is float, or double for the generators; the operands are widened
+ * exactly and the result rounded once (LD, ST from kernels/half.h). IS64 is the RAND precision code
+ * (kernels/philox.h: 2 = 11 bits for f16, 3 = 8 bits for bf16, so that every draw is a value of the dtype
+ * below 1). */
+#define EW_ROWH(NAME, CT, LD, ST, IS64V, EXPR)                                                             \
+  static void NAME(const ew_row *r) {                                                                      \
+    typedef CT T;                                                                                          \
+    uint16_t *o = (uint16_t *)r->o;                                                                        \
+    const uint16_t *pa = (const uint16_t *)r->a, *pb = (const uint16_t *)r->b;                             \
+    const double S1 = r->s1, S2 = r->s2;                                                                   \
+    const int64_t RI = r->ri, os = r->os, as = r->as, bs = r->bs, n = r->n;                                \
+    const uint64_t SEED = ck_ew_seed(S1), OFFS = ck_ew_seed(S2);                                           \
+    const int IS64 = IS64V;                                                                                \
+    (void)S1, (void)S2, (void)RI, (void)SEED, (void)OFFS, (void)IS64;                                      \
+    for (int64_t i = 0; i < n; ++i) {                                                                      \
+      const T x = (T)LD(pa[i * as]), y = (T)LD(pb[i * bs]);                                                \
+      const int64_t LIN = r->lin0 + i, J = i;                                                              \
+      (void)x, (void)y, (void)LIN, (void)J;                                                                \
+      o[i * os] = ST((T)(EXPR));                                                                           \
+    }                                                                                                      \
+  }
+#define EW_H_FLOAT(ID, FEXPR)                                                                              \
+  EW_ROWH(ew_##ID##_f16, float, ck_f16_to_f32, ck_f32_to_f16, 2, FEXPR)                                     \
+  EW_ROWH(ew_##ID##_bf16, float, ck_bf16_to_f32, ck_f32_to_bf16, 3, FEXPR)
+#define EW_H_COPY EW_H_FLOAT
+#define EW_H_UNARY EW_H_FLOAT
+#define EW_H_BINARY EW_H_FLOAT
+#define EW_H_GEN(ID, FEXPR)                                                                                \
+  EW_ROWH(ew_##ID##_f16, double, ck_f16_to_f32, ck_f64_to_f16, 2, FEXPR)                                    \
+  EW_ROWH(ew_##ID##_bf16, double, ck_bf16_to_f32, ck_f64_to_bf16, 3, FEXPR)
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) EW_H_##KIND(ID, FEXPR)
+#include "../kernels/elementwise/ew_ops.def"
+#undef CK_EW_OP
+
+static const ew_rowfn ew_table[CK_EW_NOPS][CK_NDTYPES] = {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                \
+  [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32, ew_##ID##_f16, ew_##ID##_bf16},
 #include "../kernels/elementwise/ew_ops.def"
 #undef CK_EW_OP
 };
 
-/* COPY with conversion: all 9 pairs among f32/f64/i32, through double (exact for every pair except the
- * rounding f64 -> f32 and the truncation to i32, which are the conversions we want). */
+/* COPY with conversion: all 25 pairs among f32/f64/i32/f16/bf16, through double (exact for every pair
+ * except the roundings to f32, f16 and bf16 and the truncation to i32, which are the conversions we want;
+ * double -> f16/bf16 rounds once, see kernels/half.h). f16 -> f16 and bf16 -> bf16 move the bits. */
+#define EW_LD_f32(v) ((double)(v))
+#define EW_LD_f64(v) ((double)(v))
+#define EW_LD_i32(v) ((double)(v))
+#define EW_LD_f16(v) ((double)ck_f16_to_f32(v))
+#define EW_LD_bf16(v) ((double)ck_bf16_to_f32(v))
+#define EW_D2_f16(v) ck_f64_to_f16(v)
+#define EW_D2_bf16(v) ck_f64_to_bf16(v)
 #define EW_CAST(TO, TT, FROM, TF)                                                                          \
   static void ew_cast_##TO##_##FROM(const ew_row *r) {                                                     \
     TT *o = (TT *)r->o;                                                                                    \
     const TF *pa = (const TF *)r->a;                                                                       \
-    for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_D2_##TO((double)pa[i * r->as]);                  \
+    for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_D2_##TO(EW_LD_##FROM(pa[i * r->as]));            \
   }
 #define EW_CASTS_FROM(TO, TT)                                                                              \
   EW_CAST(TO, TT, f32, float) EW_CAST(TO, TT, f64, double) EW_CAST(TO, TT, i32, int32_t)
+#define EW_CASTS_FROM_HALF(TO, TT) EW_CAST(TO, TT, f16, uint16_t) EW_CAST(TO, TT, bf16, uint16_t)
 EW_CASTS_FROM(f32, float)
 EW_CASTS_FROM(f64, double)
 EW_CASTS_FROM(i32, int32_t)
-static const ew_rowfn ew_cast_table[3][3] = {
-    {ew_cast_f32_f32, ew_cast_f32_f64, ew_cast_f32_i32},
-    {ew_cast_f64_f32, ew_cast_f64_f64, ew_cast_f64_i32},
-    {ew_cast_i32_f32, ew_cast_i32_f64, ew_cast_i32_i32},
+EW_CASTS_FROM(f16, uint16_t)
+EW_CASTS_FROM(bf16, uint16_t)
+EW_CASTS_FROM_HALF(f32, float)
+EW_CASTS_FROM_HALF(f64, double)
+EW_CASTS_FROM_HALF(i32, int32_t)
+EW_CAST(f16, uint16_t, bf16, uint16_t)
+EW_CAST(bf16, uint16_t, f16, uint16_t)
+/* (the generated f16 -> f16 and bf16 -> bf16 casts would quiet signalling NaNs; the bit copy keeps them) */
+static void ew_bits16(const ew_row *r) {
+  uint16_t *o = (uint16_t *)r->o;
+  const uint16_t *pa = (const uint16_t *)r->a;
+  for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = pa[i * r->as];
+}
+static const ew_rowfn ew_cast_table[CK_NDTYPES][CK_NDTYPES] = {
+    {ew_cast_f32_f32, ew_cast_f32_f64, ew_cast_f32_i32, ew_cast_f32_f16, ew_cast_f32_bf16},
+    {ew_cast_f64_f32, ew_cast_f64_f64, ew_cast_f64_i32, ew_cast_f64_f16, ew_cast_f64_bf16},
+    {ew_cast_i32_f32, ew_cast_i32_f64, ew_cast_i32_i32, ew_cast_i32_f16, ew_cast_i32_bf16},
+    {ew_cast_f16_f32, ew_cast_f16_f64, ew_cast_f16_i32, ew_bits16, ew_cast_f16_bf16},
+    {ew_cast_bf16_f32, ew_cast_bf16_f64, ew_cast_bf16_i32, ew_cast_bf16_f16, ew_bits16},
 };
 
 // ---------------------------------------------------------------- the strided driver
 
-static bool ew_dtype_ok(int dt) { return dt == CK_F32 || dt == CK_F64 || dt == CK_I32; }
+static bool ew_dtype_ok(int dt) { return dt >= 0 && dt < CK_NDTYPES; }
 
 static const char *ew_dt_name(int dt) {
   return (dt >= 0 && dt < CK_NDTYPES) ? ck_dtype_name((ck_dtype)dt) : "?";
@@ -234,7 +298,7 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
   const int arity = ck_ew_op_arity(op);
   const int odt = desc->out_dtype;
   if (!ew_dtype_ok(odt) || (arity >= 1 && !ew_dtype_ok(desc->a_dtype)))
-    return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s not supported on host (f32, f64, i32 only)", name,
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s not supported on host", name,
                     ew_dt_name(ew_dtype_ok(odt) ? desc->a_dtype : odt));
   if (op != CK_EW_COPY && arity >= 1 && desc->a_dtype != odt)
     return ck_error(ctx, CK_ERR_DTYPE, "%s: input dtype %s differs from output dtype %s", name,
@@ -261,11 +325,14 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
     float f;
     double d;
     int32_t i;
+    uint16_t h;
   } sbuf, zero;
   memset(&zero, 0, sizeof zero);
   if (arity == 2 && d.b_scalar) {
     if (odt == CK_F32) sbuf.f = (float)d.s1;
     else if (odt == CK_F64) sbuf.d = d.s1;
+    else if (odt == CK_F16) sbuf.h = ck_f64_to_f16(d.s1); /* the scalar is rounded once to the dtype */
+    else if (odt == CK_BF16) sbuf.h = ck_f64_to_bf16(d.s1);
     else sbuf.i = ck_ew_f2i(d.s1);
     memset(d.b_st, 0, sizeof d.b_st);
     if (d.scalar_left) {

@@ -3,7 +3,8 @@
  *
  * This is the oracle the GPU ladder is checked against, so it favours exactness over speed, but it must stay
  * quick enough for specs (1000 x 1000 x 1000 f32 in well under a second or two on one core):
- *   - f32 and f64 accumulate in double. Panels of A (MC x KC) and B (KC x NC) are packed into contiguous
+ *   - f32, f64, f16 and bf16 accumulate in double (f16/bf16 inputs widened exactly; C, of the input dtype or
+ *     f32, rounded once). Panels of A (MC x KC) and B (KC x NC) are packed into contiguous
  *     double buffers (converting on the way, whatever the strides), and a 4 x 4 register micro-kernel walks
  *     them; partial sums for an MC x NC block of C stay in a double buffer across the k panels, and C is
  *     written once, rounded once. Loop order jc -> ic -> pc: the B panel is re-packed for every MC rows
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "ck.h"
+#include "half.h"
 
 // ---------------------------------------------------------------- operands
 
@@ -36,6 +38,8 @@ static inline double get_d(const opnd *o, int64_t off) {
   case CK_F32: return (double)((const float *)o->base)[off];
   case CK_F64: return ((const double *)o->base)[off];
   case CK_I32: return (double)((const int32_t *)o->base)[off];
+  case CK_F16: return (double)ck_f16_to_f32(((const uint16_t *)o->base)[off]);
+  case CK_BF16: return (double)ck_bf16_to_f32(((const uint16_t *)o->base)[off]);
   default: return 0.0;
   }
 }
@@ -110,12 +114,21 @@ static void micro(int kc, const double *restrict ap, const double *restrict bp, 
 }
 
 static void store_c(ck_tensor *c, int64_t off, double v) {
-  if (c->dtype == CK_F32) ((float *)ck_data(c))[off] = (float)v;
-  else ((double *)ck_data(c))[off] = v;
+  switch (c->dtype) {
+  case CK_F32: ((float *)ck_data(c))[off] = (float)v; break;
+  case CK_F16: ((uint16_t *)ck_data(c))[off] = ck_f64_to_f16(v); break; /* rounded once */
+  case CK_BF16: ((uint16_t *)ck_data(c))[off] = ck_f64_to_bf16(v); break;
+  default: ((double *)ck_data(c))[off] = v; break;
+  }
 }
 
 static double load_c(const ck_tensor *c, int64_t off) {
-  return c->dtype == CK_F32 ? (double)((const float *)ck_data(c))[off] : ((const double *)ck_data(c))[off];
+  switch (c->dtype) {
+  case CK_F32: return (double)((const float *)ck_data(c))[off];
+  case CK_F16: return (double)ck_f16_to_f32(((const uint16_t *)ck_data(c))[off]);
+  case CK_BF16: return (double)ck_bf16_to_f32(((const uint16_t *)ck_data(c))[off]);
+  default: return ((const double *)ck_data(c))[off];
+  }
 }
 
 static ck_status matmul_float(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,

@@ -3,8 +3,8 @@
  *
  * Straight loops, one output at a time, in the logical order of the kept dims; the reduced dim is walked
  * with its own stride (dim == -1: every element in logical order, positions counted as flat indices).
- * Floats accumulate in double (f32 results are rounded once at the end), so the reference is more accurate
- * than any f32 kernel; i32 SUM/PROD wrap modulo 2^32 (uint32 arithmetic), as the kernels do. Same rules as
+ * Floats accumulate in double (f32, f16 and bf16 results are rounded once at the end), so the reference is
+ * more accurate than any f32-accumulating kernel; i32 SUM/PROD wrap modulo 2^32 (uint32 arithmetic), as the kernels do. Same rules as
  * the kernels (ck_kernels.h): SUM/PROD/MEAN propagate NaN, MAX/MIN give NaN if any element is NaN,
  * ARGMAX/ARGMIN (and MAX/MIN with indices) take NaN as the extreme and the first NaN wins, ties go to the
  * first index. Indices are 1-based i32.
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ck.h"
+#include "half.h"
 #include "reduce_ops.h"
 
 // ---------------------------------------------------------------- helpers
@@ -49,12 +50,19 @@ static void walk_next(walker *w) {
 }
 
 static double rd_f(const void *base, ck_dtype dt, int64_t off) {
-  return dt == CK_F32 ? (double)((const float *)base)[off] : ((const double *)base)[off];
+  switch (dt) {
+  case CK_F32: return (double)((const float *)base)[off];
+  case CK_F16: return (double)ck_f16_to_f32(((const uint16_t *)base)[off]);
+  case CK_BF16: return (double)ck_bf16_to_f32(((const uint16_t *)base)[off]);
+  default: return ((const double *)base)[off];
+  }
 }
 
 static void wr_val(void *base, ck_dtype dt, int64_t off, double v, uint32_t iv) {
   if (dt == CK_F32) ((float *)base)[off] = (float)v;
   else if (dt == CK_F64) ((double *)base)[off] = v;
+  else if (dt == CK_F16) ((uint16_t *)base)[off] = ck_f64_to_f16(v); /* rounded once */
+  else if (dt == CK_BF16) ((uint16_t *)base)[off] = ck_f64_to_bf16(v);
   else {
     int32_t s;
     memcpy(&s, &iv, sizeof s); /* the wrapped bits, without implementation-defined conversion */

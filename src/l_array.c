@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ew_ops.h"
+#include "half.h"
 #include "lck.h"
 
 // ---------------------------------------------------------------- errors and arguments of methods
@@ -141,6 +142,8 @@ static void store_value(void *buf, ck_dtype dt, int64_t i, double v) {
   case CK_F32: ((float *)buf)[i] = (float)v; break;
   case CK_F64: ((double *)buf)[i] = v; break;
   case CK_I32: ((int32_t *)buf)[i] = ck_ew_f2i(v); break;
+  case CK_F16: ((uint16_t *)buf)[i] = ck_f64_to_f16(v); break; /* rounded once, to nearest even */
+  case CK_BF16: ((uint16_t *)buf)[i] = ck_f64_to_bf16(v); break;
   default: break;
   }
 }
@@ -150,6 +153,8 @@ static double load_value(const void *buf, ck_dtype dt, int64_t i) {
   case CK_F32: return ((const float *)buf)[i];
   case CK_F64: return ((const double *)buf)[i];
   case CK_I32: return ((const int32_t *)buf)[i];
+  case CK_F16: return ck_f16_to_f32(((const uint16_t *)buf)[i]);
+  case CK_BF16: return ck_bf16_to_f32(((const uint16_t *)buf)[i]);
   default: return NAN;
   }
 }
@@ -379,17 +384,17 @@ static int m_to(lua_State *L) {
   for (int i = 2; i <= 3; ++i) {
     if (lua_isnoneornil(L, i)) continue;
     if (lua_type(L, i) != LUA_TSTRING)
-      return arr_error(L, "a:to", "argument %d must be a device (cuda, host) or a dtype (f32, f64, i32), got %s", i - 1,
+      return arr_error(L, "a:to", "argument %d must be a device (cuda, host) or a dtype (f32, f64, i32, f16, bf16), got %s", i - 1,
                        describe(L, i));
     const char *s = lua_tostring(L, i);
     if (ckl_parse_device(s, &dev)) ++ndev;
     else if (ck_dtype_parse(s, &dt)) ++ndt;
-    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, host) nor a dtype (f32, f64, i32)", s);
+    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, host) nor a dtype (f32, f64, i32, f16, bf16)", s);
   }
   if (lua_gettop(L) > 3) return arr_error(L, "a:to", "takes a device and/or a dtype, got %d arguments", lua_gettop(L) - 1);
   if (ndev > 1 || ndt > 1)
     return arr_error(L, "a:to", "two %s given; give at most one device and one dtype", ndev > 1 ? "devices" : "dtypes");
-  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, host) and/or a dtype (f32, f64, i32)");
+  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, host) and/or a dtype (f32, f64, i32, f16, bf16)");
   ck_tensor *r = ckl_push_array(L);
   if (ck_to(CKL_CTX(L), r, t, dev, dt)) return arr_fail(L, "a:to");
   ckl_gc_debt(L);

@@ -47,11 +47,15 @@ void ck_ew_order(ck_ew_desc *d) {
 
 // ---------------------------------------------------------------- the op definition
 
+/* The result dtype of a binary op: the same dtype stays; i32 with a float type gives the float type; f64
+ * with anything gives f64; any other mix of floats (f32, f16, bf16) gives f32 (f16 and bf16 do not hold
+ * each other's values). */
 static ck_dtype promote(ck_dtype a, ck_dtype b) {
   if (a == b) return a;
   if (a == CK_I32) return b;
   if (b == CK_I32) return a;
-  return CK_F64; /* f32 with f64 */
+  if (a == CK_F64 || b == CK_F64) return CK_F64;
+  return CK_F32;
 }
 
 static bool is_i32_value(double s) { return s >= -2147483648.0 && s <= 2147483647.0 && s == (double)(int32_t)s; }
@@ -129,5 +133,5 @@ static ck_status ew_host(ck_ctx *ctx, ck_plan *p) {
   return ck_host_elementwise(ctx, &d);
 }
 
-const ck_opdef ck_opdef_ew = {CK_LADDER("elementwise", ck_ew), .host_dtypes = CK_DT_ALL3, .inplace_ok = true,
+const ck_opdef ck_opdef_ew = {CK_LADDER("elementwise", ck_ew), .host_dtypes = CK_DT_ALL5, .inplace_ok = true,
                               .check = ew_check, .host = ew_host, .describe = ew_describe};

@@ -82,9 +82,17 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   p->nd = (a->ndim == 3 || b->ndim == 3) ? 3 : 2;
   if (p->nd == 3) p->shape[0] = batch, p->shape[1] = m, p->shape[2] = n;
   else p->shape[0] = m, p->shape[1] = n;
-  /* promotion as for elementwise ops: f32 x f64 -> f64, i32 with a float -> that float */
-  p->in_dt = a->dtype == b->dtype ? a->dtype : a->dtype == CK_I32 ? b->dtype : b->dtype == CK_I32 ? a->dtype : CK_F64;
+  /* promotion as for elementwise ops: same dtype stays, i32 with a float -> that float, f64 with anything ->
+   * f64, other float mixes (f16, bf16, f32) -> f32. f16/bf16 inputs give an f16/bf16 result, or f32 when
+   * the call's out is f32 (accumulated into it). */
+  p->in_dt = a->dtype == b->dtype                               ? a->dtype
+             : a->dtype == CK_I32                               ? b->dtype
+             : b->dtype == CK_I32                               ? a->dtype
+             : (a->dtype == CK_F64 || b->dtype == CK_F64)       ? CK_F64
+                                                                : CK_F32;
   p->dt = p->in_dt;
+  if ((p->in_dt == CK_F16 || p->in_dt == CK_BF16) && p->call->out && p->call->out->st && p->call->out->dtype == CK_F32)
+    p->dt = CK_F32;
   if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
     return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
                     ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
@@ -147,6 +155,6 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
-const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL3, .check = mm_check,
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
                                   .describe = mm_describe};

@@ -16,7 +16,8 @@
  * along it), all other dims being batch dims. It declines (CK_NOT_APPLICABLE, no error) when that is not
  * the shape of the copy or would not pay: either of the two dims shorter than CK_TR_MIN_EDGE (a 64 x 64
  * tile would be mostly idle; the elementwise copy does as well there), the source's last dim already unit
- * stride (the elementwise copy is coalesced both ways), 2-byte dtypes, or src and dst sharing storage.
+ * stride (the elementwise copy is coalesced both ways), or src and dst sharing storage. 2-byte dtypes
+ * (f16, bf16) go through the rungs that take them (08_aligned declines them; 06_wide runs).
  *
  * Variant selection: ck_pick_variant with the registry's preferred order (kernels/transpose/variants.c).
  * The "memcpy" row is a bench-only bound: asking ck_transpose for it is an error (CK_ERR_ARG), never a
@@ -120,7 +121,7 @@ static void tr_describe(const ck_plan *p, void *desc) {
   tr_normalise(d);
 }
 
-const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host_dtypes = CK_DT_ALL3,
+const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host_dtypes = CK_DT_ALL5,
                                      .check = tr_check, .host = tr_host, .describe = tr_describe};
 
 // ---------------------------------------------------------------- ck_copy_permuted
@@ -129,7 +130,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   if (!dst->st || !src->st || ck_dev(dst) != CK_CUDA || ck_dev(src) != CK_CUDA) return CK_NOT_APPLICABLE;
   if (dst->dtype != src->dtype || dst->ndim != src->ndim || dst->st == src->st) return CK_NOT_APPLICABLE;
   const size_t es = ck_dtype_size(dst->dtype);
-  if (es != 4 && es != 8) return CK_NOT_APPLICABLE;
+  if (es != 2 && es != 4 && es != 8) return CK_NOT_APPLICABLE;
   if (!ck_is_contiguous(dst)) return CK_NOT_APPLICABLE;
 
   /* Dims of size 1 address nothing: drop them. */

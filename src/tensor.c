@@ -27,7 +27,8 @@ bool ck_dtype_parse(const char *s, ck_dtype *out) {
     const char *alias;
     ck_dtype dt;
   } ALIASES[] = {{"f32", CK_F32}, {"float32", CK_F32}, {"single", CK_F32}, {"f64", CK_F64},
-                 {"float64", CK_F64}, {"double", CK_F64}, {"i32", CK_I32}, {"int32", CK_I32}};
+                 {"float64", CK_F64}, {"double", CK_F64}, {"i32", CK_I32}, {"int32", CK_I32},
+                 {"f16", CK_F16}, {"float16", CK_F16}, {"half", CK_F16}, {"bf16", CK_BF16}, {"bfloat16", CK_BF16}};
   for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
     if (strcmp(s, ALIASES[i].alias) == 0) {
       *out = ALIASES[i].dt;

@@ -3,7 +3,7 @@
  *
  * Idea: when every operand is dense row-major with the output's shape (b may be a scalar), the index
  * space is a flat array and no index math is needed. Each thread moves 16-byte packs (float4, double2,
- * int4; a cast moves 16 bytes of its wider type), U = 4 packs per operand per trip issued before any
+ * int4; a cast moves 16 bytes of its wider type), U = 4 packs (f16/bf16 ops: 2) per operand per trip issued before any
  * store, so that 4 x 16 B loads per operand are in flight per thread.
  * What changed from 01_strided: no div/mod and no strides; 128-bit loads/stores instead of 32/64-bit;
  * unrolled grid-stride loop with the grid sized from the SM count (a fixed number of resident blocks per
@@ -48,6 +48,12 @@ struct ContigArgs {
 template <typename TO, typename TI> __host__ __device__ constexpr int pack_elems() {
   return 16 / (sizeof(TO) > sizeof(TI) ? sizeof(TO) : sizeof(TI));
 }
+/* Packs per operand per trip: kUnroll; f16/bf16 ops (both types 2 bytes: 8 elements a pack) take 2, so that
+ * a trip computes 16 elements like f32's (4 packs of 8 made the rung's device code 5x larger) while 2 x 16
+ * bytes per operand and thread in flight still cover the latency at full occupancy. */
+template <typename TO, typename TI> __host__ __device__ constexpr int unroll_of() {
+  return (sizeof(TO) > sizeof(TI) ? sizeof(TO) : sizeof(TI)) == 2 ? 2 : kUnroll;
+}
 
 // ---------------------------------------------------------------- kernel
 
@@ -65,18 +71,24 @@ __global__ void __launch_bounds__(kThreads) ew_contiguous_kernel(const ContigArg
 
   /* x/y order for binary ops: the scalar (or b) goes left when scalar_left */
   auto one = [&](TI t, TI u, int64_t i) -> TO {
-    return left ? elem<OP, TO, TI>(u, t, p.s, i, 0, 0) : elem<OP, TO, TI>(t, u, p.s, i, 0, 0);
+    if constexpr (is_half_v<TO>) { /* one copy of the math (and of the conversions): swap the operands first */
+      const TI x = left ? u : t, y = left ? t : u;
+      return elem<OP, TO, TI>(x, y, p.s, i, 0, 0);
+    } else {
+      return left ? elem<OP, TO, TI>(u, t, p.s, i, 0, 0) : elem<OP, TO, TI>(t, u, p.s, i, 0, 0);
+    }
   };
 
   // vectorised body: packs [0, packs) starting at element `head`
   PO *po = (PO *)(out + p.head);
   const PI *pa = (const PI *)(a + p.head);
   const PI *pb = (const PI *)(b + p.head);
-  const int64_t trip = (int64_t)gridDim.x * kThreads * kUnroll;
-  for (int64_t base = (int64_t)blockIdx.x * kThreads * kUnroll + threadIdx.x; base < p.packs; base += trip) {
-    PI ra[kUnroll], rb[kUnroll];
+  constexpr int U = unroll_of<TO, TI>();
+  const int64_t trip = (int64_t)gridDim.x * kThreads * U;
+  for (int64_t base = (int64_t)blockIdx.x * kThreads * U + threadIdx.x; base < p.packs; base += trip) {
+    PI ra[U], rb[U];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t k = base + (int64_t)u * kThreads;
       if (k < p.packs) {
         if constexpr (NIN >= 1) ra[u] = pa[k];
@@ -86,17 +98,21 @@ __global__ void __launch_bounds__(kThreads) ew_contiguous_kernel(const ContigArg
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t k = base + (int64_t)u * kThreads;
       if (k < p.packs) {
-        PO r;
+        if constexpr (OP == CK_EW_COPY && std::is_same_v<TO, TI> && is_half_v<TO>) {
+          po[k] = ra[u]; /* f16/bf16 same-dtype copy: whole packs (lane by lane, 16-bit lanes spilled) */
+        } else {
+          PO r;
 #pragma unroll
-        for (int e = 0; e < VE; ++e) {
-          const TI t = NIN >= 1 ? ra[u].v[e] : TI(0);
-          const TI w = (NIN == 2 && b_arr) ? rb[u].v[e] : sv;
-          r.v[e] = one(t, w, p.head + k * VE + e);
+          for (int e = 0; e < VE; ++e) {
+            const TI t = NIN >= 1 ? ra[u].v[e] : TI(0);
+            const TI w = (NIN == 2 && b_arr) ? rb[u].v[e] : sv;
+            r.v[e] = one(t, w, p.head + k * VE + e);
+          }
+          po[k] = r;
         }
-        po[k] = r;
       }
     }
   }
@@ -152,7 +168,8 @@ struct ContigLaunch {
       p.head = n;
       p.packs = 0;
     }
-    const int64_t work = p.packs > 0 ? (p.packs + kUnroll - 1) / kUnroll : n;
+    constexpr int U = unroll_of<TO, TI>();
+    const int64_t work = p.packs > 0 ? (p.packs + U - 1) / U : n;
     const unsigned grid = grid_for(work, kThreads, env->sm_count, kBlocksPerSm);
     ew_contiguous_kernel<OP, TO, TI><<<grid, kThreads, 0, (cudaStream_t)env->stream>>>(p);
     return (int)cudaGetLastError();
@@ -166,8 +183,7 @@ extern "C" const char *ck_ew_contiguous_supports(const void *desc) {
   const int nin = arity(d->op);
   if (d->op == CK_EW_EYE) return "eye needs the 2-D index";
   if (d->ndim < 0 || d->ndim > CK_MAX_DIMS) return "ndim out of range";
-  if (d->op == CK_EW_COPY && d->a_dtype != CK_F32 && d->a_dtype != CK_F64 && d->a_dtype != CK_I32)
-    return "copy source dtype must be f32, f64 or i32";
+  if (d->op == CK_EW_COPY && (d->a_dtype < 0 || d->a_dtype >= CK_NDTYPES)) return "copy source dtype unknown";
   if (!dense(d->ndim, d->shape, d->out_st)) return "output not contiguous";
   if (nin >= 1 && !dense(d->ndim, d->shape, d->a_st)) return "operands not contiguous (strided view or broadcast)";
   if (nin == 2 && !d->b_scalar && !dense(d->ndim, d->shape, d->b_st))

@@ -5,7 +5,10 @@
  * The semantics match the host reference (src/host_elementwise.c) expression for expression, so that
  * results agree bitwise for exact ops and to a few ulp for the transcendental ones (CUDA's expf/logf/...
  * are within 1-2 ulp of glibc's):
- *  - f32 computes in float, f64 in double. MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) =
+ *  - f32 computes in float, f64 in double. f16/bf16 (ck_f16_t/ck_bf16_t, 2-byte storage from half.h) are
+ *    widened to float exactly, the row's float expression runs in float and the result is rounded once to
+ *    the dtype (nearest even, the host's conversion code); generators compute in double and round once
+ *    from there, RAND with as many bits as the dtype holds. The f32/f64/i32 instances are unchanged. MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) =
  *    +-0; RELU(NaN) = NaN; SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) in double.
  *  - i32: ADD SUB MUL NEG ABS wrap (unsigned arithmetic); DIV truncates, x/0 = 0, INT32_MIN/-1 =
  *    INT32_MIN; POW/POWS/CLAMP go through double and back with f2i (integral exponents by exact
@@ -22,6 +25,7 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "half.h"
 #include "philox.h"
 
 namespace ckew {
@@ -32,15 +36,35 @@ __device__ __forceinline__ int32_t f2i(double x) {
   return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
 }
 
+template <typename T> constexpr bool is_half_v = std::is_same_v<T, ck_f16_t> || std::is_same_v<T, ck_bf16_t>;
+
+/* f16/bf16 <-> float/double, the same integer code as the host (half.h) */
+__device__ __forceinline__ float widen(ck_f16_t h) { return ck_f16_to_f32(h.bits); }
+__device__ __forceinline__ float widen(ck_bf16_t h) { return ck_bf16_to_f32(h.bits); }
+template <typename T> __device__ __forceinline__ T narrow(float v) {
+  T r;
+  if constexpr (std::is_same_v<T, ck_f16_t>) r.bits = ck_f32_to_f16(v);
+  else r.bits = ck_f32_to_bf16(v);
+  return r;
+}
+template <typename T> __device__ __forceinline__ T narrow(double v) {
+  T r;
+  if constexpr (std::is_same_v<T, ck_f16_t>) r.bits = ck_f64_to_f16(v);
+  else r.bits = ck_f64_to_bf16(v);
+  return r;
+}
+
 /* double -> T with the library's rules */
 template <typename T> __device__ __forceinline__ T from_double(double v) {
   if constexpr (std::is_same_v<T, int32_t>) return f2i(v);
+  else if constexpr (is_half_v<T>) return narrow<T>(v);
   else return (T)v;
 }
 
 /* COPY: TI -> TO. Through double like the host; same-type copies move bits (NaN payloads kept). */
 template <typename TO, typename TI> __device__ __forceinline__ TO cast(TI v) {
   if constexpr (std::is_same_v<TO, TI>) return v;
+  else if constexpr (is_half_v<TI>) return from_double<TO>((double)widen(v));
   else return from_double<TO>((double)v);
 }
 
@@ -161,7 +185,7 @@ __host__ __device__ constexpr bool float_only(int op) {
 __host__ __device__ constexpr bool is_binary(int op) { return kind_of(op) == CK_EWK_BINARY; }
 __host__ __device__ constexpr bool is_generator(int op) { return kind_of(op) == CK_EWK_GEN; }
 __host__ __device__ constexpr int arity(int op) { return is_generator(op) ? 0 : (is_binary(op) ? 2 : 1); }
-/* Whether (op, T) has a kernel: float-only ops are not instantiated for i32. */
+/* Whether (op, T) has a kernel: float-only ops are not instantiated for i32 (f16/bf16 have every op). */
 template <int OP, typename T> __host__ __device__ constexpr bool valid() { return !(float_only(OP) && std::is_same_v<T, int32_t>); }
 
 /* Scalars every element needs (precomputed once per launch). */
@@ -173,16 +197,17 @@ struct Scal {
 // ---------------------------------------------------------------- the math
 
 /* The math of every op, generated from the table: OpMath<OP>::f<T> evaluates the row's float expression
- * (T float or double) or its i32 expression. The expressions' free names are this function's parameters. */
+ * (T float or double) or its i32 expression. The expressions' free names are this function's parameters.
+ * RB overrides the RAND precision code IS64 (philox.h: 2 for f16, 3 for bf16; -1: from T). */
 #define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
 #define ew_f2i f2i
 template <int OP> struct OpMath;
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                  \
   template <> struct OpMath<CK_EW_##ID> {                                                                   \
-    template <typename T>                                                                                   \
+    template <typename T, int RB = -1>                                                                      \
     __device__ __forceinline__ static T f(T x, T y, double S1, double S2, uint64_t SEED, uint64_t OFFS,     \
                                           int64_t LIN, int64_t RI, int64_t J) {                             \
-      constexpr int IS64 = std::is_same_v<T, double> ? 1 : 0;                                              \
+      constexpr int IS64 = RB >= 0 ? RB : (std::is_same_v<T, double> ? 1 : 0);                             \
       (void)x, (void)y, (void)S1, (void)S2, (void)SEED, (void)OFFS, (void)LIN, (void)RI, (void)J, (void)IS64; \
       if constexpr (std::is_same_v<T, int32_t>) return IEXPR;                                               \
       else return FEXPR;                                                                                    \
@@ -211,18 +236,20 @@ template <typename F> __host__ inline int dispatch_op(int op, F &&f) {
   }
 }
 
-/* Calls F::template run<T>() for the run-time dtype among f32/f64/i32 (else cudaErrorInvalidValue). */
+/* Calls F::template run<T>() for the run-time dtype (else cudaErrorInvalidValue). */
 template <typename F> __host__ inline int dispatch_dtype(int dt, F &&f) {
   switch (dt) {
     case CK_F32: return f.template run<float>();
     case CK_F64: return f.template run<double>();
     case CK_I32: return f.template run<int32_t>();
+    case CK_F16: return f.template run<ck_f16_t>();
+    case CK_BF16: return f.template run<ck_bf16_t>();
     default: return 1;
   }
 }
 
 /* dispatch(op, out_dtype, a_dtype, f) calls f.template run<OP, TO, TI>() for the run-time triple: TI == TO
- * except for COPY (all 9 pairs); float-only ops have no i32 instance (cudaErrorInvalidValue). */
+ * except for COPY (all 25 pairs); float-only ops have no i32 instance (cudaErrorInvalidValue). */
 template <typename F, typename TO> struct ByIn {
   F &f;
   template <typename TI> int run() { return f.template run<CK_EW_COPY, TO, TI>(); }
@@ -245,11 +272,17 @@ template <typename F> __host__ inline int dispatch(int op, int odt, int adt, F &
   return dispatch_op(op, ByOp<F>{f, odt, adt});
 }
 
-/* One element of any op: COPY casts, everything else applies the math in TO. */
+/* One element of any op: COPY casts, everything else applies the math in TO (f16/bf16: in float, or
+ * double for generators, rounded once to TO). */
 template <int OP, typename TO, typename TI>
 __device__ __forceinline__ TO elem(TI x, TI y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
   if constexpr (OP == CK_EW_COPY) return cast<TO, TI>(x);
-  else return apply<OP, TO>(x, y, s, lin, ri, j);
+  else if constexpr (is_half_v<TO>) {
+    using CT = std::conditional_t<is_generator(OP), double, float>;
+    constexpr int RB = std::is_same_v<TO, ck_f16_t> ? 2 : 3;
+    const CT r = OpMath<OP>::template f<CT, RB>((CT)widen(x), (CT)widen(y), s.s1, s.s2, s.seed, s.offs, lin, ri, j);
+    return narrow<TO>(r);
+  } else return apply<OP, TO>(x, y, s, lin, ri, j);
 }
 
 /* Which input a binary op reads from where: array b, scalar on the right, scalar on the left. */

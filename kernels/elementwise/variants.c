@@ -6,10 +6,10 @@
 #include "../ck_kernels.h"
 
 const ck_variant ck_ew_variants[] = {
-    {1, "strided", "any strides and broadcasts: per-element div/mod index math, grid-stride", CK_DT_ALL3, 0,
+    {1, "strided", "any strides and broadcasts: per-element div/mod index math, grid-stride", CK_DT_ALL5, 0,
      ck_ew_strided, ck_ew_strided_supports},
     {2, "contiguous", "dense operands: 16-byte vector loads/stores, 4 in flight per thread, no index math",
-     CK_DT_ALL3, CK_VF_CONTIGUOUS, ck_ew_contiguous, ck_ew_contiguous_supports},
+     CK_DT_ALL5, CK_VF_CONTIGUOUS, ck_ew_contiguous, ck_ew_contiguous_supports},
 };
 const int ck_ew_nvariants = (int)(sizeof ck_ew_variants / sizeof ck_ew_variants[0]);
 /* contiguous first: its supports() refuses broadcasts and strided views, and then strided runs */

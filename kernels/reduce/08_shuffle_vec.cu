@@ -48,7 +48,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   });
 }
 
-CK_RED_LAUNCHER(ck_reduce_shuffle_vec, launch)
+CK_RED_LAUNCHER_H(ck_reduce_shuffle_vec, launch)
 
 extern "C" const char *ck_reduce_shuffle_vec_supports(const void *desc) {
   return check_rows((const ck_red_desc *)desc);

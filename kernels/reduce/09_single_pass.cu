@@ -85,7 +85,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   return (int)cudaGetLastError();
 }
 
-CK_RED_LAUNCHER(ck_reduce_single_pass, launch)
+CK_RED_LAUNCHER_H(ck_reduce_single_pass, launch)
 
 extern "C" const char *ck_reduce_single_pass_supports(const void *desc) {
   return check_rows((const ck_red_desc *)desc);

@@ -38,7 +38,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   return (int)cudaGetLastError();
 }
 
-CK_RED_LAUNCHER(ck_reduce_rows_block, launch)
+CK_RED_LAUNCHER_H(ck_reduce_rows_block, launch)
 
 extern "C" const char *ck_reduce_rows_block_supports(const void *desc) {
   const ck_red_desc *d = (const ck_red_desc *)desc;

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(256) reduce_cols_kernel(const typename O::valu
 #pragma unroll
               for (int j = 0; j < V; ++j) v[u][j] = q.e[j];
             } else {
-              v[u][0] = __ldg(col + rr * inner);
+              v[u][0] = ldg(col + rr * inner);
             }
           }
         }
@@ -131,7 +131,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   return launch_v<O, 1>(d, env);
 }
 
-CK_RED_LAUNCHER(ck_reduce_cols, launch)
+CK_RED_LAUNCHER_H(ck_reduce_cols, launch)
 
 extern "C" const char *ck_reduce_cols_supports(const void *desc) {
   const ck_red_desc *d = (const ck_red_desc *)desc;

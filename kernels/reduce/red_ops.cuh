@@ -3,8 +3,9 @@
  *
  * Each step file (kernels/reduce/NN_*.cu) is about *how* a block or a grid reduces; *what* it reduces lives
  * here: an op type O with
- *   acc_t                     the accumulator (f32 accumulates in f32, f64 in f64, i32 SUM/PROD in uint32 so
- *                             that they wrap modulo 2^32, and a (value, index) pair for the indexed ops)
+ *   acc_t                     the accumulator (f32 accumulates in f32, f64 in f64, f16/bf16 in f32, i32
+ *                             SUM/PROD in uint32 so that they wrap modulo 2^32, and a (value, index) pair for
+ *                             the indexed ops)
  *   identity()                the neutral element, used for tails and idle threads
  *   make(x, r)                the accumulator of element x at position r (0-based) of its row
  *   combine(a, b)             associative and commutative (ties broken by index, not by order), so any tree
@@ -33,8 +34,39 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "half.h"
 
 namespace ckred {
+
+// ---------------------------------------------------------------- f16 / bf16 values
+
+/* f16/bf16 (2-byte storage, half.h) reduce in float: wide_t is the type the math sees (T itself for f32,
+ * f64 and i32, whose code is unchanged), wide() widens exactly, narrow_to() rounds once to nearest even. */
+template <typename T> constexpr bool is_half_v = std::is_same_v<T, ck_f16_t> || std::is_same_v<T, ck_bf16_t>;
+template <typename T> struct Wide { using type = T; };
+template <> struct Wide<ck_f16_t> { using type = float; };
+template <> struct Wide<ck_bf16_t> { using type = float; };
+template <typename T> using wide_t = typename Wide<T>::type;
+template <typename T> __host__ __device__ __forceinline__ wide_t<T> wide(T x) {
+  if constexpr (std::is_same_v<T, ck_f16_t>) return ck_f16_to_f32(x.bits);
+  else if constexpr (std::is_same_v<T, ck_bf16_t>) return ck_bf16_to_f32(x.bits);
+  else return x;
+}
+template <typename T> __host__ __device__ __forceinline__ T narrow_to(wide_t<T> v) {
+  if constexpr (is_half_v<T>) {
+    T r;
+    r.bits = std::is_same_v<T, ck_f16_t> ? ck_f32_to_f16(v) : ck_f32_to_bf16(v);
+    return r;
+  } else return v;
+}
+/* Read-only-path load of one element (__ldg has no overload for the 2-byte structs). */
+template <typename T> __device__ __forceinline__ T ldg(const T *p) {
+  if constexpr (is_half_v<T>) {
+    T r;
+    r.bits = __ldg(reinterpret_cast<const unsigned short *>(p));
+    return r;
+  } else return __ldg(p);
+}
 
 // ---------------------------------------------------------------- op types
 
@@ -64,6 +96,8 @@ CKR_HD bool is_nan(T v) {
 
 template <typename T> struct SumAcc { using type = T; };
 template <> struct SumAcc<int32_t> { using type = uint32_t; }; /* wraps mod 2^32 without UB */
+template <> struct SumAcc<ck_f16_t> { using type = float; };  /* halves accumulate in f32 */
+template <> struct SumAcc<ck_bf16_t> { using type = float; };
 
 /* SUM, PROD, MEAN */
 template <typename T, int K>
@@ -72,10 +106,14 @@ struct ArithOp {
   using acc_t = typename SumAcc<T>::type;
   static constexpr bool indexed = false;
   CKR_HD static acc_t identity() { return K == CK_RED_PROD ? (acc_t)1 : (acc_t)0; }
-  CKR_HD static acc_t make(T x, int64_t) { return (acc_t)x; }
+  CKR_HD static acc_t make(T x, int64_t) {
+    if constexpr (is_half_v<T>) return wide(x);
+    else return (acc_t)x;
+  }
   CKR_HD static acc_t combine(acc_t a, acc_t b) { return K == CK_RED_PROD ? a * b : a + b; }
   CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t len) {
-    if constexpr (K == CK_RED_MEAN) out[o] = (T)(a / (acc_t)len);
+    if constexpr (is_half_v<T>) out[o] = narrow_to<T>(K == CK_RED_MEAN ? a / (acc_t)len : a);
+    else if constexpr (K == CK_RED_MEAN) out[o] = (T)(a / (acc_t)len);
     else out[o] = (T)a;
   }
 };
@@ -84,27 +122,27 @@ struct ArithOp {
 template <typename T, bool IS_MAX>
 struct ExtOp {
   using value_t = T;
-  using acc_t = T;
+  using acc_t = wide_t<T>;
   static constexpr bool indexed = false;
-  CKR_HD static acc_t identity() { return IS_MAX ? lowest<T>() : highest<T>(); }
-  CKR_HD static acc_t make(T x, int64_t) { return x; }
+  CKR_HD static acc_t identity() { return IS_MAX ? lowest<acc_t>() : highest<acc_t>(); }
+  CKR_HD static acc_t make(T x, int64_t) { return wide(x); }
   CKR_HD static acc_t combine(acc_t a, acc_t b) {
     /* b NaN: the comparison fails and b is returned; a NaN: a is returned. */
     return ((IS_MAX ? a > b : a < b) || is_nan(a)) ? a : b;
   }
-  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t) { out[o] = a; }
+  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t) { out[o] = narrow_to<T>(a); }
 };
 
 /* ARGMAX, ARGMIN, and MAX/MIN with indices: NaN is the extreme, first NaN wins, ties to the smaller index. */
 template <typename T, bool IS_MAX>
 struct ArgOp {
   using value_t = T;
-  using acc_t = Pair<T>;
+  using acc_t = Pair<wide_t<T>>;
   static constexpr bool indexed = true;
-  CKR_HD static acc_t identity() { return acc_t{IS_MAX ? lowest<T>() : highest<T>(), INT32_MAX}; }
-  CKR_HD static acc_t make(T x, int64_t r) { return acc_t{x, (int32_t)r}; }
+  CKR_HD static acc_t identity() { return acc_t{IS_MAX ? lowest<wide_t<T>>() : highest<wide_t<T>>(), INT32_MAX}; }
+  CKR_HD static acc_t make(T x, int64_t r) { return acc_t{wide(x), (int32_t)r}; }
   CKR_HD static acc_t combine(acc_t a, acc_t b) {
-    if constexpr (std::is_floating_point<T>::value) {
+    if constexpr (std::is_floating_point<wide_t<T>>::value) {
       const bool an = is_nan(a.v), bn = is_nan(b.v);
       if (an | bn) return (an & bn) ? (a.i <= b.i ? a : b) : (an ? a : b);
     }
@@ -113,7 +151,7 @@ struct ArgOp {
     return b;
   }
   CKR_HD static void store(acc_t a, T *out, int32_t *idx, int64_t o, int64_t) {
-    if (out) out[o] = a.v;
+    if (out) out[o] = narrow_to<T>(a.v);
     if (idx) idx[o] = a.i + 1;
   }
 };
@@ -144,20 +182,28 @@ static int dispatch_t(int k, F &f) {
   case CK_RED_ARGMAX: return f(Tag<Op<T, CK_RED_ARGMAX>>{});
   case CK_RED_ARGMIN: return f(Tag<Op<T, CK_RED_ARGMIN>>{});
   case CK_RED_MEAN:
-    if constexpr (std::is_floating_point<T>::value) return f(Tag<Op<T, CK_RED_MEAN>>{});
+    if constexpr (std::is_floating_point<wide_t<T>>::value) return f(Tag<Op<T, CK_RED_MEAN>>{});
     else return (int)cudaErrorInvalidValue; /* the dispatcher rejects i32 mean before this */
   default: return (int)cudaErrorInvalidValue;
   }
 }
 
-/* Calls f(Tag<O>{}) with the op type for d's (dtype, op); f returns 0 or a cudaError_t. */
-template <class F>
+/* Calls f(Tag<O>{}) with the op type for d's (dtype, op); f returns 0 or a cudaError_t. HALVES: the step
+ * also instantiates f16/bf16 (the steps whose registry row lists them; the others are not compiled for
+ * them, which keeps compile time and binary size down). */
+template <bool HALVES = false, class F>
 static int dispatch(const ck_red_desc *d, F &&f) {
   const int k = effective_op(d);
   switch (d->dtype) {
   case CK_F32: return dispatch_t<float>(k, f);
   case CK_F64: return dispatch_t<double>(k, f);
   case CK_I32: return dispatch_t<int32_t>(k, f);
+  case CK_F16:
+    if constexpr (HALVES) return dispatch_t<ck_f16_t>(k, f);
+    else return (int)cudaErrorInvalidValue;
+  case CK_BF16:
+    if constexpr (HALVES) return dispatch_t<ck_bf16_t>(k, f);
+    else return (int)cudaErrorInvalidValue;
   default: return (int)cudaErrorInvalidValue;
   }
 }
@@ -512,11 +558,17 @@ __global__ void red_store_kernel(const typename O::acc_t *__restrict__ a, int64_
 
 } // namespace ckred
 
-/* The launcher body shared by every step: decode the descriptor and call launch<O>(d, env). */
+/* The launcher body shared by every step: decode the descriptor and call launch<O>(d, env). The _H form
+ * also instantiates f16/bf16 (its registry row must list them). */
 #define CK_RED_LAUNCHER(fn, launch_tpl)                                                                              \
   extern "C" int fn(const void *desc, const ck_env *env) {                                                         \
     const ck_red_desc *d = (const ck_red_desc *)desc;                                                               \
     return ckred::dispatch(d, [&](auto tag) { return launch_tpl<typename decltype(tag)::type>(*d, env); });        \
+  }
+#define CK_RED_LAUNCHER_H(fn, launch_tpl)                                                                            \
+  extern "C" int fn(const void *desc, const ck_env *env) {                                                         \
+    const ck_red_desc *d = (const ck_red_desc *)desc;                                                               \
+    return ckred::dispatch<true>(d, [&](auto tag) { return launch_tpl<typename decltype(tag)::type>(*d, env); });  \
   }
 
 #endif

@@ -3,13 +3,17 @@
  *
  * Steps 1-7 follow Harris's "Optimizing Parallel Reduction in CUDA"; 8-9 go past it (shuffles, 16-byte
  * loads, one launch); 10-12 are layout variants for short rows, long rows and leading-dim (column)
- * reductions. Every variant runs every op and dtype (f32, f64, i32) for any len >= 1; supports() says when a
+ * reductions. Every variant runs every op and dtype (f32, f64, i32; 8-12 also f16, bf16) for any len >= 1; supports() says when a
  * variant does not take a layout (1-11 need inner == 1, 12 needs inner > 1) or, for 10 and 11, when another
  * variant should have the shape.
  */
 #include "../ck_kernels.h"
 
 #define ROW(id, name, summary) {id, #name, summary, CK_DT_ALL3, 0u, ck_reduce_##name, ck_reduce_##name##_supports}
+/* The rungs the dispatcher picks by default (8-12) also take f16/bf16, accumulated in f32 (their launchers
+ * instantiate them: CK_RED_LAUNCHER_H). CUB and Harris's teaching steps 1-7 stay f32/f64/i32: CUB's direct
+ * path reads the input as the accumulator type, and the teaching steps would double their instances. */
+#define ROWH(id, name, summary) {id, #name, summary, CK_DT_ALL5, 0u, ck_reduce_##name, ck_reduce_##name##_supports}
 
 const ck_variant ck_reduce_variants[] = {
     ROW(0, cub, "CUB DeviceReduce / DeviceSegmentedReduce (library reference; rows only)"),
@@ -20,11 +24,11 @@ const ck_variant ck_reduce_variants[] = {
     ROW(5, unroll_last_warp, "Harris 5: unrolled last warp (__syncwarp)"),
     ROW(6, complete_unroll, "Harris 6: completely unrolled, templated block size"),
     ROW(7, multi_add, "Harris 7: many elements per thread, grid-stride fold, few waves"),
-    ROW(8, shuffle_vec, "warp shuffles + 16-byte vector loads, two passes"),
-    ROW(9, single_pass, "persistent grid, 16-byte loads, last-block finish via atomic ticket"),
-    ROW(10, rows_warp, "a warp (or part of one) per row: many short rows"),
-    ROW(11, rows_block, "a block per row: many long rows"),
-    ROW(12, cols, "leading-dim reduction: coalesced across inner, len split across blocks"),
+    ROWH(8, shuffle_vec, "warp shuffles + 16-byte vector loads, two passes"),
+    ROWH(9, single_pass, "persistent grid, 16-byte loads, last-block finish via atomic ticket"),
+    ROWH(10, rows_warp, "a warp (or part of one) per row: many short rows"),
+    ROWH(11, rows_block, "a block per row: many long rows"),
+    ROWH(12, cols, "leading-dim reduction: coalesced across inner, len split across blocks"),
 };
 const int ck_reduce_nvariants = (int)(sizeof ck_reduce_variants / sizeof ck_reduce_variants[0]);
 

@@ -7,7 +7,7 @@
  * Changed from step 0 (cuBLAS geam): our own kernel; any strides, i32 too, no per-matrix launches.
  * Launch: block 32 x 8, one 8-row x 32-col tile per block; grid x = tiles (flattened, looping past 2^31-1),
  * grid z = batch (looping past 65535).
- * Limits: none — any rows, cols >= 0, any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0, any element strides, 2-, 4- or 8-byte elements.
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

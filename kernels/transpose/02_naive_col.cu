@@ -8,7 +8,7 @@
  * older GPUs; the ladder measures which wins on this one.
  * Changed from step 1: the roles of x and y are swapped (strided loads, coalesced stores).
  * Launch: block 32 x 8, one 32-row x 8-col tile per block; grid x = tiles (flattened, looping), z = batch.
- * Limits: none — any rows, cols >= 0, any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0, any element strides, 2-, 4- or 8-byte elements.
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

@@ -7,7 +7,7 @@
  * Changed from step 3: tile[32][33] instead of tile[32][32]; nothing else.
  * Launch: block 32 x 32 (one element per thread), one 32 x 32 tile per block; grid x = tiles (flattened,
  * looping), z = batch (looping). Shared: 4.1 KB (f32/i32) or 8.3 KB (f64).
- * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 2-, 4- or 8-byte elements.
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

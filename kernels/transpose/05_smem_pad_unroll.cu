@@ -9,7 +9,7 @@
  * Changed from step 4: block 32 x 16 instead of 32 x 32; thread (x, y) handles tile rows y and y + 16.
  * Launch: block 32 x 16, one 32 x 32 tile per block (padded to 33 columns); grid x = tiles (flattened,
  * looping), z = batch (looping). Shared: 4.1 KB (f32/i32) or 8.3 KB (f64).
- * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 2-, 4- or 8-byte elements.
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

@@ -14,7 +14,7 @@
  * rows do not start on 32-byte sectors — step 8 fixes that.
  * Launch: block 32 x 8 (256 threads), one 64 x 64 tile per block; grid x = tiles (flattened, grouped,
  * looping), z = batch (looping). Shared: 16.6 KB (f32/i32) or 33.3 KB (f64), static.
- * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0 (edge tiles guarded), any element strides, 2-, 4- or 8-byte elements.
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

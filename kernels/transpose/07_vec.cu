@@ -22,7 +22,8 @@
  * element. So any shape and any strides work; only the fast path needs alignment.
  * Launch: 256 threads, one 64 x 64 tile per block; grid x = tiles (flattened, grouped, looping), z = batch
  * (looping). Shared: 16.6 KB (f32/i32) or 33.3 KB (f64), static.
- * Limits: none — any rows, cols >= 0, any element strides, 4- or 8-byte elements.
+ * Limits: none — any rows, cols >= 0, any element strides, 2-, 4- or 8-byte elements (2-byte: V = 8, SEG =
+ * 64 = the tile edge, 2 vector accesses per thread and phase).
  * Operands: in rows x cols, out cols x rows, per batch matrix (ck_tr_desc).
  */
 #include "tr_common.cuh"

@@ -158,7 +158,10 @@ static void launch(const ck_tr_desc *d, cudaStream_t s) {
 }
 
 extern "C" const char *ck_transpose_aligned_supports(const void *desc) {
-  return tr_supports_common((const ck_tr_desc *)desc);
+  const ck_tr_desc *d = (const ck_tr_desc *)desc;
+  /* the window shift can reach back SECT - 1 = 15 elements for 2-byte elements, past the 8-row halo */
+  if (d->elem_size == 2) return "needs 4- or 8-byte elements (the 8-row halo covers a 32-byte sector of those; 2-byte elements need 15)";
+  return tr_supports_common(d);
 }
 
 CK_TR_LAUNCHER(ck_transpose_aligned, launch)

@@ -7,7 +7,8 @@
  * hits the y/z limit of 65535 and every offset is int64. Steps 1-5 take tiles row of tiles by row of tiles
  * (tr_tile_coords); steps 6-8 in groups of CK_TR_GROUP tile rows (tr_tile_coords_grouped).
  *
- * Elements move as bits: 4-byte elements (f32, i32) as uint32_t and 8-byte ones (f64) as uint64_t, so NaN
+ * Elements move as bits: 2-byte elements (f16, bf16) as uint16_t, 4-byte ones (f32, i32) as uint32_t and
+ * 8-byte ones (f64) as uint64_t, so NaN
  * payloads and -0.0 come through unchanged. CK_TR_LAUNCHER writes every kernel step's extern "C" launcher
  * around the step's launch<T>; tr_launch_tiles is that launch<T> for the steps with one kernel per (T, UNIT).
  */
@@ -53,7 +54,7 @@ static inline tr_walk tr_walk_make(const ck_tr_desc *d, int64_t tr, int64_t tc) 
 
 /* Reasons shared by every kernel variant (NULL: fine). */
 static inline const char *tr_supports_common(const ck_tr_desc *d) {
-  if (d->elem_size != 4 && d->elem_size != 8) return "needs 4- or 8-byte elements";
+  if (d->elem_size != 2 && d->elem_size != 4 && d->elem_size != 8) return "needs 2-, 4- or 8-byte elements";
   if (d->nb < 0 || d->nb > CK_MAX_DIMS) return "needs 0..8 batch dims";
   return NULL;
 }
@@ -91,7 +92,7 @@ static inline void tr_launch_tiles(const ck_tr_desc *d, cudaStream_t s, int64_t 
 }
 
 /* The launcher of every kernel step: nothing to move for empty operands; else launch_tpl<T>(d, stream) with T
- * the elements' bits (uint64_t for 8-byte elements, uint32_t for 4-byte ones). */
+ * the elements' bits (uint64_t for 8-byte elements, uint32_t for 4-byte ones, uint16_t for 2-byte ones). */
 #define CK_TR_LAUNCHER(fn, launch_tpl)                                                                         \
   extern "C" int fn(const void *desc, const ck_env *env) {                                                    \
     const ck_tr_desc *d = (const ck_tr_desc *)desc;                                                           \
@@ -99,6 +100,8 @@ static inline void tr_launch_tiles(const ck_tr_desc *d, cudaStream_t s, int64_t 
     cudaStream_t s = (cudaStream_t)env->stream;                                                               \
     if (d->elem_size == 8)                                                                                    \
       launch_tpl<uint64_t>(d, s);                                                                             \
+    else if (d->elem_size == 2)                                                                               \
+      launch_tpl<uint16_t>(d, s);                                                                             \
     else                                                                                                      \
       launch_tpl<uint32_t>(d, s);                                                                             \
     return (int)cudaGetLastError();                                                                           \
@@ -107,6 +110,7 @@ static inline void tr_launch_tiles(const ck_tr_desc *d, cudaStream_t s, int64_t 
 // ---------------------------------------------------------------- device side
 
 template <int ES> struct tr_elem;
+template <> struct tr_elem<2> { typedef uint16_t type; };
 template <> struct tr_elem<4> { typedef uint32_t type; };
 template <> struct tr_elem<8> { typedef uint64_t type; };
 

@@ -12,14 +12,14 @@
 
 const ck_variant ck_transpose_variants[] = {
     ROW(0, geam, "cuBLAS geam (C = A^T): the library reference; f32/f64, unit inner strides", CK_DT_FLOATS, 0),
-    ROW(1, naive_row, "one element per thread, coalesced reads, strided writes", CK_DT_ALL3, 0),
-    ROW(2, naive_col, "one element per thread, strided reads, coalesced writes", CK_DT_ALL3, 0),
-    ROW(3, smem, "32x32 shared tile: both sides coalesced, 32-way bank conflicts", CK_DT_ALL3, 0),
-    ROW(4, smem_pad, "32x33 padded shared tile: no bank conflicts", CK_DT_ALL3, 0),
-    ROW(5, smem_pad_unroll, "padded tile, 2 elements per thread (loads issued together)", CK_DT_ALL3, 0),
-    ROW(6, wide, "64x64 padded tile, 16 elements per thread, unguarded interior tiles", CK_DT_ALL3, 0),
-    ROW(7, vec, "64x64 tile, 16-byte loads/stores, conflict-free lane layout", CK_DT_ALL3, 0),
-    ROW(8, aligned, "step 6 with output rows written in whole 32-byte sectors (odd strides)", CK_DT_ALL3, 0),
+    ROW(1, naive_row, "one element per thread, coalesced reads, strided writes", CK_DT_ALL5, 0),
+    ROW(2, naive_col, "one element per thread, strided reads, coalesced writes", CK_DT_ALL5, 0),
+    ROW(3, smem, "32x32 shared tile: both sides coalesced, 32-way bank conflicts", CK_DT_ALL5, 0),
+    ROW(4, smem_pad, "32x33 padded shared tile: no bank conflicts", CK_DT_ALL5, 0),
+    ROW(5, smem_pad_unroll, "padded tile, 2 elements per thread (loads issued together)", CK_DT_ALL5, 0),
+    ROW(6, wide, "64x64 padded tile, 16 elements per thread, unguarded interior tiles", CK_DT_ALL5, 0),
+    ROW(7, vec, "64x64 tile, 16-byte loads/stores, conflict-free lane layout", CK_DT_ALL5, 0),
+    ROW(8, aligned, "step 6 with output rows written in whole 32-byte sectors (odd strides)", CK_DT_ALL5, 0),
 };
 const int ck_transpose_nvariants = (int)(sizeof ck_transpose_variants / sizeof ck_transpose_variants[0]);
 

@@ -125,7 +125,7 @@ local function is_opts(t) return type(t) == "table" and not is_array(t) and t[1]
 local function is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
 
 local OPT_CHECK = {
-  dtype = function(v) return type(v) == "string", "a dtype name (f32, f64, i32)" end,
+  dtype = function(v) return type(v) == "string", "a dtype name (f32, f64, i32, f16, bf16)" end,
   device = function(v) return type(v) == "string", "a device name (cuda, host)" end,
   variant = function(v) return type(v) == "string" or math_type(v) == "integer", "a variant name or id" end,
   out = function(v) return is_array(v) and not v:is_freed(), "a (live) cukern array" end,
