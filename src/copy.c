@@ -11,6 +11,13 @@
 #include "ck_internal.h"
 #include "ew_ops.h"
 
+/* Reading or writing values on the host synchronises: refused while a graph is being captured. */
+static ck_status not_capturing(ck_ctx *ctx, const char *what) {
+  if (!ck_capturing(ctx)) return CK_OK;
+  return ck_error(ctx, CK_ERR_ARG, "%s: cannot move values between the host and the device while a graph is "
+                                   "being captured (ck.graph records device work only)", what);
+}
+
 // ---------------------------------------------------------------- same-device copies
 
 static void copy_desc(ck_ew_desc *d, const ck_tensor *dst, const ck_tensor *src) {
@@ -83,6 +90,7 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
     goto cleanup;
   }
   if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
+  if ((st = not_capturing(ctx, "copy"))) return st;
 
   size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
   if (sd == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
@@ -153,7 +161,7 @@ static void wrap_host(ck_tensor *w, ck_storage *s, const ck_tensor *like, void *
 
 ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf) {
   ck_status st;
-  if ((st = ck_check_live(ctx, "read", t))) return st;
+  if ((st = ck_check_live(ctx, "read", t)) || (st = not_capturing(ctx, "read"))) return st;
   ck_storage s;
   ck_tensor w;
   wrap_host(&w, &s, t, buf);
@@ -162,7 +170,7 @@ ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf) {
 
 ck_status ck_write(ck_ctx *ctx, ck_tensor *t, const void *buf) {
   ck_status st;
-  if ((st = ck_check_live(ctx, "write", t))) return st;
+  if ((st = ck_check_live(ctx, "write", t)) || (st = not_capturing(ctx, "write"))) return st;
   ck_storage s;
   ck_tensor w;
   wrap_host(&w, &s, t, (void *)buf);
