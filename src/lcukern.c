@@ -151,7 +151,8 @@ void ckl_host_ran(ck_ran *ran) {
 
 void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_Reg *methods) {
   luaL_newmetatable(L, name);
-  lua_pushcfunction(L, gc);
+  lua_pushvalue(L, -2); /* the module state: __gc may need it too (a graph gives its memory back to the context) */
+  lua_pushcclosure(L, gc, 1);
   lua_setfield(L, -2, "__gc");
   lua_newtable(L);
   lua_pushvalue(L, -3); /* the module state */
