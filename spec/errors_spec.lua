@@ -182,6 +182,10 @@ local function check(case, msg)
 end
 
 describe("errors", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("name the public function and point at the user's line, for one bad call of each", function()
     for _, case in ipairs(CASES) do check(case, err_of(case[2], fresh())) end
     for _, case in ipairs(STATEMENTS) do check(case, stmt_err_of(case[2], fresh())) end

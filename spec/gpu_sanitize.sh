@@ -22,7 +22,7 @@ status=0
 # first without a tool: the acceptance run itself must pass
 "$LUA" spec/gpu_sanitize.lua >"$OUT/gpu-sanitize-plain.log" 2>&1 || status=1
 {
-  echo "# gpu-sanitize $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "# gpu-sanitize $(date -u +%FT%TZ) commit ${CUKERN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/# /'
   "$CS" --version 2>/dev/null | tail -1 | sed 's/^/# /'
   echo "plain: $(tail -1 "$OUT/gpu-sanitize-plain.log")"

@@ -77,6 +77,10 @@ end
 -- ---------------------------------------------------------------- conversions
 
 describe("f16/bf16 conversions on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("the Lua reference is self-consistent: enc(dec(b)) == b for every non-NaN pattern", function()
     for _, fmt in ipairs(HALVES) do
       local nnan = 0
@@ -203,6 +207,10 @@ end)
 -- ---------------------------------------------------------------- storage, creation, casts, printing
 
 describe("f16/bf16 arrays on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("are created by every constructor with the dtype's values", function()
     for _, dt in ipairs(HALVES) do
       local o = {dtype = dt, device = "host"}
@@ -357,6 +365,10 @@ local function operands(dt, name, shape, device)
 end
 
 describe("elementwise ops in f16/bf16 on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("every op equals the f32 result rounded once, and is within the unit roundoff of the f64 result", function()
     for _, dt in ipairs(HALVES) do
       for _, name in ipairs(UNARY) do
@@ -444,6 +456,10 @@ local function red_tol(dt, len, op)
 end
 
 describe("reductions, transpose and matmul in f16/bf16 on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("reductions accumulate wider than the dtype and round once", function()
     for _, dt in ipairs(HALVES) do
       for _, shape in ipairs {{1}, {7}, {1000}, {13, 31}, {4, 3, 5}} do

@@ -140,6 +140,10 @@ local FLOAT_CASES = {
 }
 
 describe("ck.map on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   for _, dt in ipairs {"f64", "f32"} do
     it("computes every operator and function (" .. dt .. ") like plain Lua", function()
       local x, y = H.rand({7, 5}, dt), H.rand({7, 5}, dt):add(1.5) -- y in [0.5, 2.5): no division by ~0
@@ -390,6 +394,10 @@ local function as_array(flat, shape)
 end
 
 describe("ck.reduce_map on the host", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   local NORM = {map = "x * x", reduce = "a + b", identity = 0, post = "sqrt(r)"}
 
   it("reduces along any dim or everything, with map and post", function()
@@ -478,6 +486,10 @@ end)
 -- ---------------------------------------------------------------- code generation (NVRTC, no GPU needed)
 
 describe("generated CUDA", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   local dir = os.tmpname()
   os.remove(dir)
   setup(function() ck.cache_dir(dir) end)
@@ -629,6 +641,10 @@ end)
 -- ---------------------------------------------------------------- the generated kernels, run on the CPU
 
 describe("generated kernels under a CPU emulation of CUDA (g++)", function()
+  -- host-only cases: arrays made without a device go to the host here, also on a machine with a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   local E = require "spec.cuda_emu"
   local function emu_ok(fn)
     return function()

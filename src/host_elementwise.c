@@ -170,6 +170,7 @@ typedef void (*ew_rowfn)(const ew_row *r);
 #define m_fmod(x, y) fmod(x, y)
 #define ew_f2i(v) ck_ew_f2i(v)
 #define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
+#define ew_axpb(a, b, i) ((a) + (b) * (double)(i)) /* ISO C (-std=c11): not contracted into an fma */
 
 /* One row function: out[i] = EXPR(x = a[i], y = b[i]) for i < n, strided. */
 #define EW_ROW(NAME, TY, SUF, EXPR)                                                                        \

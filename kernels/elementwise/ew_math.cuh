@@ -200,6 +200,8 @@ struct Scal {
  * (T float or double) or its i32 expression. The expressions' free names are this function's parameters.
  * RB overrides the RAND precision code IS64 (philox.h: 2 for f16, 3 for bf16; -1: from T). */
 #define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
+/* a + b*i in double with both roundings, as the host computes it (nvcc would fuse it into an fma) */
+__device__ __forceinline__ double ew_axpb(double a, double b, int64_t i) { return __dadd_rn(a, __dmul_rn(b, (double)i)); }
 #define ew_f2i f2i
 template <int OP> struct OpMath;
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                  \
