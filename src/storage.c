@@ -223,16 +223,26 @@ size_t ck_take_alloc_debt(ck_ctx *ctx) {
 
 // ---------------------------------------------------------------- storage
 
-ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out) {
-  if (bytes > CK_MAX_ALLOC)
-    return ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of %s memory (more than 2^62)", bytes,
-                    dev == CK_CUDA ? "device" : "host");
+/* A new storage record with one reference (NULL: out of host memory, with the error in ctx). */
+static ck_storage *storage_record(ck_ctx *ctx, ck_devkind dev, size_t bytes) {
   ck_storage *s = calloc(1, sizeof *s);
-  if (!s) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+  if (!s) {
+    ck_error(ctx, CK_ERR_OOM, "out of host memory");
+    return NULL;
+  }
   s->refs = 1;
   s->dev = dev;
   s->bytes = bytes;
   s->ctx = ctx;
+  return s;
+}
+
+ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out) {
+  if (bytes > CK_MAX_ALLOC)
+    return ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of %s memory (more than 2^62)", bytes,
+                    dev == CK_CUDA ? "device" : "host");
+  ck_storage *s = storage_record(ctx, dev, bytes);
+  if (!s) return CK_ERR_OOM;
   if (dev == CK_CUDA) {
     s->ptr = ck_dev_alloc(ctx, bytes);
     if (!s->ptr) {
@@ -290,14 +300,9 @@ ck_status ck_storage_wrap(ck_ctx *ctx, ck_devkind dev, void *ptr, size_t bytes, 
                           void *ud, ck_storage **out) {
   if (dev == CK_CUDA && !ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "wrap: a device buffer needs a CUDA device");
   if (!ptr && bytes) return ck_error(ctx, CK_ERR_ARG, "wrap: NULL buffer of %zu bytes", bytes);
-  ck_storage *s = calloc(1, sizeof *s);
-  if (!s) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
-  s->refs = 1;
-  s->dev = dev;
+  ck_storage *s = storage_record(ctx, dev, bytes);
+  if (!s) return CK_ERR_OOM;
   s->ptr = ptr;
-  s->bytes = bytes;
-  s->cap = 0;
-  s->ctx = ctx;
   s->release = release ? release : keep_buffer;
   s->release_ud = ud;
   *out = s;
