@@ -68,18 +68,6 @@ __device__ __forceinline__ void cp16(float *dst, const float *src) {
 #endif
 }
 
-__device__ __forceinline__ void cp_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-template <int N> __device__ __forceinline__ void cp_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
-}
-
 // ---------------------------------------------------------------- configuration
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int ST_, int MINB_, int GROUP_ = 1,

@@ -18,6 +18,19 @@
 
 namespace ckmm {
 
+/* cp.async group control (sm_80+), shared by the pipelined rungs (09 and the tensor-core rungs 10-11). */
+__device__ __forceinline__ void cp_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N> __device__ __forceinline__ void cp_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+
 // ---------------------------------------------------------------- kernel arguments (host)
 
 /* Steps 1-5 (f32 and f64, accumulated in the operand type): sizes, row and batch strides (column strides

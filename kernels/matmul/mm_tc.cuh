@@ -36,6 +36,9 @@
 
 namespace cktc {
 
+using ckmm::cp_commit;
+using ckmm::cp_wait;
+
 // ---------------------------------------------------------------- kernel arguments (host)
 
 struct TcArgs {
@@ -128,16 +131,6 @@ __device__ __forceinline__ void cp16z(uint32_t dst, const void *src, int bytes) 
 __device__ __forceinline__ void cp16(uint32_t dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-#endif
-}
-__device__ __forceinline__ void cp_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int N> __device__ __forceinline__ void cp_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 #endif
 }
 __device__ __forceinline__ void sts128(uint32_t dst, uint4 v) {
