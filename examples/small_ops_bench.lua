@@ -27,24 +27,26 @@ local cases = {
   {"8x8 matmul", function() local _ = m1 * m2 end},
 }
 
-local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
-end
-
-local rows = {}
-for _, c in ipairs(cases) do
-  local f = c[2]
-  for _ = 1, 2000 do f() end
+-- µs per op of f (which issues `ops` ops): warm-up, then ROUNDS rounds of n calls, each ended by one sync;
+-- the median and the fastest round.
+local function time_per_op(f, n, ops, warm)
+  for _ = 1, warm do f() end
   ck.sync()
   local us = {}
   for r = 1, ROUNDS do
     local t0 = clock()
-    for _ = 1, N do f() end
+    for _ = 1, n do f() end
     ck.sync()
-    us[r] = (clock() - t0) * 1e6 / N
+    us[r] = (clock() - t0) * 1e6 / (n * ops)
   end
-  rows[#rows + 1] = {case = c[1], us_per_op = median(us), us_min = us[1]}
+  table.sort(us)
+  return us[(#us + 1) // 2], us[1]
+end
+
+local rows = {}
+for _, c in ipairs(cases) do
+  local med, min = time_per_op(c[2], N, 1, 2000)
+  rows[#rows + 1] = {case = c[1], us_per_op = med, us_min = min}
 end
 
 -- A chain of 20 small elementwise ops, issued one by one vs replayed as one CUDA graph (ck.graph), µs per op.
@@ -55,20 +57,9 @@ if dev == "cuda" and ck.graph then
     for _ = 1, 5 do x:add_(y); x:mul_(0.5); x:sub_(y); x:abs_() end
   end
   local g = ck.graph(chain)
-  local function per_op(f, n)
-    for _ = 1, 200 do f() end
-    ck.sync()
-    local us = {}
-    for r = 1, ROUNDS do
-      local t0 = clock()
-      for _ = 1, n do f() end
-      ck.sync()
-      us[r] = (clock() - t0) * 1e6 / (n * 20)
-    end
-    return median(us)
-  end
-  chain_rows = {{case = "20-op chain, issued op by op", us_per_op = per_op(chain, 1000)},
-                {case = "20-op chain, graph replay", us_per_op = per_op(function() g:replay() end, 1000), nodes = g:nodes()}}
+  chain_rows = {{case = "20-op chain, issued op by op", us_per_op = (time_per_op(chain, 1000, 20, 200))},
+                {case = "20-op chain, graph replay", us_per_op = (time_per_op(function() g:replay() end, 1000, 20, 200)),
+                 nodes = g:nodes()}}
 end
 
 if with_torch and dev == "cuda" then
