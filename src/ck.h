@@ -193,6 +193,8 @@ ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, 
 /* Could writing `out` clobber an element of `in` that is still to be read? false when the storages or byte
  * ranges are disjoint, or when in is exactly out (elementwise in place is safe). */
 bool ck_unsafe_alias(const ck_tensor *out, const ck_tensor *in);
+/* Do x and y share any byte of memory? (same storage and overlapping byte ranges) */
+bool ck_overlaps(const ck_tensor *x, const ck_tensor *y);
 /* t's strides aligned to the trailing dims of an nd-dim broadcast shape (0 for missing and size-1 dims). */
 void ck_aligned_strides(int64_t *dst, int nd, const ck_tensor *t);
 /* An output whose elements share memory (stride 0 on a dim of extent > 1) cannot be written. */

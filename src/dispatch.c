@@ -74,28 +74,6 @@ char *ck_plan_operands(const ck_plan *p, char *buf, size_t n) {
   return buf;
 }
 
-/* Lowest and highest element offsets t can address (strides are >= 0 for every view cukern makes). */
-static void span(const ck_tensor *t, int64_t *lo, int64_t *hi) {
-  int64_t a = t->offset, b = t->offset;
-  for (int i = 0; i < t->ndim; ++i) {
-    const int64_t e = (t->shape[i] - 1) * t->stride[i];
-    if (e < 0) a += e;
-    else b += e;
-  }
-  *lo = a;
-  *hi = b;
-}
-
-/* Do x and y share any byte of memory? */
-static bool overlaps(const ck_tensor *x, const ck_tensor *y) {
-  if (!x || !y || !x->st || x->st != y->st || ck_numel(x) == 0 || ck_numel(y) == 0) return false;
-  int64_t xl, xh, yl, yh;
-  span(x, &xl, &xh);
-  span(y, &yl, &yh);
-  const int64_t xs = (int64_t)ck_dtype_size(x->dtype), ys = (int64_t)ck_dtype_size(y->dtype);
-  return !((xh + 1) * xs <= yl * ys || (yh + 1) * ys <= xl * xs);
-}
-
 static unsigned cuda_dtypes(const ck_opdef *def) {
   unsigned m = 0;
   for (int i = 0; i < *def->ntab; ++i) m |= def->tab[i].dtypes;
@@ -267,13 +245,15 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (p->out && (st = prepare_output(ctx, p, p->out, p->dt, "out", &p->out_alloc))) return st;
   if (p->out_alloc) p->beta = 0.0, p->out_reads = false; /* fresh memory: nothing to scale or read */
   if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I32, "idx", &p->idx_alloc))) return st;
-  if (p->out && p->idx && overlaps(p->out, p->idx))
+  if (p->out && p->idx && ck_overlaps(p->out, p->idx))
     return ck_error(ctx, CK_ERR_ARG, "%s: out and idx share memory; give them separate arrays", p->name);
   for (int i = 0; i < p->nin; ++i) {
-    if (p->out && !p->out_alloc && overlaps(p->out, p->in[i]) && !(def->inplace_ok && !ck_unsafe_alias(p->out, p->in[i])) &&
-        (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
+    /* exact in place is fine for ops that read each element before the same thread writes it */
+    const bool clash = p->out && !p->out_alloc &&
+                       (def->inplace_ok ? ck_unsafe_alias(p->out, p->in[i]) : ck_overlaps(p->out, p->in[i]));
+    if (clash && (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
       return st;
-    if (p->idx && !p->idx_alloc && overlaps(p->idx, p->in[i]) && (st = temp_output(ctx, p, &p->idx, &p->tidx, false)))
+    if (p->idx && !p->idx_alloc && ck_overlaps(p->idx, p->in[i]) && (st = temp_output(ctx, p, &p->idx, &p->tidx, false)))
       return st;
   }
 

@@ -203,13 +203,17 @@ static void elem_range(const ck_tensor *t, int64_t *lo, int64_t *hi) {
 
 /* Could writing `out` clobber an element of `in` that is still to be read? Not when the storages or the
  * byte ranges are disjoint, nor when in is exactly out (same offset, dtype and strides on out's dims). */
+bool ck_overlaps(const ck_tensor *x, const ck_tensor *y) {
+  if (!x || !y || !x->st || x->st != y->st || ck_numel(x) == 0 || ck_numel(y) == 0) return false;
+  const int64_t xs = (int64_t)ck_dtype_size(x->dtype), ys = (int64_t)ck_dtype_size(y->dtype);
+  int64_t xl, xh, yl, yh;
+  elem_range(x, &xl, &xh);
+  elem_range(y, &yl, &yh);
+  return !((xh + 1) * xs <= yl * ys || (yh + 1) * ys <= xl * xs);
+}
+
 bool ck_unsafe_alias(const ck_tensor *out, const ck_tensor *in) {
-  if (!in || out->st != in->st || ck_numel(out) == 0 || ck_numel(in) == 0) return false;
-  size_t os = ck_dtype_size(out->dtype), is = ck_dtype_size(in->dtype);
-  int64_t olo, ohi, ilo, ihi;
-  elem_range(out, &olo, &ohi);
-  elem_range(in, &ilo, &ihi);
-  if ((ohi + 1) * (int64_t)os <= ilo * (int64_t)is || (ihi + 1) * (int64_t)is <= olo * (int64_t)os) return false;
+  if (!ck_overlaps(out, in)) return false;
   if (out->dtype != in->dtype || out->offset != in->offset) return true;
   int64_t st[CK_MAX_DIMS];
   ck_aligned_strides(st, out->ndim, in);
