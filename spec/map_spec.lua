@@ -270,7 +270,7 @@ describe("ck.map on the host", function()
     assert.matches("input 'x' must be an array or a number, got string", err, 1, true)
     ok, err = pcall(ck.map, "x", {x = H.rand({2})}, {outt = 1})
     assert.is_false(ok)
-    assert.matches("unknown option 'outt'", err, 1, true)
+    assert.matches('unknown option "outt"', err, 1, true)
   end)
 
   it("broadcasts, and takes strided views (transposed, narrowed, expanded, selected)", function()

@@ -65,13 +65,7 @@ local function call(where, f, ...) return finish(where, pcall(f, ...)) end
 -- ---------------------------------------------------------------- argument checks
 
 --- What a value is, for messages: numbers and strings show themselves.
-local function show(x)
-  if is_array(x) then return x:is_freed() and "a freed cukern array" or "a cukern array" end
-  local t = type(x)
-  if t == "number" then return x ~= x and "NaN" or tostring(x) end
-  if t == "string" then return fmt("%q", x) end
-  return t
-end
+local show = require("cukern.options").show
 
 -- (Freed arrays are left to the core, which says "use of a freed array": these checks are on every op's path.)
 local function check_array(where, x, what)
@@ -124,21 +118,8 @@ end
 local function is_opts(t) return type(t) == "table" and not is_array(t) and t[1] == nil and next(t) ~= nil end
 local function is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
 
-local OPT_CHECK = {
-  dtype = function(v) return type(v) == "string", "a dtype name (f32, f64, i32, f16, bf16)" end,
-  device = function(v) return type(v) == "string", "a device name (cuda, host)" end,
-  variant = function(v) return type(v) == "string" or math_type(v) == "integer", "a variant name or id" end,
-  out = function(v) return is_array(v) and not v:is_freed(), "a (live) cukern array" end,
-  idx = function(v) return is_array(v) and not v:is_freed(), "a (live) i32 cukern array" end,
-  keepdim = function(v) return type(v) == "boolean", "true or false" end,
-  precision = function(v) return v == "exact" or v == "tf32", '"exact" or "tf32"' end,
-}
-local function opt_set(...)
-  local s, names = {}, {...}
-  for _, k in ipairs(names) do s[k] = true end
-  s[0] = concat(names, ", ")
-  return s
-end
+local options = require "cukern.options" -- the one options validator (also io.lua and map.lua)
+local opt_set = options.set
 local CREATE, OP, INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
 -- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
 local MATMUL, GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
@@ -147,18 +128,9 @@ local NONE = {}
 
 --- Options table `opts` of a function that takes the keys in `allowed`: unknown keys and wrong types are errors.
 local function check_opts(where, opts, allowed)
-  if opts == nil then return NONE end
-  if type(opts) ~= "table" or is_array(opts) then
-    raise(fmt("%s: options must be a table {%s = ...}, got %s", where, allowed[0]:match("^[%w_]+"), show(opts)))
-  end
-  for k, v in pairs(opts) do
-    if not allowed[k] then
-      raise(fmt("%s: unknown option %s (%s takes %s)", where, show(k), where, allowed[0]))
-    end
-    local ok, want = OPT_CHECK[k](v)
-    if not ok then raise(fmt("%s: option %s must be %s, got %s", where, k, want, show(v))) end
-  end
-  return opts
+  local problem = options.problem(where, opts, allowed)
+  if problem then raise(where .. ": " .. problem) end
+  return opts or NONE
 end
 
 -- ---------------------------------------------------------------- tables that print well

@@ -35,20 +35,16 @@ end
 
 local DEVICES = {cuda = true, gpu = true, host = true, cpu = true}
 
--- An options table: nil or a table whose keys are all in `allowed` (a misspelt option must not be ignored).
-local function check_opts(what, opts, argn, allowed)
-  if opts == nil then return end
-  if type(opts) ~= "table" or is_array(opts) then
-    fail(what, ("bad argument #%d (options table expected, got %s)"):format(argn, is_array(opts) and "an array" or type(opts)))
-  end
-  for k in pairs(opts) do
-    if not allowed[k] then fail(what, ("unknown option '%s' (%s takes %s)"):format(tostring(k), what, allowed[1])) end
-  end
+-- Options go through the one validator (lua/cukern/options.lua).
+local options = require "cukern.options"
+local function check_opts(what, opts, allowed)
+  local problem = options.problem(what, opts, allowed)
+  if problem then fail(what, problem) end
 end
-local LOAD_OPTS, SAVE_OPTS = {"device", device = true}, {"compress", compress = true}
+local LOAD_OPTS, SAVE_OPTS = options.set("device"), options.set("compress")
 
 local function device_of(what, opts)
-  check_opts(what, opts, 2, LOAD_OPTS)
+  check_opts(what, opts, LOAD_OPTS)
   if opts == nil then return nil end
   if opts.device ~= nil and not DEVICES[opts.device] then
     fail(what, ("unknown device '%s' (cuda, host)"):format(tostring(opts.device)))
@@ -58,12 +54,8 @@ end
 
 -- opts.compress: true (zlib's default level, as np.savez_compressed), false, or a zlib level 0..9.
 local function compress_of(what, opts)
-  check_opts(what, opts, 3, SAVE_OPTS)
-  local c = type(opts) == "table" and opts.compress or false
-  if not (type(c) == "boolean" or (math.type(c) == "integer" and c >= 0 and c <= 9)) then
-    fail(what, "compress must be true, false or a zlib level 0..9, got " .. tostring(c))
-  end
-  return c
+  check_opts(what, opts, SAVE_OPTS) -- compress: true, false or a zlib level 0..9 (options.RULES)
+  return opts and opts.compress or false
 end
 
 -- {name = array, ...} or {array, ...} (named arr_0, arr_1, ... as np.savez does) -> sorted names, arrays.

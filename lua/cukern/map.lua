@@ -33,29 +33,23 @@ local function want(i, what, v, ok)
 end
 local function opt_table(i, v) want(i, "a table (or nil)", v, v == nil or type(v) == "table") end
 
--- Options: a table (or nil) whose keys are in `allowed` and whose values have the right types.
-local MAP_OPTS = {"out, dtype", out = true, dtype = true}
-local REDUCE_OPTS = {"dim, keepdim, out, dtype", dim = true, keepdim = true, out = true, dtype = true}
-local SOURCE_OPTS = {"out, dtype, dim, keepdim", out = true, dtype = true, dim = true, keepdim = true}
-local function check_opts(ck, i, opts, allowed)
-  opt_table(i, opts)
-  if opts == nil then return end
-  for k, v in pairs(opts) do
-    if not allowed[k] then error(("unknown option '%s' (takes %s)"):format(tostring(k), allowed[1]), 0) end
-    local ok, what = true, nil
-    if k == "dtype" then ok, what = type(v) == "string", "a dtype name"
-    elseif k == "keepdim" then ok, what = type(v) == "boolean", "true or false"
-    elseif k == "dim" then ok, what = math.type(v) == "integer" and v >= -8 and v <= 8 and v ~= 0, "a dim (1..ndim, or negative from the end)"
-    elseif k == "out" then
-      local function live(x) return ck.is_array(x) and not x:is_freed() end
-      ok, what = live(v), "a (live) cukern array, or a table of them by output name"
-      if not ok and type(v) == "table" and not ck.is_array(v) then
-        ok = next(v) ~= nil
-        for _, o in pairs(v) do ok = ok and live(o) end
-      end
-    end
-    if not ok then error(("option %s must be %s, got %s"):format(k, what, show(v)), 0) end
+-- Options go through the one validator (lua/cukern/options.lua); `out` may also name several outputs.
+local options = require "cukern.options"
+local MAP_OPTS = options.set("out", "dtype")
+local REDUCE_OPTS = options.set("dim", "keepdim", "out", "dtype")
+local SOURCE_OPTS = options.set("out", "dtype", "dim", "keepdim")
+local MAP_RULES = {out = function(v)
+  local ok = options.RULES.out(v)
+  if not ok and type(v) == "table" and getmetatable(v) == nil then
+    ok = next(v) ~= nil
+    for _, o in pairs(v) do ok = ok and options.RULES.out(o) end
   end
+  return ok, "a (live) cukern array, or a table of them by output name"
+end}
+local function check_opts(where, i, opts, allowed)
+  opt_table(i, opts)
+  local problem = options.problem(where, opts, allowed, MAP_RULES)
+  if problem then error(problem, 0) end
 end
 
 function M.install(ck)
@@ -64,7 +58,7 @@ function M.install(ck)
     return guard("ck." .. name, function(expr, inputs, opts, ...)
       want(1, "an expression (a string)", expr, type(expr) == "string")
       opt_table(2, inputs)
-      check_opts(ck, 3, opts, MAP_OPTS)
+      check_opts("ck." .. name, 3, opts, MAP_OPTS)
       return f(expr, inputs, opts, ...)
     end)
   end
@@ -73,7 +67,7 @@ function M.install(ck)
   ck.map_source = guard("ck.map_source", function(spec, inputs, opts, ...)
     want(1, "an expression (a string) or a reduce_map spec (a table)", spec, type(spec) == "string" or type(spec) == "table")
     opt_table(2, inputs)
-    check_opts(ck, 3, opts, SOURCE_OPTS)
+    check_opts("ck.map_source", 3, opts, SOURCE_OPTS)
     return core.map_source(spec, inputs, opts, ...)
   end)
   ck.reduce_map = guard("ck.reduce_map", function(spec, inputs, opts, ...)
@@ -82,12 +76,12 @@ function M.install(ck)
       local f = core.reduce_map(spec)
       return guard("ck.reduce_map", function(inputs2, opts2, ...)
         opt_table(1, inputs2)
-        check_opts(ck, 2, opts2, REDUCE_OPTS)
+        check_opts("ck.reduce_map", 2, opts2, REDUCE_OPTS)
         return f(inputs2, opts2, ...)
       end)
     end
     opt_table(2, inputs)
-    check_opts(ck, 3, opts, REDUCE_OPTS)
+    check_opts("ck.reduce_map", 3, opts, REDUCE_OPTS)
     return core.reduce_map(spec, inputs, opts, ...)
   end)
   ck.kernel_build = guard("ck.kernel_build", function(src, entry, opts, ...)
