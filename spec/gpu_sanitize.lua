@@ -137,4 +137,4 @@ for _, v in ipairs(names("elementwise")) do
 end
 
 print(("gpu_sanitize: %d cases, %d mismatches, %d errors (seed %d)"):format(cases, bad, errs, seed))
-os.exit((bad == 0 and errs == 0) and 0 or 1)
+os.exit((bad == 0 and errs == 0) and 0 or 1, true) -- close the state: every array is freed, so memcheck's leak check means something
