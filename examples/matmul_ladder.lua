@@ -8,6 +8,8 @@
 --       sizes above 512 are left out with a note (a host 4096^3 product takes tens of seconds, and a case
 --       runs about ten of them), so every case takes well under a few seconds.
 --   CUKERN_MM_DTYPES="f32 f64" picks dtypes (default both; each variant runs the dtypes it registers).
+--   CUKERN_MM_SHAPES="8192x4096x16384" adds non-square m x n x k cases (GPU default: that one) for the
+--   dtypes in CUKERN_MM_SHAPE_DTYPES (default "f16 bf16": the tensor-core rungs).
 --
 -- Every (size, dtype, variant) is validated before it is timed: at sizes <= 1024 against the host reference
 -- (f64 accumulation), above against the cuBLAS result of the same inputs, by the relative Frobenius norm
@@ -60,6 +62,21 @@ for d in (os.getenv("CUKERN_MM_DTYPES") or (on_gpu and "f32 f64 f16 bf16 tf32" o
   else io.stderr:write(("matmul ladder: dtype %s is not available in this build; skipped\n"):format(d)) end
 end
 local function storage(dt) return dt == "tf32" and "f32" or dt end
+-- the cases: {m, n, k} per dtype; square sizes for every dtype, non-square shapes for some
+local shapes, shape_dtypes = {}, {}
+if on_gpu then
+  for s in (os.getenv("CUKERN_MM_SHAPES") or "8192x4096x16384"):gmatch("[%dx]+") do
+    local m, n, k = s:match("^(%d+)x(%d+)x(%d+)$")
+    if m then shapes[#shapes + 1] = {math.tointeger(m), math.tointeger(n), math.tointeger(k)} end
+  end
+  for d in (os.getenv("CUKERN_MM_SHAPE_DTYPES") or "f16 bf16"):gmatch("%a+%d+") do shape_dtypes[d] = true end
+end
+local function cases_of(dt)
+  local list = {}
+  for _, n in ipairs(sizes) do list[#list + 1] = {n, n, n} end
+  if shape_dtypes[dt] then for _, s in ipairs(shapes) do list[#list + 1] = s end end
+  return list
+end
 local TF32_RUNGS = {cublas = true, mma_sync = true}
 
 -- Relative (Frobenius) error allowed against the f64 product of the same (rounded) inputs: a few units of
@@ -105,24 +122,26 @@ local rows, tables = {}, {}
 local meta_device = ck.device().name
 local total = 0
 for _, dt in ipairs(dtypes) do
-  for _, v in ipairs(variants) do if has_dtype(v, dt) then total = total + #sizes end end
+  for _, v in ipairs(variants) do if has_dtype(v, dt) then total = total + #cases_of(dt) end end
 end
 local step = 0
 local last_ms = {} -- variant name .. dtype -> {n, ms} from the previous size (to estimate the next)
 local dispatch = {}
 
 for _, dt in ipairs(dtypes) do
-  for si, n in ipairs(sizes) do
+  for si, case in ipairs(cases_of(dt)) do
     ck.seed(4242 + si)
+    local m, n, k = case[1], case[2], case[3]
     local sdt = storage(dt)
-    local a = (ck.rand({n, n}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
-    local b = (ck.rand({n, n}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
+    local a = (ck.rand({m, k}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
+    local b = (ck.rand({k, n}, {dtype = "f32", device = device}) * 2 - 1):to(sdt)
     local precision = dt == "tf32" and "tf32" or nil
-    local flops = 2.0 * n * n * n
+    local flops = 2.0 * m * n * k
+    local size = (m * n * k) ^ (1 / 3) -- the equivalent cube, for the reference choice and time estimates
     -- the reference result: host f64 for small sizes, else cuBLAS on the same inputs (itself checked at
     -- the small sizes)
     local ref
-    if not on_gpu or n <= 1024 then
+    if not on_gpu or size <= 1024 then
       ref = ck.matmul(a:to("host", "f64"), b:to("host", "f64"))
     else
       ref = ck.matmul(a:to("f64"), b:to("f64"), {variant = "cublas"})
@@ -131,20 +150,20 @@ for _, dt in ipairs(dtypes) do
     for _, v in ipairs(variants) do
       if has_dtype(v, dt) then
         step = step + 1
-        bench.progress(step, total, ("%s %d %s"):format(dt, n, v.name))
-        local row = {id = v.id, variant = v.name, dtype = dt, m = n, n = n, k = n, device = device}
+        bench.progress(step, total, ("%s %dx%dx%d %s"):format(dt, m, n, k, v.name))
+        local row = {id = v.id, variant = v.name, dtype = dt, m = m, n = n, k = k, device = device}
         local prev = last_ms[v.name .. dt]
-        local est = prev and prev.ms * (n / prev.n) ^ 3 or 0
+        local est = prev and prev.ms * (size / prev.n) ^ 3 or 0
         local warmup, reps = 5, 20
         if est > 50 then warmup, reps = 1, 10 end -- slow rungs: fewer warm-ups, still >= 10 reps
         if not on_gpu then warmup, reps = 1, 3 end -- host: a functional run, not performance
         if est * (warmup + reps + 1) / 1e3 > BUDGET_S then
           row.correct = nil
-          row.skipped = ("skipped: ~%.1f s per product estimated from n = %d (over the %d s budget)")
-            :format(est / 1e3, prev.n, BUDGET_S)
+          row.skipped = ("skipped: ~%.1f s per product estimated from a %d^3 case (over the %d s budget)")
+            :format(est / 1e3, math.floor(prev.n + 0.5), BUDGET_S)
           row.note = row.skipped
         else
-          local c = ck.empty({n, n}, {dtype = sdt, device = device}):fill(0 / 0)
+          local c = ck.empty({m, n}, {dtype = sdt, device = device}):fill(0 / 0)
           local vopt = on_gpu and v.name or nil
           local okrun, err = pcall(ck.gemm, c, a, b, 1, 0, {variant = vopt, precision = precision})
           local ran = ck.last_ran()
@@ -165,7 +184,7 @@ for _, dt in ipairs(dtypes) do
               if on_gpu and PEAK[dt] and tostring(meta_device):match("H[12]00") then
                 row.pct_of_peak = 100 * r.tflops / PEAK[dt]
               end
-              last_ms[v.name .. dt] = {n = n, ms = r.ms}
+              last_ms[v.name .. dt] = {n = size, ms = r.ms}
             end
           end
           if c.free then c:free() end
@@ -194,14 +213,14 @@ for _, dt in ipairs(dtypes) do
         for _ = 1, loops do local c = a * b; c:free() end
       end, warmup = 2, reps = 10, device = device}
       local per = r.ms / loops
-      local d = {size = n, dtype = dt, ms = per, tflops = flops / per / 1e9, cublas_ms = blas.ms,
+      local d = {size = ("%dx%dx%d"):format(m, n, k), dtype = dt, ms = per, tflops = flops / per / 1e9, cublas_ms = blas.ms,
                  overhead_pct = 100 * (per / blas.ms - 1), ran = ck.last_ran().name}
       dispatch[#dispatch + 1] = d
-      rows[#rows + 1] = {id = -2, variant = "a * b (Lua loop, default dispatch)", dtype = dt, m = n, n = n, k = n,
+      rows[#rows + 1] = {id = -2, variant = "a * b (Lua loop, default dispatch)", dtype = dt, m = m, n = n, k = k,
                          ms = per, tflops = d.tflops, pct_of_ref = 100 * blas.ms / per, correct = true,
                          note = ("ran %s; %+.1f%% vs raw cuBLAS time"):format(d.ran, d.overhead_pct)}
     end
-    tables[#tables + 1] = {title = ("%s %s x %s x %s"):format(dt, fmt_n(n), fmt_n(n), fmt_n(n)), rows = case_rows}
+    tables[#tables + 1] = {title = ("%s %s x %s x %s"):format(dt, fmt_n(m), fmt_n(n), fmt_n(k)), rows = case_rows}
     a:free(); b:free()
     if ref.free then ref:free() end
   end

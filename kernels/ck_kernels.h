@@ -55,6 +55,7 @@ typedef struct ck_variant {
 #define CK_VF_ROWMAJOR 1u   /* matmul: a_cs == b_cs == c_cs == 1; transpose: in_cs == 1 and out_cs == 1 */
 #define CK_VF_BLAS 2u       /* matmul: each operand has a unit stride in one of its two dims (cuBLAS) */
 #define CK_VF_CONTIGUOUS 4u /* elementwise: every operand contiguous, same shape (scalars allowed) */
+#define CK_VF_TMA 8u        /* matmul: A and B as a TMA tensor map takes them (kernels/matmul/mm_tma.h), else copies */
 
 enum { CK_MM_EXACT = 0, CK_MM_TF32 = 1 };
 

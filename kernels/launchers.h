@@ -30,6 +30,9 @@ CK_LAUNCHER_S(ck_matmul_warptile)
 CK_LAUNCHER_S(ck_matmul_double_buffer)
 CK_LAUNCHER_S(ck_matmul_wmma)
 CK_LAUNCHER_S(ck_matmul_mma_sync)
+CK_LAUNCHER_S(ck_matmul_wgmma_tma)
+CK_LAUNCHER_S(ck_matmul_warp_specialized)
+CK_LAUNCHER_S(ck_matmul_persistent)
 
 /* reduce (kernels/reduce/NN_*.cu) */
 CK_LAUNCHER_S(ck_reduce_cub)

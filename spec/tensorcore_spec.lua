@@ -1,5 +1,6 @@
 -- Tensor-core matmul rungs (issue 13): cuBLAS (GemmEx), 10 wmma, 11 mma_sync in f16 and bf16, and TF32 for
--- f32 operands when asked ({precision = "tf32"}), against the host f64 product of the same rounded inputs.
+-- f32 operands when asked ({precision = "tf32"}); the Hopper rungs (issue 14): 12 wgmma_tma,
+-- 13 warp_specialized, 14 persistent; all against the host f64 product of the same rounded inputs.
 --
 -- Tolerance, derived per output element c_ij with S_ij = sum_k |a_ik| |b_kj| (computed in f64):
 --   * f16/bf16 inputs are exact in f32, and so are their products (11+11 and 8+8 significant bits <= 24);
@@ -68,6 +69,75 @@ describe("tensor-core matmul", function()
         end
       end))
     end
+  end
+
+  -- The Hopper rungs read A and B through TMA tensor maps: a row (the contiguous dim) must be a multiple of
+  -- 16 bytes, so k (A row-major, B transposed), n (B row-major) or m (A transposed) are multiples of 8 here;
+  -- m, n, k are otherwise not multiples of the 128 x 256 x 64 tiles (zero-filled tails), k spans more k tiles
+  -- than the 4 stages (the ring wraps), and 1030 x 2056 x 2 has more tiles (162) than an H100 has SMs, so
+  -- the persistent rung's blocks take several tiles each.
+  local HOPPER_SHAPES = {
+    {1, 8, 8}, {17, 40, 24}, {130, 264, 328}, {200, 72, 136, ta = true}, {96, 80, 48, tb = true},
+    {136, 520, 1000, ta = true, tb = true}, {33, 40, 24, batch = 3}, {1030, 2056, 72, batch = 2},
+  }
+  local function hopper()
+    return (ck.device().cc or ""):match("^9%.") ~= nil
+  end
+  for _, dt in ipairs {"f16", "bf16"} do
+    for _, vname in ipairs {"wgmma_tma", "warp_specialized", "persistent"} do
+      it(("%s %s: tails, transposed views, batches, f32 output within the derived bound"):format(vname, dt), H.gpu(function()
+        if not hopper() then return pending(vname .. " needs a Hopper GPU (sm_90a)") end
+        for _, sh in ipairs(HOPPER_SHAPES) do
+          local m, n, k = sh[1], sh[2], sh[3]
+          local a, a64 = operand(sh.batch and {sh.batch, m, k} or {m, k}, dt, sh.ta)
+          local b, b64 = operand(sh.batch and {sh.batch, k, n} or {k, n}, dt, sh.tb)
+          for _, odt in ipairs {dt, "f32"} do
+            local label = ("%s %s->%s %dx%dx%d%s%s%s"):format(vname, dt, odt, m, n, k, sh.batch and (" batch " .. sh.batch) or "",
+              sh.ta and " A^T" or "", sh.tb and " B^T" or "")
+            local out = ck.full(sh.batch and {sh.batch, m, n} or {m, n}, 0 / 0, {dtype = odt}) -- poisoned
+            local c = ck.matmul(a, b, {variant = vname, out = out})
+            local ran = ck.last_ran()
+            assert.equal(vname, ran.name, label .. ": ran " .. ran.name .. " (" .. ran.note .. ")")
+            assert.equal(odt, c:dtype(), label)
+            check(c, a64, b64, odt, k, false, label)
+          end
+        end
+        -- transposed views are read in place (no copy): the rung ran on them directly, and C may be strided
+        local a, a64 = operand({72, 136}, dt, true)
+        local b, b64 = operand({136, 48}, dt, true)
+        local ct = ck.full({48, 72}, 0 / 0, {dtype = dt}):t()
+        ck.matmul(a, b, {variant = vname, out = ct})
+        assert.equal(vname, ck.last_ran().name)
+        check(ct, a64, b64, dt, 136, false, vname .. " strided C")
+        -- alpha and beta: C = 0.5 * A B + 2 * C
+        local c0 = H.rand({72, 48}, "f32", "cuda"):to(dt)
+        local c1 = c0:clone()
+        ck.gemm(c1, a, b, 0.5, 2, {variant = vname})
+        assert.equal(vname, ck.last_ran().name)
+        local ref = ck.matmul(a64, b64) * 0.5 + c0:to("host"):to("f64") * 2
+        local g, r = c1:to("host"):to("f64"):flat(), ref:flat()
+        local S = ck.matmul(a64:abs(), b64:abs()):flat()
+        local c0f = c0:to("host"):to("f64"):flat()
+        for i = 1, #r do
+          local bound = 2 * (0.5 * 136 * 2 ^ -24 * S[i] + U_OUT[dt] * (math.abs(r[i]) + 2 * math.abs(c0f[i]))) + 1e-30
+          assert(math.abs(g[i] - r[i]) <= bound, ("%s gemm element %d: got %.9g, expected %.9g"):format(vname, i, g[i], r[i]))
+        end
+      end))
+    end
+    it(dt .. " Hopper rungs decline what a tensor map cannot take, and the fallback says why", H.gpu(function()
+      if not hopper() then return pending("needs a Hopper GPU (sm_90a)") end
+      local a, a64 = operand({40, 33}, dt) -- rows of 33 elements: 66 bytes, no tensor map (and no copy helps)
+      local b, b64 = operand({33, 24}, dt)
+      local c = ck.matmul(a, b, {variant = "warp_specialized"})
+      local ran = ck.last_ran()
+      assert.are_not.equal("warp_specialized", ran.name)
+      assert.matches("warp_specialized", ran.note, 1, true)
+      check(c, a64, b64, dt, 33, false, "fallback")
+      -- f32 operands are not Hopper-rung business either
+      local x = H.rand({64, 64}, "f32", "cuda")
+      ck.matmul(x, x, {variant = "wgmma_tma"})
+      assert.are_not.equal("wgmma_tma", ck.last_ran().name)
+    end))
   end
 
   for _, vname in ipairs {"cublas", "mma_sync"} do

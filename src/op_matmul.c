@@ -13,13 +13,16 @@
  *   CK_VF_ROWMAJOR: contiguous copies of A/B whose last-dim stride is not 1; C through a contiguous
  *                   temporary when its last stride is not 1;
  *   CK_VF_BLAS:     copies only of operands with neither stride 1 (or a leading dimension below the extent),
- *                   since cuBLAS takes either orientation through OP_N/OP_T.
+ *                   since cuBLAS takes either orientation through OP_N/OP_T;
+ *   CK_VF_TMA:      contiguous copies of A/B that a TMA tensor map cannot take as they are (mm_tma.h); C as
+ *                   it is (the Hopper rungs' epilogue takes any strides).
  * k == 0 or alpha == 0: C = beta*C without a matmul launch (beta == 0 fills zeros, never reading C).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "ck_op.h"
+#include "matmul/mm_tma.h"
 
 // ---------------------------------------------------------------- layout helpers
 
@@ -34,24 +37,27 @@ static bool blas_ok(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 /* Unit stride along the last dim (or a last dim of extent <= 1, whose stride is never used). */
 static bool rowmajor_ok(const ck_tensor *t) { return t->stride[t->ndim - 1] == 1 || t->shape[t->ndim - 1] <= 1; }
 
+/* The batch stride a descriptor gets: 0 for a 2-D operand or a batch of 1 (broadcast). */
+static int64_t batch_stride(const ck_tensor *t) { return (t->ndim == 3 && t->shape[0] > 1) ? t->stride[0] : 0; }
+
 /* Fill the operand fields of d from t (2-D or 3-D; a batch of 1 or a 2-D operand broadcasts). */
 static void set_a(ck_mm_desc *d, const ck_tensor *t) {
   d->a = ck_data(t);
   d->a_rs = t->stride[t->ndim - 2];
   d->a_cs = t->stride[t->ndim - 1];
-  d->a_bs = (t->ndim == 3 && t->shape[0] > 1) ? t->stride[0] : 0;
+  d->a_bs = batch_stride(t);
 }
 static void set_b(ck_mm_desc *d, const ck_tensor *t) {
   d->b = ck_data(t);
   d->b_rs = t->stride[t->ndim - 2];
   d->b_cs = t->stride[t->ndim - 1];
-  d->b_bs = (t->ndim == 3 && t->shape[0] > 1) ? t->stride[0] : 0;
+  d->b_bs = batch_stride(t);
 }
 static void set_c(ck_mm_desc *d, const ck_tensor *t) {
   d->c = ck_data(t);
   d->c_rs = t->stride[t->ndim - 2];
   d->c_cs = t->stride[t->ndim - 1];
-  d->c_bs = (t->ndim == 3 && t->shape[0] > 1) ? t->stride[0] : 0;
+  d->c_bs = batch_stride(t);
 }
 
 
@@ -147,6 +153,12 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
     if (!blas_ok(m, k, a->stride[a->ndim - 2], a->stride[a->ndim - 1])) need |= CK_NEED_A;
     if (!blas_ok(k, n, b->stride[b->ndim - 2], b->stride[b->ndim - 1])) need |= CK_NEED_B;
     if (!blas_ok(m, n, c->stride[c->ndim - 2], c->stride[c->ndim - 1])) need |= CK_NEED_OUT;
+  } else if (v->flags & CK_VF_TMA) { /* C: any strides */
+    const int64_t es = (int64_t)ck_dtype_size(a->dtype);
+    if (!ck_tma_operand(ck_data(a), m, k, a->stride[a->ndim - 2], a->stride[a->ndim - 1], batch_stride(a), es))
+      need |= CK_NEED_A;
+    if (!ck_tma_operand(ck_data(b), k, n, b->stride[b->ndim - 2], b->stride[b->ndim - 1], batch_stride(b), es))
+      need |= CK_NEED_B;
   } else if (v->flags & CK_VF_ROWMAJOR) {
     if (!rowmajor_ok(a)) need |= CK_NEED_A;
     if (!rowmajor_ok(b)) need |= CK_NEED_B;

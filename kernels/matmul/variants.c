@@ -2,9 +2,12 @@
  * variants.c — the matmul ladder's registry: one row per kernel file in kernels/matmul/, id = file number.
  *
  * Id 0 is the library reference (cuBLAS). Ids 1..9 are the CUDA-core ladder, each step one idea over the
- * previous (see each file's header). The dispatcher (src/op_matmul.c) satisfies each row's layout flags:
+ * previous (see each file's header); 10-11 are the tensor-core rungs (sm_80+), 12-14 the Hopper rungs
+ * (sm_90a). The dispatcher (src/op_matmul.c) satisfies each row's layout flags:
  * CK_VF_ROWMAJOR rows get a_cs == b_cs == c_cs == 1 (contiguous copies of the operands otherwise),
- * CK_VF_BLAS rows get operands with a unit stride in one of their two dims.
+ * CK_VF_BLAS rows get operands with a unit stride in one of their two dims,
+ * CK_VF_TMA rows get A and B as a TMA tensor map takes them (mm_tma.h: either dim contiguous, 16-byte
+ * aligned strides and base; contiguous copies otherwise) and C with any strides.
  */
 #include <stddef.h>
 
@@ -38,10 +41,16 @@ const ck_variant ck_matmul_variants[] = {
      HALVES, CK_VF_ROWMAJOR, ck_matmul_wmma, ck_matmul_wmma_supports},
     {11, "mma_sync", "mma.sync m16n8k16 fed by ldmatrix from XOR-swizzled tiles, 4-stage cp.async; TF32 m16n8k8 for f32 (opt-in)",
      HALVES | F32, CK_VF_ROWMAJOR, ck_matmul_mma_sync, ck_matmul_mma_sync_supports},
+    {12, "wgmma_tma", "Hopper: wgmma m64n256k16 from 128B-swizzled tiles that TMA loads (mbarriers), 4 stages, a block barrier per k tile",
+     HALVES, CK_VF_TMA, ck_matmul_wgmma_tma, ck_matmul_wgmma_tma_supports},
+    {13, "warp_specialized", "Hopper: a TMA producer warpgroup and 2 wgmma consumer warpgroups, full/empty mbarrier ring, setmaxnreg",
+     HALVES, CK_VF_TMA, ck_matmul_warp_specialized, ck_matmul_warp_specialized_supports},
+    {14, "persistent", "Hopper: step 13 with one block per SM walking the tiles in grouped order; loads of the next tile overlap the epilogue",
+     HALVES, CK_VF_TMA, ck_matmul_persistent, ck_matmul_persistent_supports},
 };
 
 const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matmul_variants[0]);
 
 /* Default order: the library first (fastest, every layout); if it cannot run a case, the fastest own
  * kernels that can. */
-const int ck_matmul_preferred[] = {0, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_matmul_preferred[] = {0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
