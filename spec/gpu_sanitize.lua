@@ -54,6 +54,27 @@ local function names(op)
   return t
 end
 
+-- tensor-core rungs (f16/bf16 in and out): small and tail-heavy shapes, B plain and transposed. Rows of a
+-- multiple of 8 elements reach the Hopper rungs' TMA path (12-14), the others their fallback; every other
+-- rung declines f16/bf16 and falls back too. Tolerance: a few units of the output's roundoff on |c| and on
+-- the size of the sum (sqrt(k) terms of size ~1/3).
+local TC = {{8, 8, 8}, {17, 40, 24}, {130, 264, 328}, {65, 63, 17}, {1, 257, 3}}
+for _, v in ipairs(names("matmul")) do
+  for _, s in ipairs(TC) do
+    local m, n, k = s[1], s[2], s[3]
+    for _, dt in ipairs {"f16", "bf16"} do
+      local a, b, bt = rnd({m, k}, "f32"):to(dt), rnd({k, n}, "f32"):to(dt), rnd({n, k}, "f32"):to(dt):t()
+      local ah, bh, bth = a:to("host"), b:to("host"), bt:to("host")
+      local u = dt == "f16" and 2 ^ -11 or 2 ^ -8
+      for _, pair in ipairs {{b, bh, "B"}, {bt, bth, "B^T"}} do
+        check(("matmul %s %s %dx%dx%d %s"):format(v, dt, m, n, k, pair[3]), function()
+          return ck.matmul(a, pair[1], {variant = v, out = poison({m, n}, dt)})
+        end, function() return ck.matmul(ah, pair[2]) end, 4 * u, 4 * u * math.sqrt(k))
+      end
+    end
+  end
+end
+
 -- matmul: tail-heavy m, n, k; B plain, transposed, broadcast rows (stride 0), and batched
 local MM = {{1, 1, 1}, {3, 5, 7}, {17, 33, 65}, {64, 64, 16}, {65, 63, 17}, {127, 129, 33}, {128, 128, 128},
             {1, 257, 3}, {200, 3, 130}, {33, 4, 1}, {5, 3, 2}}

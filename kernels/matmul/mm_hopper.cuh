@@ -99,6 +99,40 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, u
 #endif
 }
 
+/* The same with a multicast: the box lands at dst in every CTA of the cluster named in `mask` and completes
+ * on the mbarrier at bar's offset in each of them. */
+__device__ __forceinline__ void tma_load_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2,
+                                            uint16_t mask) {
+#ifdef CK_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+               "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(mask)
+               : "memory");
+#endif
+}
+
+// clusters: this CTA's rank, an arrive on the mbarrier at the same offset in CTA `rank`, a cluster-wide barrier
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r = 0;
+#ifdef CK_HAS_TMA
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+#ifdef CK_HAS_TMA
+  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+               "r"(rank)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_sync() {
+#ifdef CK_HAS_TMA
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ void wgmma_fence() {
 #ifdef CK_HAS_WGMMA
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -156,6 +190,18 @@ template <int L, int R> struct OpTile {
     } else {
 #pragma unroll
       for (int c = 0; c < R / 64; ++c) tma_load(dst + c * BK * 128, map, bar, r0 + 64 * c, k0, z);
+    }
+  }
+  /* Half of the tile, multicast to both CTAs of a 2-CTA cluster: CTA `half` loads rows half*R/2 .. of it
+   * (K-major: one box of R/2 rows, so the map's box has R/2 rows; MN-major: its R/128 64-row blocks). */
+  static __device__ __forceinline__ void load_half_mc(uint32_t dst, const CUtensorMap *map, uint32_t bar, int r0, int k0,
+                                                      int z, int half) {
+    if constexpr (L == KMAJ) {
+      tma_load_mc(dst + half * (R / 2) * 128, map, bar, k0, r0 + half * (R / 2), z, 3);
+    } else {
+#pragma unroll
+      for (int c = half * (R / 128); c < (half + 1) * (R / 128); ++c)
+        tma_load_mc(dst + c * BK * 128, map, bar, r0 + 64 * c, k0, z, 3);
     }
   }
   /* Descriptor of rows row0 .. (row0 + 64 or the instruction's N) at k16 step ks. */
