@@ -14,6 +14,7 @@
  *   7. host: the oracle (def->host). CUDA: layout copies needed whatever runs (def->layout(p, NULL)), the
  *      descriptor, ck_pick_variant (requested, else the preference order; supports() decides), the layout
  *      copies the chosen variant asks for, the launch, ck_after_launch (errors name op, variant, operands);
+ *      the launcher notes the kernels it starts in env.note, kept in `ran` and per ladder row (kinfo.c);
  *   8. temporaries copied back into the caller's outputs; everything released on every path, and outputs
  *      allocated here released again on failure.
  * The op files only contribute a ck_opdef (ck_op.h). Nothing is validated twice: the host oracles and the

@@ -62,6 +62,17 @@ bool ck_seen_get(ck_ctx *ctx, int ladder, int row, ck_launch_note *kernels, bool
 
 // ---------------------------------------------------------------- attributes
 
+/* The demangled signature without "(anonymous namespace)::" (most kernel files keep their kernels in one). */
+static void clean_symbol(const char *sig, char *out, size_t n) {
+  static const char anon[] = "(anonymous namespace)::";
+  size_t k = 0;
+  for (const char *p = sig; *p && k + 1 < n;) {
+    if (strncmp(p, anon, sizeof anon - 1) == 0) p += sizeof anon - 1;
+    else out[k++] = *p++;
+  }
+  out[k] = 0;
+}
+
 /* "void ns::kern<T, 4>(Args)" -> "kern": the identifier before the template arguments or parameters. */
 static void short_name(const char *sig, char *out, size_t n) {
   size_t end = strcspn(sig, "<(");
@@ -82,7 +93,7 @@ ck_status ck_kernel_info_of(ck_ctx *ctx, const void *fn, const char *name, int b
     CK_CUDA(ctx, cudaFuncGetName(&mangled, fn));
     int dst = -1;
     char *dem = __cxa_demangle(mangled, NULL, NULL, &dst);
-    snprintf(out->symbol, sizeof out->symbol, "%s", dst == 0 && dem ? dem : mangled); /* extern "C": not mangled */
+    clean_symbol(dst == 0 && dem ? dem : mangled, out->symbol, sizeof out->symbol); /* extern "C": not mangled */
     free(dem);
     short_name(out->symbol, out->name, sizeof out->name);
   }
