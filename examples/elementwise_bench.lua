@@ -116,9 +116,9 @@ for _, cs in ipairs(cases) do
     local ok, msg = validate(cs.out, {cs.a, cs.b}, function(x, y) return x + y end)
     if not ok then io.stderr:write(("INVALID %s %s %s: %s\n"):format(cs.op, cs.layout, v.name, msg)) end
     local r = bench.run {spec = spec, warmup = WARMUP, reps = REPS, bytes = cs.bytes}
-    add_row {id = ran.id, variant = ran.name, asked = v.name, op = "c = a + b", layout = cs.layout, dtype = "f32",
-      shape = cs.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = pct(r.gbps), correct = ok,
-      note = ran.note ~= "" and ran.note or nil}
+    add_row(bench.kernel_fields({id = ran.id, variant = ran.name, asked = v.name, op = "c = a + b",
+      layout = cs.layout, dtype = "f32", shape = cs.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = pct(r.gbps),
+      correct = ok, note = ran.note ~= "" and ran.note or nil}, ck.last_ran()))
   end
 end
 
@@ -155,7 +155,8 @@ local meta = bench.meta{device = device}
 local out_rows = {}
 for i, r in ipairs(rows) do
   out_rows[i] = {id = r.id, variant = r.variant, asked = r.asked, op = r.op, layout = r.layout, dtype = r.dtype,
-    shape = r.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = r.pct_of_ref, correct = r.correct, note = r.note}
+    shape = r.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = r.pct_of_ref, correct = r.correct, note = r.note,
+    regs = r.regs, smem = r.smem, occ = r.occ, spill = r.spill, kernels = r.kernels}
 end
 local path = bench.write_json(bench.results_path("elementwise", meta),
   {meta = meta, ladder = "elementwise", reference = "memcpy", n = N, rows = out_rows})
@@ -166,7 +167,7 @@ for _, r in ipairs(rows) do
   if r.note and r.note ~= "" then print(("  note (%s %s): %s"):format(r.op, r.layout, r.note)) end
 end
 print("results: " .. path)
-bench.table(rows, {
+bench.table(rows, bench.with_kernel_cols({
   {key = "id", title = "id"},
   {key = "variant", title = "variant"},
   {key = "op", title = "op"},
@@ -176,4 +177,4 @@ bench.table(rows, {
   {key = "gbps", title = "GB/s", fmt = "%.0f"},
   {key = "pct_of_ref", title = "% memcpy", fmt = "%.1f"},
   {key = "correct", title = "ok", fmt = function(v) return v and "yes" or "NO" end},
-})
+}, "correct"))

@@ -181,6 +181,7 @@ for _, dt in ipairs(dtypes) do
               local r = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = vopt, precision = precision},
                                   warmup = warmup, reps = reps, flops = flops}
               row.ms, row.q1, row.q3, row.tflops, row.reps = r.ms, r.q1, r.q3, r.tflops, r.reps
+              bench.kernel_fields(row, ck.last_ran()) -- regs / smem / occupancy of what was timed
               if on_gpu and PEAK[dt] and tostring(meta_device):match("H[12]00") then
                 row.pct_of_peak = 100 * r.tflops / PEAK[dt]
               end
@@ -237,12 +238,12 @@ bench.write_json(path, doc)
 print(("\nmatmul ladder on %s%s"):format(on_gpu and meta.device or "the HOST CPU backend",
   on_gpu and " (f32/f64 on CUDA cores, cuBLAS without TF32; f16/bf16/tf32 on tensor cores; % peak: dense "
     .. "datasheet peak of an H100/H200 SXM)" or " (small sizes, not GPU performance)"))
-local cols = {
+local cols = bench.with_kernel_cols({
   {key = "id", title = "#"}, {key = "variant"}, {key = "ms", fmt = "%.3f"}, {key = "tflops", title = "TFLOP/s", fmt = "%.2f"},
   {key = "pct_of_ref", title = "% cuBLAS", fmt = "%.1f"}, {key = "pct_of_peak", title = "% peak", fmt = "%.1f"},
   {key = "step_speedup", title = "step", fmt = "%.2fx"},
   {key = "rel_err", title = "rel err", fmt = "%.1e"}, {key = "error", title = "check"}, {key = "skipped", title = "note"},
-}
+}, "rel_err")
 local failures = bench.print_tables(tables, cols)
 if #dispatch > 0 then
   print("\na * b from a Lua loop (default dispatch, result allocated per product) vs raw cuBLAS")

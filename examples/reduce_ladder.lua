@@ -124,6 +124,7 @@ for ci, c in ipairs(cases) do
         local r = bench.run{spec = {op = "reduce", fn = "sum", x = x, dim = c.dim, out = out, variant = vopt},
                             warmup = 5, reps = on_gpu and 20 or 5, bytes = 4 * n}
         row.ms, row.q1, row.q3, row.gbps = r.ms, r.q1, r.q3, r.gbps
+        bench.kernel_fields(row, ck.last_ran()) -- regs / smem / occupancy of what was timed
         if memcpy_gbps then row.pct_of_memcpy = 100 * r.gbps / memcpy_gbps end
       end
     end
@@ -160,10 +161,10 @@ bench.write_json(path, doc)
 
 print(("\nreduction ladder on %s%s"):format(on_gpu and meta.device or "the HOST CPU backend",
   on_gpu and ("; memcpy %.0f GB/s (read+write, 1 GiB)"):format(memcpy_gbps) or " (small sizes, not GPU performance)"))
-local cols = {
+local cols = bench.with_kernel_cols({
   {key = "id", title = "#"}, {key = "variant"}, {key = "ms", fmt = "%.4f"}, {key = "gbps", title = "GB/s", fmt = "%.0f"},
   {key = "step_speedup", title = "step", fmt = "%.2fx"}, {key = "cum_speedup", title = "cumulative", fmt = "%.2fx"},
   {key = "pct_of_memcpy", title = "% memcpy", fmt = "%.1f"}, {key = "pct_of_ref", title = "% CUB", fmt = "%.1f"},
   {key = "error", title = "check"},
-}
+}, "error")
 bench.finish(path, bench.print_tables(tables, cols))

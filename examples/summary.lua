@@ -43,13 +43,17 @@ for _, name in ipairs(results.list(dir)) do
     for _, c in ipairs(order) do
       local e = cases[c]
       e.ref = (doc.reference == "memcpy" and e.bound) or e.lib or e.bound
-      lines[#lines + 1] = ("%-11s %-34s %-16s %9s %-18s %9s %7s"):format(ladder, c:sub(1, 34),
+      local b = e.best or {}
+      lines[#lines + 1] = ("%-11s %-34s %-16s %9s %-18s %9s %7s %5s %7s %4s"):format(ladder, c:sub(1, 34),
         e.ref and e.ref.variant or "-", e.ref and ("%.1f"):format(e.ref[rk]) or "-",
-        e.best and e.best.variant or "-", e.best and ("%.1f"):format(e.best[rk]) or "-",
-        e.best and e.best.pct_of_ref and ("%.1f%%"):format(e.best.pct_of_ref) or "-")
+        b.variant or "-", b[rk] and ("%.1f"):format(b[rk]) or "-",
+        b.pct_of_ref and ("%.1f%%"):format(b.pct_of_ref) or "-", math.tointeger(b.regs) or "-",
+        math.tointeger(b.smem) or "-", type(b.occ) == "number" and ("%.0f%%"):format(100 * b.occ) or "-")
     end
   end
 end
-print(("%-11s %-34s %-16s %9s %-18s %9s %7s"):format("ladder", "case", "reference", "rate", "best own", "rate", "% ref"))
+print(("%-11s %-34s %-16s %9s %-18s %9s %7s %5s %7s %4s"):format("ladder", "case", "reference", "rate", "best own", "rate",
+  "% ref", "regs", "smem B", "occ"))
 for _, l in ipairs(lines) do print(l) end
-print("(rate: TFLOP/s for matmul, GB/s otherwise; % ref: best own variant vs the reference in the same run)")
+print("(rate: TFLOP/s for matmul, GB/s otherwise; % ref: best own variant vs the reference in the same run; regs, "
+  .. "shared memory per block and theoretical occupancy of its main kernel, where the results recorded them)")

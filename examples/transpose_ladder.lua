@@ -113,6 +113,7 @@ for ci, c in ipairs(cases) do
         local r = bench.run{spec = {op = "transpose", x = x, out = out, variant = vopt}, warmup = 5, reps = REPS,
                             bytes = bytes}
         row.ms, row.q1, row.q3, row.gbps = r.ms, r.q1, r.q3, r.gbps
+        bench.kernel_fields(row, ck.last_ran()) -- regs / smem / occupancy of what was timed
         if mc then row.pct_of_ref = 100 * mc.ms / r.ms end
       end
     end
@@ -165,11 +166,11 @@ bench.write_json(path, doc)
 
 print(("\ntranspose ladder on %s"):format(on_gpu and meta.device or "the HOST CPU backend (small sizes, not GPU performance)"))
 print("effective bandwidth = 2 x bytes / time; % = of a memcpy of the same bytes in this run")
-local cols = {
+local cols = bench.with_kernel_cols({
   {key = "id", title = "#"}, {key = "variant", title = "kernel"}, {key = "ms", title = "elapsed ms", fmt = "%.4f"},
   {key = "gbps", title = "effective GB/s", fmt = "%.0f"}, {key = "pct_of_ref", title = "% memcpy", fmt = "%.1f"},
   {key = "error", title = "check"},
-}
+}, "error")
 local failures = bench.print_tables(tables, cols)
 failures = failures + bench.print_tables({{title = "contiguous() of permuted views (ck_copy's tiled-transpose path)",
   rows = perm_rows}}, {{key = "case"}, {key = "ms", title = "elapsed ms", fmt = "%.4f"},

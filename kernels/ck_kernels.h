@@ -5,6 +5,8 @@
  * (plain data: sizes, element strides, device pointers), picks a variant from the op's registry table and
  * calls its launcher on the context's stream. Launchers return 0 on success, a cudaError_t, or
  * CK_KERR_CUBLAS(status); they never synchronise, allocate with cudaMalloc, or print.
+ * Launchers note each kernel of ours they launch (ck_note, right before the <<<...>>>) for introspection.
+ * The one piece of C++ here is ck_note's template overload at the end, for the kernels' convenience.
  */
 #ifndef CK_KERNELS_H
 #define CK_KERNELS_H
@@ -27,6 +29,21 @@ typedef enum { CK_F32 = 0, CK_F64 = 1, CK_I32 = 2, CK_F16 = 3, CK_BF16 = 4, CK_N
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 
+/* The launch record: which kernels of ours a launcher started, with what block and dynamic shared memory.
+ * Plain data, written on every launch (a few stores): the attributes (registers, spills, occupancy) are
+ * looked up from `fn` only when someone asks (src/kinfo.c), so the launch path stays as cheap as it was.
+ * Library calls (cuBLAS, CUB's own kernels, geam) note nothing: they are not ours to describe. */
+#define CK_NOTE_MAX 4 /* the most kernels one launch records (two-pass reductions launch 2 or 3) */
+typedef struct ck_launch {
+  const void *fn; /* the __global__ function's host stub, as cudaFuncGetAttributes takes it */
+  int block;      /* threads per block */
+  size_t smem;    /* dynamic shared memory per block, bytes */
+} ck_launch;
+typedef struct ck_launch_note {
+  int n;
+  ck_launch k[CK_NOTE_MAX];
+} ck_launch_note;
+
 /* What a launcher gets besides its descriptor. */
 typedef struct ck_env {
   void *stream;  /* cudaStream_t */
@@ -38,7 +55,24 @@ typedef struct ck_env {
   void *(*ws_alloc)(void *owner, size_t bytes);
   void (*ws_free)(void *owner, void *p);
   void *owner;
+  ck_launch_note *note; /* where launches are recorded; NULL: nobody is listening */
 } ck_env;
+
+/* Record one launch of kernel `fn` (before its <<<...>>>). Repeats of one configuration (a grid split into
+ * several launches, a multi-pass loop) are recorded once; past CK_NOTE_MAX distinct kernels the rest are
+ * dropped (no launcher of ours starts more). */
+static inline void ck_note_launch(const ck_env *env, const void *fn, int block, size_t smem) {
+  ck_launch_note *n = env->note;
+  if (!n) return;
+  for (int i = 0; i < n->n; ++i)
+    if (n->k[i].fn == fn && n->k[i].block == block && n->k[i].smem == smem) return;
+  if (n->n < CK_NOTE_MAX) {
+    n->k[n->n].fn = fn;
+    n->k[n->n].block = block;
+    n->k[n->n].smem = smem;
+    n->n++;
+  }
+}
 
 /* One rung of a ladder. */
 typedef struct ck_variant {
@@ -159,4 +193,11 @@ extern const int ck_ew_preferred[];
 #endif
 
 #include "launchers.h" /* every launcher's prototype, declared once */
+
+#ifdef __cplusplus
+/* ck_note(env, kernel<T, N>, threads, smem) in the kernels: any __global__ function, no cast at the call. */
+template <class K> inline void ck_note(const ck_env *env, K *kern, unsigned threads, size_t smem) {
+  ck_note_launch(env, (const void *)kern, (int)threads, smem);
+}
+#endif
 #endif

@@ -68,8 +68,26 @@ typedef struct ck_tensor {
 typedef struct ck_ran {
   int id;
   char name[32];
-  char note[160]; /* e.g. "asked for 'vec4': needs K % 4 == 0; ran 'cublas'" */
+  char note[160];         /* e.g. "asked for 'vec4': needs K % 4 == 0; ran 'cublas'" */
+  bool gpu;               /* a launcher ran on the device (false: the host oracle, or nothing to launch) */
+  bool library;           /* that launcher is a library reference (id 0): cuBLAS/CUB/geam kernels are not listed */
+  ck_launch_note kernels; /* the kernels of ours it launched; their attributes: ck_kernel_info (kinfo.c) */
 } ck_ran;
+
+/* What the compiler and the occupancy calculator say of one kernel at the configuration it launched with
+ * (src/kinfo.c). ck.last_ran().kernels, ck.variants rows and k:info() all push this one record. */
+typedef struct ck_kinfo {
+  char name[64];    /* the kernel's name (a template's without its arguments) */
+  char symbol[256]; /* the full demangled signature (template arguments included; may be truncated) */
+  int registers, max_threads, block, blocks_per_sm, ptx_version, binary_version;
+  size_t static_smem, dynamic_smem, local_bytes, const_bytes; /* local_bytes: per-thread local memory (spills) */
+  double occupancy; /* active warps / max warps per SM, at `block` threads and `dynamic_smem` bytes */
+} ck_kinfo;
+/* The attributes of a built-in kernel launch (l->fn: a host stub of kernels/, which lives as long as the
+ * process): looked up once per (kernel, block, dynamic smem) and cached in the context. */
+ck_status ck_kernel_info(ck_ctx *ctx, const ck_launch *l, ck_kinfo *out);
+/* The same lookup, uncached, for a kernel that may be unloaded later (run-time kernels); `name` is its name. */
+ck_status ck_kernel_info_of(ck_ctx *ctx, const void *fn, const char *name, int block, size_t smem, ck_kinfo *out);
 
 /* ---------------------------------------------------------------- context (context.c) */
 ck_status ck_ctx_create(ck_ctx **out); /* never fails for lack of a GPU: falls back to host */
@@ -97,6 +115,7 @@ typedef struct ck_devinfo {
   int cc_major, cc_minor, sm_count;
   size_t total_mem, free_mem, l2_bytes, smem_optin;
   int driver_version, runtime_version, device_count;
+  int max_threads_per_sm; /* for occupancy: active warps / (this / 32) */
   char why_host[160]; /* when backend is host: why (no driver, no device, ...) */
 } ck_devinfo;
 void ck_device_info(ck_ctx *ctx, ck_devinfo *info);
@@ -279,6 +298,9 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
  * or any op that runs on one ("sum", "add", "gemm", ...); NULL if unknown. (src/dispatch.c) */
 const ck_variant *ck_variants(const char *name, int *count);
+/* What row `row` of ladder `tab` (as ck_variants returned it) launched the last time it ran on the GPU in
+ * this context: false if it never did. *library as in ck_ran. (src/dispatch.c) */
+bool ck_variant_last(ck_ctx *ctx, const ck_variant *tab, int row, ck_launch_note *kernels, bool *library);
 /* Resolve a requested variant for `desc` (see ck_run). `preferred` is the default order (ids, -1
  * terminated). Returns NULL with an error in ctx when nothing can run the case. (kernels/registry.c) */
 const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant *tab, int n,

@@ -41,6 +41,9 @@ struct ck_ctx {
   void *oom_ud;
   /* graph capture in progress (graph.c), or NULL */
   struct ck_graph *cap;
+  /* introspection (kinfo.c): per ladder row, what it launched last; the kernel attribute cache */
+  struct ck_seen *seen[CK_NOPKINDS];
+  struct ck_kcache *kcache;
   /* benchmark scratch */
   void *flush_buf;
   size_t flush_bytes;
@@ -63,5 +66,7 @@ void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap);
 /* storage.c: a block back into the cache (bypassing capture deferral). */
 void ck_cache_block(ck_ctx *ctx, void *p, size_t cap);
 void ck_alloc_destroy(ck_ctx *ctx);
+/* kinfo.c: the introspection records, released with the context. */
+void ck_kinfo_free(ck_ctx *ctx);
 
 #endif

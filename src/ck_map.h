@@ -41,13 +41,9 @@ void ck_rtc_set_cache_dir(const char *dir);
 /* The cache directory in use ("" when disabled). */
 const char *ck_rtc_cache_dir(ck_ctx *ctx, char *buf, size_t n);
 
-typedef struct ck_rtc_info {
-  int regs, max_threads, occupancy_blocks, block;
-  size_t static_smem, dynamic_smem, local_bytes, const_bytes;
-  int ptx_version, binary_version;
-  double occupancy; /* active warps / max warps per SM at `block` threads and `dynamic_smem` */
-} ck_rtc_info;
-ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_smem, ck_rtc_info *info);
+/* The kernel's attributes and occupancy at `block` threads and `dyn_smem` bytes (the built-in kernels'
+ * record, ck.h); the last configuration asked for is kept in the kernel, so asking at every launch is cheap. */
+ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_smem, ck_kinfo *info);
 /* Block, grid and shared memory against the kernel and device limits; the error names the kernel. */
 ck_status ck_rtc_check_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3],
                               size_t smem);

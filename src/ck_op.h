@@ -80,4 +80,8 @@ extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_tr
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */
 char *ck_plan_operands(const ck_plan *p, char *buf, size_t n);
 
+/* kinfo.c: what row `row` of ladder `ladder` (a ck_opkind) launched the last time it ran (for ck.variants). */
+void ck_seen_record(ck_ctx *ctx, int ladder, int nrows, int row, bool library, const ck_launch_note *kernels);
+bool ck_seen_get(ck_ctx *ctx, int ladder, int row, ck_launch_note *kernels, bool *library);
+
 #endif

@@ -126,6 +126,7 @@ static void discover(ck_ctx *ctx) {
   in->total_mem = p.totalGlobalMem;
   in->l2_bytes = (size_t)p.l2CacheSize;
   in->smem_optin = p.sharedMemPerBlockOptin;
+  in->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
   ck_env *env = &ctx->env;
   env->stream = ctx->stream;
   env->sm_count = p.multiProcessorCount;
@@ -160,6 +161,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     if (ctx->cublas) cublasDestroy(ctx->cublas);
   }
   ck_alloc_destroy(ctx);
+  ck_kinfo_free(ctx);
   if (ctx->has_cuda) cudaStreamDestroy(ctx->stream);
   free(ctx);
 }

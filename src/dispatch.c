@@ -14,6 +14,7 @@
  *   7. host: the oracle (def->host). CUDA: layout copies needed whatever runs (def->layout(p, NULL)), the
  *      descriptor, ck_pick_variant (requested, else the preference order; supports() decides), the layout
  *      copies the chosen variant asks for, the launch, ck_after_launch (errors name op, variant, operands);
+ *      the launcher notes the kernels it starts in env.note, kept in `ran` and per ladder row (kinfo.c);
  *   8. temporaries copied back into the caller's outputs; everything released on every path, and outputs
  *      allocated here released again on failure.
  * The op files only contribute a ck_opdef (ck_op.h). Nothing is validated twice: the host oracles and the
@@ -55,6 +56,14 @@ const ck_variant *ck_variants(const char *name, int *count) {
   }
   *count = 0;
   return NULL;
+}
+
+bool ck_variant_last(ck_ctx *ctx, const ck_variant *tab, int row, ck_launch_note *kernels, bool *library) {
+  for (int k = 0; k < CK_NOPKINDS; ++k) {
+    const ck_opdef *d = def_of((ck_opkind)k);
+    if (d->tab == tab && row >= 0 && row < *d->ntab) return ck_seen_get(ctx, k, row, kernels, library);
+  }
+  return false;
 }
 
 // ---------------------------------------------------------------- helpers
@@ -300,7 +309,13 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       }
       ck_env env;
       if ((st = ck_env_get(ctx, &env))) return st;
+      ck_launch_note launched = {0};
+      env.note = &launched;
       const int kerr = v->launch(&desc, &env);
+      if (kerr == 0) { /* what ran, for ck.last_ran() and this row of ck.variants() */
+        if (ran) ran->gpu = true, ran->library = v->id == 0, ran->kernels = launched;
+        ck_seen_record(ctx, c->kind, *def->ntab, (int)(v - def->tab), v->id == 0, &launched);
+      }
       if (kerr != 0 || ck_sync_mode(ctx)) {
         if (def->what) def->what(p, v, buf, sizeof buf);
         else snprintf(buf, sizeof buf, "%s (%s) %s", p->name, v->name, ck_plan_operands(p, ops, sizeof ops));
@@ -325,6 +340,7 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
   p.beta = call->beta;
+  if (ran) ran->gpu = ran->library = false, ran->kernels.n = 0; /* set again when a launcher runs */
   const ck_status st = plan_and_run(ctx, &p, ran);
   ck_release(&p.tin[0]);
   ck_release(&p.tin[1]);

@@ -114,7 +114,7 @@ static int l_time_op(lua_State *L) {
     lua_pushnumber(L, ms[i]);
     lua_rawseti(L, -2, i + 1);
   }
-  ckl_push_ran(L, &t.ran);
+  ckl_push_ran(L, &t.ran, NULL);
   return 2;
 }
 

@@ -201,7 +201,14 @@ static void set_last(lua_State *L, const char *name, const ck_map_report *rep) {
   snprintf(r.name, sizeof r.name, "%s", name);
   snprintf(r.note, sizeof r.note, "%s%s%s%s", rep->layout, rep->entry[0] ? " " : "", rep->entry,
            rep->compiled ? " (compiled now)" : "");
-  ckl_set_last(L, &r);
+  ck_kinfo k;
+  if (strcmp(rep->layout, "host") != 0 && rep->kernel) { /* the (main) kernel it launched, at its block size */
+    if (ck_rtc_info_get(CKL_CTX(L), rep->kernel, (int)rep->block, 0, &k)) ckl_fail(L);
+    r.gpu = true;
+    ckl_set_last_user(L, &r, &k);
+  } else {
+    ckl_set_last(L, &r);
+  }
 }
 
 /* Run ck.map for (expr at 1, inputs at 2, opts at 3); leaves the outputs on the stack, returns their count. */
@@ -250,29 +257,11 @@ int ckl_map(lua_State *L) {
 // ---------------------------------------------------------------- introspection
 
 void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem) {
-  ck_rtc_info in;
+  ck_kinfo in;
   if (ck_rtc_info_get(CKL_CTX(L), k, block, smem, &in)) ckl_fail(L);
-  lua_createtable(L, 0, 14);
-  lua_pushstring(L, ck_rtc_name(k));
-  lua_setfield(L, -2, "name");
+  ckl_push_kinfo(L, &in); /* the built-in kernels' record, plus where it runs and its PTX */
   lua_pushstring(L, "cuda");
   lua_setfield(L, -2, "device");
-#define SETI(f, v)                                                                                            \
-  lua_pushinteger(L, (lua_Integer)(v));                                                                       \
-  lua_setfield(L, -2, f)
-  SETI("registers", in.regs);
-  SETI("max_threads", in.max_threads);
-  SETI("static_smem", in.static_smem);
-  SETI("dynamic_smem", in.dynamic_smem);
-  SETI("local_bytes", in.local_bytes);
-  SETI("const_bytes", in.const_bytes);
-  SETI("block", in.block);
-  SETI("blocks_per_sm", in.occupancy_blocks);
-  SETI("ptx_version", in.ptx_version);
-  SETI("binary_version", in.binary_version);
-#undef SETI
-  lua_pushnumber(L, in.occupancy);
-  lua_setfield(L, -2, "occupancy");
   const char *ptx = ck_rtc_ptx(k);
   if (ptx) {
     lua_pushstring(L, ptx);

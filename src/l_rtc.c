@@ -195,6 +195,15 @@ static int k_launch(lua_State *L) {
   }
   if (ck_rtc_check_launch(CKL_CTX(L), k->k, g, b, smem)) return ckl_fail(L);
   if (ck_rtc_launch(CKL_CTX(L), k->k, g, b, smem, args)) return ckl_fail(L);
+  ck_ran r; /* ck.last_ran(): this kernel, at the block it launched with (cached in the kernel: cheap) */
+  ck_kinfo info;
+  memset(&r, 0, sizeof r);
+  r.id = -1;
+  r.gpu = true;
+  snprintf(r.name, sizeof r.name, "kernel");
+  snprintf(r.note, sizeof r.note, "run-time kernel '%s'", k->name);
+  if (ck_rtc_info_get(CKL_CTX(L), k->k, (int)(b[0] * b[1] * b[2]), smem, &info)) return ckl_fail(L);
+  ckl_set_last_user(L, &r, &info);
   return 0;
 }
 

@@ -31,6 +31,8 @@ typedef struct {
   lua_State *L;
   uint64_t seed, draws; /* Philox key and counter offset for the next rand/randn */
   ck_ran last;          /* the variant the last op ran */
+  bool last_user;       /* the last op was a run-time kernel (ck.kernel, ck.map): its record is last_kernel */
+  ck_kinfo last_kernel; /* resolved at its launch: a run-time kernel may be unloaded before anyone asks */
 } ckl_modstate;
 
 static inline ckl_modstate *CKL_MS(lua_State *L) { return (ckl_modstate *)lua_touserdata(L, lua_upvalueindex(1)); }
@@ -69,8 +71,24 @@ void ckl_push_shape(lua_State *L, int n, const int64_t *v);
 
 /* The variant record of the last op (ck.last_ran()). */
 void ckl_host_ran(ck_ran *ran);
-static inline void ckl_set_last(lua_State *L, const ck_ran *ran) { CKL_MS(L)->last = *ran; }
-void ckl_push_ran(lua_State *L, const ck_ran *ran); /* {id, name, note} */
+static inline void ckl_set_last(lua_State *L, const ck_ran *ran) {
+  CKL_MS(L)->last = *ran;
+  CKL_MS(L)->last_user = false;
+}
+/* A run-time kernel ran: `ran` names it, `k` is its record at the launched configuration. */
+static inline void ckl_set_last_user(lua_State *L, const ck_ran *ran, const ck_kinfo *k) {
+  CKL_MS(L)->last = *ran;
+  CKL_MS(L)->last_user = true;
+  CKL_MS(L)->last_kernel = *k;
+}
+/* {id, name, note} and, when it ran on the GPU, library and kernels (a list of ckl_push_kinfo records: the
+ * built-in kernels of ran->kernels, looked up now, or `user`, a run-time kernel's). Raises on a CUDA error. */
+void ckl_push_ran(lua_State *L, const ck_ran *ran, const ck_kinfo *user);
+/* One kernel's record: {name, symbol, registers, static_smem, dynamic_smem, local_bytes, const_bytes,
+ * max_threads, block, blocks_per_sm, occupancy, ptx_version, binary_version}. */
+void ckl_push_kinfo(lua_State *L, const ck_kinfo *k);
+/* The list of records of the built-in kernels in `note` (ck_kernel_info); raises on a CUDA error. */
+void ckl_push_kernels(lua_State *L, const ck_launch_note *note);
 
 /* An op's Lua arguments parsed once (src/l_ops.c) for the op functions and time_op alike. */
 typedef struct ckl_opcall {

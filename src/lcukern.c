@@ -161,14 +161,59 @@ void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_
   lua_pop(L, 1);
 }
 
-void ckl_push_ran(lua_State *L, const ck_ran *r) {
-  lua_createtable(L, 0, 3);
+void ckl_push_kinfo(lua_State *L, const ck_kinfo *k) {
+  lua_createtable(L, 0, 13);
+  lua_pushstring(L, k->name);
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, k->symbol);
+  lua_setfield(L, -2, "symbol");
+#define SETI(f)                                                                                               \
+  lua_pushinteger(L, (lua_Integer)k->f);                                                                      \
+  lua_setfield(L, -2, #f)
+  SETI(registers);
+  SETI(static_smem);
+  SETI(dynamic_smem);
+  SETI(local_bytes);
+  SETI(const_bytes);
+  SETI(max_threads);
+  SETI(block);
+  SETI(blocks_per_sm);
+  SETI(ptx_version);
+  SETI(binary_version);
+#undef SETI
+  lua_pushnumber(L, k->occupancy);
+  lua_setfield(L, -2, "occupancy");
+}
+
+void ckl_push_kernels(lua_State *L, const ck_launch_note *note) {
+  lua_createtable(L, note->n, 0);
+  for (int i = 0; i < note->n; ++i) {
+    ck_kinfo k;
+    if (ck_kernel_info(CKL_CTX(L), &note->k[i], &k)) ckl_fail(L);
+    ckl_push_kinfo(L, &k);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+void ckl_push_ran(lua_State *L, const ck_ran *r, const ck_kinfo *user) {
+  lua_createtable(L, 0, 5);
   lua_pushinteger(L, r->id);
   lua_setfield(L, -2, "id");
   lua_pushstring(L, r->name);
   lua_setfield(L, -2, "name");
   lua_pushstring(L, r->note);
   lua_setfield(L, -2, "note");
+  if (!r->gpu) return; /* the host oracle, or nothing launched: no kernels to describe */
+  lua_pushboolean(L, r->library);
+  lua_setfield(L, -2, "library");
+  if (user) {
+    lua_createtable(L, 1, 0);
+    ckl_push_kinfo(L, user);
+    lua_rawseti(L, -2, 1);
+  } else {
+    ckl_push_kernels(L, &r->kernels);
+  }
+  lua_setfield(L, -2, "kernels");
 }
 
 // ---------------------------------------------------------------- module functions
@@ -278,7 +323,8 @@ static int l_empty_cache(lua_State *L) {
 }
 
 static int l_last_ran(lua_State *L) {
-  ckl_push_ran(L, &CKL_MS(L)->last);
+  const ckl_modstate *ms = CKL_MS(L);
+  ckl_push_ran(L, &ms->last, ms->last_user ? &ms->last_kernel : NULL);
   return 1;
 }
 
@@ -290,7 +336,7 @@ static int l_variants(lua_State *L) {
     return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise)", op));
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
-    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 6);
     lua_pushinteger(L, tab[i].id);
     lua_setfield(L, -2, "id");
     lua_pushstring(L, tab[i].name);
@@ -305,6 +351,14 @@ static int l_variants(lua_State *L) {
         lua_rawseti(L, -2, ++k);
       }
     lua_setfield(L, -2, "dtypes");
+    ck_launch_note kernels;
+    bool library;
+    if (ck_variant_last(CKL_CTX(L), tab, i, &kernels, &library)) { /* it ran on the GPU in this process */
+      lua_pushboolean(L, library);
+      lua_setfield(L, -2, "library");
+      ckl_push_kernels(L, &kernels);
+      lua_setfield(L, -2, "kernels");
+    }
     lua_rawseti(L, -2, i + 1);
   }
   return 1;

@@ -31,6 +31,8 @@ struct ck_rtc_kernel {
   cudaKernel_t kern;
   char name[128];
   char *ptx;
+  bool have_info; /* info holds the attributes at info.block / info.dynamic_smem (the last asked for) */
+  ck_kinfo info;
 };
 
 // ---------------------------------------------------------------- the header every program sees
@@ -394,32 +396,18 @@ ck_status ck_rtc_compile(ck_ctx *ctx, const char *src, const char *entry, const 
 const char *ck_rtc_name(const ck_rtc_kernel *k) { return k->name; }
 const char *ck_rtc_ptx(const ck_rtc_kernel *k) { return k->ptx; }
 
-ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_smem, ck_rtc_info *info) {
+ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_smem, ck_kinfo *info) {
   ck_status st = CK_OK;
-  memset(info, 0, sizeof *info);
-  struct cudaFuncAttributes a;
-  CK_CUDA(ctx, cudaFuncGetAttributes(&a, (const void *)k->kern));
-  info->regs = a.numRegs;
-  info->max_threads = a.maxThreadsPerBlock;
-  info->static_smem = a.sharedSizeBytes;
-  info->local_bytes = a.localSizeBytes;
-  info->const_bytes = a.constSizeBytes;
-  info->ptx_version = a.ptxVersion;
-  info->binary_version = a.binaryVersion;
-  info->block = block > 0 ? block : a.maxThreadsPerBlock;
-  info->dynamic_smem = dyn_smem;
-  int nb = 0;
-  if (info->block <= a.maxThreadsPerBlock) {
-    if (dyn_smem > 48 * 1024)
-      CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn_smem, 0));
-    CK_CUDA(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, (const void *)k->kern, info->block, dyn_smem));
+  if (k->have_info && k->info.block == block && k->info.dynamic_smem == dyn_smem) { /* every launch asks */
+    *info = k->info;
+    return CK_OK;
   }
-  int maxw = 0, dev = 0;
-  CK_CUDA(ctx, cudaGetDevice(&dev));
-  CK_CUDA(ctx, cudaDeviceGetAttribute(&maxw, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  info->occupancy_blocks = nb;
-  int warps = (info->block + 31) / 32;
-  info->occupancy = maxw > 0 ? (double)(nb * warps) / (maxw / 32) : 0;
+  /* the occupancy calculator counts past 48 KB of dynamic shared memory only once the kernel opts in */
+  if (dyn_smem > 48 * 1024 && dyn_smem <= ctx->info.smem_optin)
+    CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn_smem, 0));
+  if ((st = ck_kernel_info_of(ctx, (const void *)k->kern, k->name, block, dyn_smem, info))) goto cleanup;
+  k->info = *info;
+  k->have_info = true;
 cleanup:
   if (st) ck_error_prefix(ctx, st, "kernel '%s': info", k->name);
   return st;

@@ -79,12 +79,12 @@ __global__ void __launch_bounds__(kThreads) ew_strided_kernel(const StridedArgs 
 struct StridedLaunch {
   const StridedArgs &p;
   unsigned grid;
-  cudaStream_t stream;
+  const ck_env *env;
   template <int OP, typename TO, typename TI> int run() {
-    if (p.numel <= (int64_t)UINT32_MAX)
-      ew_strided_kernel<OP, TO, TI, uint32_t><<<grid, kThreads, 0, stream>>>(p);
-    else
-      ew_strided_kernel<OP, TO, TI, uint64_t><<<grid, kThreads, 0, stream>>>(p);
+    const auto kern = p.numel <= (int64_t)UINT32_MAX ? ew_strided_kernel<OP, TO, TI, uint32_t>
+                                                      : ew_strided_kernel<OP, TO, TI, uint64_t>;
+    ck_note(env, kern, kThreads, 0);
+    kern<<<grid, kThreads, 0, (cudaStream_t)env->stream>>>(p);
     return (int)cudaGetLastError();
   }
 };
@@ -116,6 +116,6 @@ extern "C" int ck_ew_strided(const void *desc, const ck_env *env) {
   p.a = d->a;
   p.b = d->b;
   p.s = scal_of(d);
-  StridedLaunch L{p, grid_for(p.numel, kThreads, env->sm_count, 2048 / kThreads), (cudaStream_t)env->stream};
+  StridedLaunch L{p, grid_for(p.numel, kThreads, env->sm_count, 2048 / kThreads), env};
   return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
 }

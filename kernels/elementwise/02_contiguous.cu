@@ -171,6 +171,7 @@ struct ContigLaunch {
     constexpr int U = unroll_of<TO, TI>();
     const int64_t work = p.packs > 0 ? (p.packs + U - 1) / U : n;
     const unsigned grid = grid_for(work, kThreads, env->sm_count, kBlocksPerSm);
+    ck_note(env, ew_contiguous_kernel<OP, TO, TI>, kThreads, 0);
     ew_contiguous_kernel<OP, TO, TI><<<grid, kThreads, 0, (cudaStream_t)env->stream>>>(p);
     return (int)cudaGetLastError();
   }

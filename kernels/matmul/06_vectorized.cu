@@ -122,8 +122,8 @@ extern "C" int ck_matmul_vectorized(const void *desc, const ck_env *env) {
   const MmArgsV p = mm_args_v(d);
   const bool vec = ab_al16(d);
   const dim3 grid = tile_grid(d, BM, BN);
-  cudaStream_t s = (cudaStream_t)env->stream;
-  if (vec) matmul_vectorized_kernel<true><<<grid, NT, 0, s>>>(p);
-  else matmul_vectorized_kernel<false><<<grid, NT, 0, s>>>(p);
+  const auto kern = vec ? matmul_vectorized_kernel<true> : matmul_vectorized_kernel<false>;
+  ck_note(env, kern, NT, 0);
+  kern<<<grid, NT, 0, (cudaStream_t)env->stream>>>(p);
   return (int)cudaGetLastError();
 }

@@ -117,10 +117,11 @@ template <class C, bool VEC> __global__ void __launch_bounds__(256, 2) matmul_tu
       }
 }
 
-template <class C> void launch(const ck_mm_desc *d, const MmArgsV &p, bool vec, cudaStream_t s) {
+template <class C> void launch(const ck_mm_desc *d, const MmArgsV &p, bool vec, const ck_env *env) {
   const dim3 grid = tile_grid(d, C::BM, C::BN);
-  if (vec) matmul_tuned_kernel<C, true><<<grid, C::NT, 0, s>>>(p);
-  else matmul_tuned_kernel<C, false><<<grid, C::NT, 0, s>>>(p);
+  const auto kern = vec ? matmul_tuned_kernel<C, true> : matmul_tuned_kernel<C, false>;
+  ck_note(env, kern, C::NT, 0);
+  kern<<<grid, C::NT, 0, (cudaStream_t)env->stream>>>(p);
 }
 
 } // namespace
@@ -133,11 +134,10 @@ extern "C" int ck_matmul_tuned(const void *desc, const ck_env *env) {
   if (d->dtype != CK_F32) return (int)cudaErrorInvalidValue;
   const MmArgsV p = mm_args_v(d);
   const bool vec = ab_al16(d);
-  cudaStream_t s = (cudaStream_t)env->stream;
   // 128 x 128 tiles unless they would leave SMs idle (one wave of two blocks per SM is 2*sm_count tiles)
   const int64_t big_tiles = ((d->m + 127) / 128) * ((d->n + 127) / 128) * d->batch;
   const int sms = env->sm_count > 0 ? env->sm_count : 132;
-  if (big_tiles < sms) launch<Small>(d, p, vec, s);
-  else launch<Big>(d, p, vec, s);
+  if (big_tiles < sms) launch<Small>(d, p, vec, env);
+  else launch<Big>(d, p, vec, env);
   return (int)cudaGetLastError();
 }

@@ -93,9 +93,16 @@ inline int launch_f32_f64(const void *desc, const ck_env *env, void (*kf)(MmArgs
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   cudaStream_t s = (cudaStream_t)env->stream;
-  if (d->dtype == CK_F32) kf<<<tile_grid(d, bm, bn), block, 0, s>>>(mm_args<float>(d));
-  else if (d->dtype == CK_F64) kd<<<tile_grid(d, bm, bn), block, 0, s>>>(mm_args<double>(d));
-  else return (int)cudaErrorInvalidValue;
+  const unsigned threads = block.x * block.y * block.z;
+  if (d->dtype == CK_F32) {
+    ck_note(env, kf, threads, 0);
+    kf<<<tile_grid(d, bm, bn), block, 0, s>>>(mm_args<float>(d));
+  } else if (d->dtype == CK_F64) {
+    ck_note(env, kd, threads, 0);
+    kd<<<tile_grid(d, bm, bn), block, 0, s>>>(mm_args<double>(d));
+  } else {
+    return (int)cudaErrorInvalidValue;
+  }
   return (int)cudaGetLastError();
 }
 
@@ -116,6 +123,7 @@ int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, i
   }
   const int64_t mt = (d->m + C::BM - 1) / C::BM, nt = (d->n + C::BN - 1) / C::BN;
   if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration; /* > 3e10 columns: cannot be in memory */
+  ck_note(env, kern, C::NT, C::SMEM);
   for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
     for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
       const dim3 grid((unsigned)nt, cap(mt - y0, 65535), cap(d->batch - z0, 65535));

@@ -449,6 +449,7 @@ int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, in
   const TcArgs p = tc_args(d);
   const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
   if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration;
+  ck_note(env, kern, NT, SMEM);
   for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
     for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
       const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),

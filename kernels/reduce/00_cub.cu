@@ -92,6 +92,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
     err = cub_reduce<O>(d, env, reinterpret_cast<const acc_t *>(d.x), (acc_t *)w.p);
   }
   if (err) return err;
+  ck_note(env, red_store_kernel<O>, 256, 0); /* ours; CUB's own kernels are the library's */
   red_store_kernel<O><<<grid_for(cdiv(d.outer, 256)), 256, 0, (cudaStream_t)env->stream>>>(
       (const acc_t *)w.p, d.outer, (T *)d.out, d.idx, d.len);
   return (int)cudaGetLastError();

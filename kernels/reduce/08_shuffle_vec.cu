@@ -43,6 +43,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   if (!occ) occ = occupancy((const void *)reduce_shuffle_vec_kernel<O, BS, U>, BS, 0);
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * WAVES, (int64_t)BS * N * U, N);
   return run_chunked<O>(d, env, p.per_row, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
+    ck_note(env, reduce_shuffle_vec_kernel<O, BS, U>, BS, 0);
     reduce_shuffle_vec_kernel<O, BS, U><<<grid_for(p.items), BS, 0, (cudaStream_t)env->stream>>>(
         (const typename O::value_t *)d.x, d.outer, d.len, p.per_row, p.chunk, part, out, idx);
   });

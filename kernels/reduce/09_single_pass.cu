@@ -69,6 +69,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * WAVES, (int64_t)BS * N * U, N);
   const unsigned grid = grid_for(p.items);
   typename O::value_t *out = (typename O::value_t *)d.out;
+  ck_note(env, reduce_single_pass_kernel<O, BS, U>, BS, 0); /* one kernel either way: the last block finishes */
   if (p.per_row == 1) {
     reduce_single_pass_kernel<O, BS, U><<<grid, BS, 0, s>>>((const typename O::value_t *)d.x, d.outer, d.len, 1,
                                                             p.chunk, nullptr, nullptr, out, d.idx);

@@ -46,6 +46,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   int g_log2 = 0;
   while (g_log2 < 5 && ((int64_t)1 << g_log2) < per_lane) ++g_log2;
   const int64_t rows_per_block = 256 >> g_log2;
+  ck_note(env, reduce_rows_warp_kernel<O, U>, 256, 0);
   reduce_rows_warp_kernel<O, U><<<grid_for(cdiv(d.outer, rows_per_block)), 256, 0, (cudaStream_t)env->stream>>>(
       (const typename O::value_t *)d.x, d.outer, d.len, g_log2, (typename O::value_t *)d.out, d.idx);
   return (int)cudaGetLastError();

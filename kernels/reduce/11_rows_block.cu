@@ -33,6 +33,7 @@ __global__ void __launch_bounds__(BS) reduce_rows_block_kernel(const typename O:
 template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256, U = 4;
+  ck_note(env, reduce_rows_block_kernel<O, BS, U>, BS, 0);
   reduce_rows_block_kernel<O, BS, U><<<grid_for(d.outer), BS, 0, (cudaStream_t)env->stream>>>(
       (const typename O::value_t *)d.x, d.outer, d.len, (typename O::value_t *)d.out, d.idx);
   return (int)cudaGetLastError();

@@ -110,6 +110,7 @@ static int launch_v(const ck_red_desc &d, const ck_env *env) {
   nsplit = cdiv(d.len, rows);
   cudaStream_t s = (cudaStream_t)env->stream;
   const unsigned grid = grid_for(base * nsplit);
+  ck_note(env, reduce_cols_kernel<O, V, U>, 256, 0);
   if (nsplit == 1) {
     reduce_cols_kernel<O, V, U><<<grid, 256, 0, s>>>((const T *)d.x, d.outer, d.len, d.inner, tx_log2, ntile, 1,
                                                      rows, nullptr, (T *)d.out, d.idx);

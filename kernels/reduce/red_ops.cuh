@@ -451,6 +451,7 @@ static int finish_rows(const ck_env *env, const typename O::acc_t *part, int64_t
     const int64_t nch = cdiv(m, CH);
     acc_t *nxt = (acc_t *)env->ws_alloc(env->owner, (size_t)(outer * nch) * sizeof(acc_t));
     if (!nxt) { err = (int)cudaErrorMemoryAllocation; break; }
+    ck_note(env, red_acc_rows_kernel<O, BS>, BS, 0);
     red_acc_rows_kernel<O, BS><<<grid_for(outer * nch), BS, 0, s>>>(cur, outer, m, CH, nch, nxt, nullptr, nullptr, len);
     err = (int)cudaGetLastError();
     if (held) env->ws_free(env->owner, held);
@@ -460,6 +461,7 @@ static int finish_rows(const ck_env *env, const typename O::acc_t *part, int64_t
     if (err) break;
   }
   if (!err) {
+    ck_note(env, red_acc_rows_kernel<O, BS>, BS, 0);
     red_acc_rows_kernel<O, BS><<<grid_for(outer), BS, 0, s>>>(cur, outer, m, m, 1, nullptr, out, idx, len);
     err = (int)cudaGetLastError();
   }
@@ -497,6 +499,7 @@ template <class O>
 static int run_chunk_kernel(const ck_red_desc &d, const ck_env *env, chunk_kernel<O> kernel, int64_t nch, int bs,
                             size_t smem) {
   return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
+    ck_note(env, kernel, (unsigned)bs, smem);
     kernel<<<grid_for(d.outer * nch), bs, smem, (cudaStream_t)env->stream>>>((const typename O::value_t *)d.x, d.outer,
                                                                              d.len, nch, part, out, idx);
   });
@@ -543,6 +546,7 @@ template <class O>
 static int finish_cols(const ck_env *env, const typename O::acc_t *part, int64_t outer, int64_t nsplit, int64_t inner,
                        typename O::value_t *out, int32_t *idx, int64_t len) {
   const int64_t n = outer * inner;
+  ck_note(env, red_acc_cols_kernel<O>, 256, 0);
   red_acc_cols_kernel<O><<<grid_for(cdiv(n, 256)), 256, 0, (cudaStream_t)env->stream>>>(part, outer, nsplit, inner,
                                                                                         out, idx, len);
   return (int)cudaGetLastError();

@@ -37,8 +37,8 @@ __global__ void __launch_bounds__(NR_TC *NR_TR) transpose_naive_row_kernel(const
 // ---------------------------------------------------------------- launcher
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  tr_launch_tiles(d, s, NR_TR, NR_TC, dim3(NR_TC, NR_TR), transpose_naive_row_kernel<T, true>,
+static void launch(const ck_tr_desc *d, const ck_env *env) {
+  tr_launch_tiles(d, env, NR_TR, NR_TC, dim3(NR_TC, NR_TR), transpose_naive_row_kernel<T, true>,
                   transpose_naive_row_kernel<T, false>);
 }
 

@@ -38,8 +38,8 @@ __global__ void __launch_bounds__(NC_TR *NC_TC) transpose_naive_col_kernel(const
 // ---------------------------------------------------------------- launcher
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  tr_launch_tiles(d, s, NC_TR, NC_TC, dim3(NC_TR, NC_TC), transpose_naive_col_kernel<T, true>,
+static void launch(const ck_tr_desc *d, const ck_env *env) {
+  tr_launch_tiles(d, env, NC_TR, NC_TC, dim3(NC_TR, NC_TC), transpose_naive_col_kernel<T, true>,
                   transpose_naive_col_kernel<T, false>);
 }
 

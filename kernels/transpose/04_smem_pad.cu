@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(SM_T *SM_T) transpose_smem_pad_kernel(const ck
 // ---------------------------------------------------------------- launcher
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  tr_launch_tiles(d, s, SM_T, SM_T, dim3(SM_T, SM_T), transpose_smem_pad_kernel<T, true>,
+static void launch(const ck_tr_desc *d, const ck_env *env) {
+  tr_launch_tiles(d, env, SM_T, SM_T, dim3(SM_T, SM_T), transpose_smem_pad_kernel<T, true>,
                   transpose_smem_pad_kernel<T, false>);
 }
 

@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(SU_T *SU_BY) transpose_smem_pad_unroll_kernel(
 // ---------------------------------------------------------------- launcher
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  tr_launch_tiles(d, s, SU_T, SU_T, dim3(SU_T, SU_BY), transpose_smem_pad_unroll_kernel<T, true>,
+static void launch(const ck_tr_desc *d, const ck_env *env) {
+  tr_launch_tiles(d, env, SU_T, SU_T, dim3(SU_T, SU_BY), transpose_smem_pad_unroll_kernel<T, true>,
                   transpose_smem_pad_unroll_kernel<T, false>);
 }
 

@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(WD_BX *WD_BY) transpose_wide_kernel(const ck_t
 // ---------------------------------------------------------------- launcher
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
-  tr_launch_tiles(d, s, WD_T, WD_T, dim3(WD_BX, WD_BY), transpose_wide_kernel<T, true>,
+static void launch(const ck_tr_desc *d, const ck_env *env) {
+  tr_launch_tiles(d, env, WD_T, WD_T, dim3(WD_BX, WD_BY), transpose_wide_kernel<T, true>,
                   transpose_wide_kernel<T, false>);
 }
 

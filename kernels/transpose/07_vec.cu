@@ -177,18 +177,14 @@ static bool vec_ok(const ck_tr_desc *d, bool out_side) {
 }
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
+static void launch(const ck_tr_desc *d, const ck_env *env) {
   const tr_walk w = tr_walk_make(d, VC_T, VC_T);
   const dim3 grid = tr_grid(d, VC_T, VC_T), block(VC_THREADS);
   const bool vi = vec_ok(d, false), vo = vec_ok(d, true);
-  if (vi && vo)
-    transpose_vec_kernel<T, true, true><<<grid, block, 0, s>>>(*d, w);
-  else if (vi)
-    transpose_vec_kernel<T, true, false><<<grid, block, 0, s>>>(*d, w);
-  else if (vo)
-    transpose_vec_kernel<T, false, true><<<grid, block, 0, s>>>(*d, w);
-  else
-    transpose_vec_kernel<T, false, false><<<grid, block, 0, s>>>(*d, w);
+  const tr_kernel kern = vi ? (vo ? transpose_vec_kernel<T, true, true> : transpose_vec_kernel<T, true, false>)
+                            : (vo ? transpose_vec_kernel<T, false, true> : transpose_vec_kernel<T, false, false>);
+  ck_note(env, kern, VC_THREADS, 0);
+  kern<<<grid, block, 0, (cudaStream_t)env->stream>>>(*d, w);
 }
 
 extern "C" const char *ck_transpose_vec_supports(const void *desc) {

@@ -141,20 +141,17 @@ static bool want_shift(const ck_tr_desc *d) {
 }
 
 template <typename T>
-static void launch(const ck_tr_desc *d, cudaStream_t s) {
+static void launch(const ck_tr_desc *d, const ck_env *env) {
   const tr_walk w = tr_walk_make(d, AL_T, AL_T);
   const dim3 grid = tr_grid(d, AL_T, AL_T), block(AL_BX, AL_BY);
   const bool unit = d->in_cs == 1 && (d->out_cs == 1 || d->rows <= 1);
-  if (want_shift(d)) {
-    if (unit)
-      transpose_aligned_kernel<T, true, true><<<grid, block, 0, s>>>(*d, w);
-    else
-      transpose_aligned_kernel<T, false, true><<<grid, block, 0, s>>>(*d, w);
-  } else if (unit && d->out_cs == 1) {
-    transpose_aligned_kernel<T, true, false><<<grid, block, 0, s>>>(*d, w);
-  } else {
-    transpose_aligned_kernel<T, false, false><<<grid, block, 0, s>>>(*d, w);
-  }
+  tr_kernel kern;
+  if (want_shift(d))
+    kern = unit ? transpose_aligned_kernel<T, true, true> : transpose_aligned_kernel<T, false, true>;
+  else
+    kern = unit && d->out_cs == 1 ? transpose_aligned_kernel<T, true, false> : transpose_aligned_kernel<T, false, false>;
+  ck_note(env, kern, AL_BX * AL_BY, 0);
+  kern<<<grid, block, 0, (cudaStream_t)env->stream>>>(*d, w);
 }
 
 extern "C" const char *ck_transpose_aligned_supports(const void *desc) {

@@ -81,29 +81,27 @@ static inline bool tr_bstrides_multiple(const ck_tr_desc *d, bool out_side, int6
 /* launch<T> of steps 1-6: one launch over tiles of tr x tc with `block` threads, of the kernel specialised for
  * unit column strides on both sides (`unit`) or of the general one (`strided`). */
 typedef void (*tr_kernel)(ck_tr_desc, tr_walk);
-static inline void tr_launch_tiles(const ck_tr_desc *d, cudaStream_t s, int64_t tr, int64_t tc, dim3 block,
+static inline void tr_launch_tiles(const ck_tr_desc *d, const ck_env *env, int64_t tr, int64_t tc, dim3 block,
                                    tr_kernel unit, tr_kernel strided) {
   const tr_walk w = tr_walk_make(d, tr, tc);
   const dim3 grid = tr_grid(d, tr, tc);
-  if (d->in_cs == 1 && d->out_cs == 1)
-    unit<<<grid, block, 0, s>>>(*d, w);
-  else
-    strided<<<grid, block, 0, s>>>(*d, w);
+  const tr_kernel kern = d->in_cs == 1 && d->out_cs == 1 ? unit : strided;
+  ck_note(env, kern, block.x * block.y * block.z, 0);
+  kern<<<grid, block, 0, (cudaStream_t)env->stream>>>(*d, w);
 }
 
-/* The launcher of every kernel step: nothing to move for empty operands; else launch_tpl<T>(d, stream) with T
+/* The launcher of every kernel step: nothing to move for empty operands; else launch_tpl<T>(d, env) with T
  * the elements' bits (uint64_t for 8-byte elements, uint32_t for 4-byte ones, uint16_t for 2-byte ones). */
 #define CK_TR_LAUNCHER(fn, launch_tpl)                                                                         \
   extern "C" int fn(const void *desc, const ck_env *env) {                                                    \
     const ck_tr_desc *d = (const ck_tr_desc *)desc;                                                           \
     if (tr_empty(d)) return 0;                                                                                \
-    cudaStream_t s = (cudaStream_t)env->stream;                                                               \
     if (d->elem_size == 8)                                                                                    \
-      launch_tpl<uint64_t>(d, s);                                                                             \
+      launch_tpl<uint64_t>(d, env);                                                                           \
     else if (d->elem_size == 2)                                                                               \
-      launch_tpl<uint16_t>(d, s);                                                                             \
+      launch_tpl<uint16_t>(d, env);                                                                           \
     else                                                                                                      \
-      launch_tpl<uint32_t>(d, s);                                                                             \
+      launch_tpl<uint32_t>(d, env);                                                                           \
     return (int)cudaGetLastError();                                                                           \
   }
 

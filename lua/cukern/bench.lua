@@ -179,6 +179,48 @@ function bench.run(o)
   return r
 end
 
+-- What the kernels that ran look like (ck.last_ran() or time_op's record), as flat fields of a result row:
+-- regs, smem (static + dynamic bytes per block), occ (theoretical occupancy, 0..1), spill (local bytes per
+-- thread) of the rung's main kernel (the first it launched; finishing passes come after), and kernels, the
+-- full records of every kernel it launched. A library reference (cuBLAS, CUB, geam) has kernel = "library"
+-- and none of ours to describe; host runs have nothing. Copies into `row` and returns it.
+local KERNEL_KEYS = {"name", "registers", "static_smem", "dynamic_smem", "local_bytes", "block", "occupancy"}
+function bench.kernel_fields(row, ran)
+  if type(ran) ~= "table" or type(ran.kernels) ~= "table" then return row end
+  local ks = {}
+  for i, k in ipairs(ran.kernels) do
+    local c = {}
+    for _, key in ipairs(KERNEL_KEYS) do c[key] = k[key] end
+    ks[i] = c
+  end
+  row.kernels = ks
+  local k = ks[1]
+  if k then
+    row.regs, row.smem, row.occ, row.spill = k.registers, k.static_smem + k.dynamic_smem, k.occupancy, k.local_bytes
+  end
+  if ran.library then row.kernel = "library" end
+  return row
+end
+
+-- The columns bench.table prints for bench.kernel_fields (dropped when no row has them: host runs).
+bench.KERNEL_COLS = {
+  {key = "regs", optional = true}, {key = "smem", optional = true},
+  {key = "occ", fmt = "%.2f", optional = true}, {key = "spill", optional = true},
+}
+-- cols followed by bench.KERNEL_COLS, inserted before the first column named in `before` (or at the end).
+function bench.with_kernel_cols(cols, before)
+  local out, done = {}, false
+  for _, c in ipairs(cols) do
+    if not done and before and c.key == before then
+      for _, k in ipairs(bench.KERNEL_COLS) do out[#out + 1] = k end
+      done = true
+    end
+    out[#out + 1] = c
+  end
+  if not done then for _, k in ipairs(bench.KERNEL_COLS) do out[#out + 1] = k end end
+  return out
+end
+
 -- Host time per small op: what a Lua loop of tiny launches costs, queueing included.
 function bench.launch_overhead(o)
   if o ~= nil and type(o) ~= "table" then error("launch_overhead: takes nil or a table {n =, device =}", 2) end
@@ -226,8 +268,19 @@ local function cell(v, fmt)
   return tostring(v)
 end
 
--- Seed-style table: header, rule, one line per row; numbers right-aligned, text left-aligned.
+-- Seed-style table: header, rule, one line per row; numbers right-aligned, text left-aligned. A column
+-- with optional = true is left out when no row has a value for it.
 function bench.table(rows, cols, out)
+  local kept = {}
+  for _, c in ipairs(cols) do
+    local any = not c.optional
+    for _, row in ipairs(rows) do
+      if any then break end
+      any = row[c.key] ~= nil and row[c.key] ~= json.null
+    end
+    if any then kept[#kept + 1] = c end
+  end
+  cols = kept
   local cells, width, numeric = {}, {}, {}
   for j, c in ipairs(cols) do
     width[j] = utf8.len(c.title or c.key) or #(c.title or c.key)

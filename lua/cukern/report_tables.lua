@@ -1,6 +1,7 @@
 -- cukern.report_tables: the tables of a results file, as HTML (index.html) and as markdown (the README).
 -- One column set serves both: the variant, the case fields the rows have (all rows' tables only), times,
--- the rate, % of the reference and notes (failed validation, fallbacks).
+-- the rate, % of the reference, the main kernel's registers / shared memory / occupancy (GPU results that
+-- recorded them: bench.kernel_fields) and notes (failed validation, fallbacks).
 --
 --   tables.html(A, rows [, headline])       -> <table>...</table>
 --   tables.markdown(A, rows [, headline])   -> | ... | lines
@@ -50,6 +51,17 @@ local function columns(A, rows, headline)
   end
   cols[#cols + 1] = { title = A.unit, num = true, get = function(r) return text.fmt(A.rate(r)) end }
   cols[#cols + 1] = { title = "% of " .. reference_title(A), num = true, get = function(r) return text.pct(A.pct(r)) end }
+  if has.regs or has.kernel then -- "library" rows (cuBLAS, CUB, geam) have no kernel of ours to describe
+    local function int(k) return function(r) return text.num(r[k]) and string.format("%d", r[k]) or "-" end end
+    cols[#cols + 1] = { title = "regs", num = true, get = function(r)
+      return text.num(r.regs) and string.format("%d", r.regs) or (r.kernel == "library" and "library" or "-")
+    end }
+    cols[#cols + 1] = { title = "smem B", num = true, get = int("smem") }
+    cols[#cols + 1] = { title = "occupancy", num = true, get = function(r)
+      return text.num(r.occ) and string.format("%.0f%%", 100 * r.occ) or "-"
+    end }
+    if has.spill then cols[#cols + 1] = { title = "spill B", num = true, get = int("spill") } end
+  end
   local function note(r)
     local p = {}
     if failed(r) then p[#p + 1] = "FAILED" .. (type(r.error) == "string" and (": " .. r.error) or "") end
