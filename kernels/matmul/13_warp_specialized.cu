@@ -94,6 +94,7 @@ template <typename T, int LA, int LB> int launch(const ck_mm_desc *d, const ck_e
   if (int e = raise_smem(kern, SMEM, raised)) return e;
   const TcArgs p = tc_args(d);
   const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
+  ck_note(env, kern, NT, SMEM);
   for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
     for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
       const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),

@@ -148,6 +148,7 @@ template <typename T, int LA, int LB> int launch(const ck_mm_desc *d, const ck_e
     max_clusters = n;
   }
   cfg.gridDim = dim3((unsigned)(2 * (pairs < max_clusters ? pairs : max_clusters)));
+  ck_note(env, kern, NT, SMEM);
   const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, mp.a, mp.b, tc_args(d), (int)pairs);
   return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
 }
