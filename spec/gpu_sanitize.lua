@@ -48,9 +48,17 @@ local function check(label, fn, ref_fn, rtol, atol)
   if not ok2 then bad = bad + 1; print(("MISMATCH %s (ran %s): %s"):format(label, ck.last_ran().name, why)) end
 end
 
+-- CUKERN_GPU_SANITIZE_VARIANTS="wgmma_tma persistent" limits the run to those variants (of any ladder)
+local ONLY
+if os.getenv("CUKERN_GPU_SANITIZE_VARIANTS") then
+  ONLY = {}
+  for w in os.getenv("CUKERN_GPU_SANITIZE_VARIANTS"):gmatch("[%w_]+") do ONLY[w] = true end
+end
 local function names(op)
   local t = {}
-  for _, v in ipairs(ck.variants(op)) do if not v.bench_only then t[#t + 1] = v.name end end
+  for _, v in ipairs(ck.variants(op)) do
+    if not v.bench_only and (not ONLY or ONLY[v.name]) then t[#t + 1] = v.name end
+  end
   return t
 end
 
