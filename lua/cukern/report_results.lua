@@ -160,6 +160,14 @@ local LADDERS = {
   },
 }
 
+-- examples/saxpy.lua: every row times the same problem (doc.n elements of f32) another way: one case
+LADDERS.saxpy = {
+  rate = "gbps", unit = "GB/s",
+  case = function(r) return "saxpy" .. dtype_suffix(r), "a*x+y over the file's n" .. dtype_suffix(r), nil end,
+  group = function(r) return "saxpy" .. dtype_suffix(r) end,
+  xlabel = "elements (log2 scale)",
+}
+
 local function ladder_info(doc)
   local info = LADDERS[doc.ladder]
   if info then return info end
@@ -178,7 +186,10 @@ end
 function results.rate_key(ladder) return (LADDERS[ladder] or { rate = "gbps" }).rate end
 
 local function variant_name(r)
-  return tostring(r.variant or r.name or "?")
+  if r.variant or r.name then return tostring(r.variant or r.name) end
+  -- rows that name what they time by op (examples/saxpy.lua: memcpy, map a*x+y, ...), with their layout
+  if r.op then return tostring(r.op) .. (type(r.layout) == "string" and (" (" .. r.layout .. ")") or "") end
+  return "?"
 end
 
 local function failed(r)
