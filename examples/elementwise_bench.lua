@@ -101,8 +101,10 @@ local cases = {
    bytes = 3 * side * side * F32},
   {op = "add", layout = "mixed", a = sq_a:t(), b = sq_b:t(), out = sq_c, shape = {side, side},
    bytes = 3 * side * side * F32},
+  {op = "add", layout = "one transposed", a = sq_a, b = sq_b:t(), out = sq_c, shape = {side, side},
+   bytes = 3 * side * side * F32},
 }
-local total = #cases * #variants + 2 * #variants
+local total = #cases * #variants + 3 * #variants
 local step = 0
 
 for _, cs in ipairs(cases) do
@@ -147,6 +149,29 @@ for _, ch in ipairs(chains) do
       asked = v.name, op = "y:add_(x*2)", layout = ch.layout, dtype = "f32", shape = ch.shape, ms = r.ms,
       gbps = r.gbps, pct_of_ref = pct(r.gbps), correct = ok, note = note}
   end
+end
+
+-- y:copy_(x:t() * 2) into a row-major y: the product follows x:t()'s memory order (a dense pass), the copy
+-- is a transpose (the tiled rung's case); N read + N written twice
+for _, v in ipairs(variants) do
+  step = step + 1
+  bench.progress(step, total, "copy_(x:t() * 2) " .. v.name)
+  local opt = {variant = vopt(v)}
+  local x, y = sq_a:t(), sq_c
+  local function run() y:copy_(ck.mul(x, 2, opt), opt) end
+  y:fill(0 / 0)
+  local tmp = ck.mul(x, 2, opt)
+  local ran1 = ck.last_ran()
+  y:copy_(tmp, opt)
+  local ran2 = ck.last_ran()
+  tmp:free()
+  local ok, msg = validate(y, {x}, function(u) return u * 2 end)
+  if not ok then io.stderr:write(("INVALID copy_(x:t()*2) %s: %s\n"):format(v.name, msg)) end
+  local r = bench.run {fn = run, warmup = WARMUP, reps = REPS, bytes = 4 * side * side * F32, device = device}
+  local note = (ran1.note ~= "" and ran1.note) or (ran2.note ~= "" and ran2.note) or nil
+  add_row {id = ran2.id, variant = ran1.name == ran2.name and ran1.name or (ran1.name .. "+" .. ran2.name),
+    asked = v.name, op = "y:copy_(x:t()*2)", layout = "mixed", dtype = "f32", shape = {side, side}, ms = r.ms,
+    gbps = r.gbps, pct_of_ref = pct(r.gbps), correct = ok, note = note}
 end
 
 -- ---------------------------------------------------------------- report

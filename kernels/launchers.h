@@ -63,6 +63,7 @@ CK_LAUNCHER_S(ck_transpose_aligned)
 /* elementwise (kernels/elementwise/NN_*.cu) */
 CK_LAUNCHER_S(ck_ew_strided)
 CK_LAUNCHER_S(ck_ew_contiguous)
+CK_LAUNCHER_S(ck_ew_tiled)
 
 #undef CK_LAUNCHER
 #undef CK_SUPPORTS

@@ -442,7 +442,7 @@ end)
 -- ---------------------------------------------------------------- GPU variants vs the host
 
 describe("elementwise on cuda", function()
-  local VARIANTS = {"strided", "contiguous"}
+  local VARIANTS = {"strided", "contiguous", "tiled"} -- one that declines a case falls back (and says so)
 
   local function on_cuda_all(fn_host, fn_cuda, label, dt, tol)
     local want = fn_host()
@@ -578,12 +578,53 @@ describe("elementwise on cuda", function()
     end
     ck.add(a:t(), bb, {variant = "contiguous"})
     local ran = ck.last_ran()
-    assert.equal("strided", ran.name)
+    assert.equal("tiled", ran.name) -- a:t() is in the other memory order: the tiled rung takes it
     assert.matches("contiguous", ran.note, 1, true)
     ck.add(a, bb)
     assert.equal("contiguous", ck.last_ran().name)
     ck.add(a, bb:narrow(1, 1, 1))
     assert.equal("strided", ck.last_ran().name)
+    ck.add(a:t(), bb:t()) -- both transposed: the result follows them, and that is contiguous again
+    assert.equal("contiguous", ck.last_ran().name)
+  end))
+
+  it("mixed memory orders run on the tiled rung and match the host", gpu(function()
+    local function check(label, want, got_fn)
+      local got = got_fn()
+      assert.equal("tiled", ck.last_ran().name, label .. ": ran " .. ck.last_ran().name .. " (" .. ck.last_ran().note .. ")")
+      H.assert_close(got, want, H.tol(got:dtype()), label)
+    end
+    for _, dt in ipairs {"f32", "f64", "i32", "f16"} do
+      for _, sh in ipairs {{33, 65}, {1, 40}, {40, 2}, {64, 64}, {100, 257}} do
+        local ha, hb = input(sh, dt), input({sh[2], sh[1]}, dt)
+        local a, b = ha:cuda(), hb:cuda()
+        local tag = ("%s [%dx%d]"):format(dt, sh[1], sh[2])
+        if sh[1] > 1 and sh[2] > 1 then
+          check("a + b:t() " .. tag, ha + hb:t(), function() return ck.add(a, b:t()) end)
+          check("b:t() - a " .. tag, hb:t() - ha, function() return ck.sub(b:t(), a) end)
+          -- both inputs transposed, into a row-major output: a transpose as well as an add
+          local out = ck.full({sh[2], sh[1]}, 7, {dtype = dt, device = "cuda"})
+          check("mixed out " .. tag, ha:t() + ha:t(), function() return ck.add(a:t(), a:t(), {out = out}) end)
+          check("2 * a:t() " .. tag, ha:t() * 2, function() return ck.mul(2, a:t(), {out = ck.empty({sh[2], sh[1]}, {dtype = dt, device = "cuda"})}) end)
+          local y = ck.empty({sh[2], sh[1]}, {dtype = dt, device = "cuda"})
+          y:copy_(a:t())
+          assert.equal("tiled", ck.last_ran().name, "copy_ " .. tag)
+          H.assert_close(y, ha:t(), H.tol(dt), "copy_ " .. tag)
+        end
+      end
+    end
+    -- 3-D: the inner two dims swapped and a batch; a permutation that puts another dim last
+    local h3 = input({3, 17, 45}, "f32")
+    local x = h3:cuda()
+    local o = ck.empty({3, 45, 17}, {device = "cuda"})
+    check("3-D transpose(2,3) + 1", h3:transpose(2, 3) + 1, function() return ck.add(x:transpose(2, 3), 1, {out = o}) end)
+    local p = ck.empty({45, 3, 17}, {device = "cuda"})
+    check("3-D permute(3,1,2) exp", ck.exp(h3:permute(3, 1, 2)), function() return ck.exp(x:permute(3, 1, 2), {out = p}) end)
+    -- f32 -> f64 copy across layouts (the copy's cast)
+    local z = ck.empty({45, 17}, {dtype = "f64", device = "cuda"})
+    z:copy_(x[1]:t())
+    assert.equal("tiled", ck.last_ran().name)
+    H.assert_close(z, h3[1]:t():to("f64"), H.tol("f32"), "copy_ with cast")
   end))
 
   it("in place, promotion and errors on the GPU", gpu(function()

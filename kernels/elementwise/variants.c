@@ -10,7 +10,10 @@ const ck_variant ck_ew_variants[] = {
      ck_ew_strided, ck_ew_strided_supports},
     {2, "contiguous", "dense operands: 16-byte vector loads/stores, 4 in flight per thread, no index math",
      CK_DT_ALL5, CK_VF_CONTIGUOUS, ck_ew_contiguous, ck_ew_contiguous_supports},
+    {3, "tiled", "inputs in another memory order than the output: 32x32 tiles staged through shared memory (a transpose fused with the op)",
+     CK_DT_ALL5, 0, ck_ew_tiled, ck_ew_tiled_supports},
 };
 const int ck_ew_nvariants = (int)(sizeof ck_ew_variants / sizeof ck_ew_variants[0]);
-/* contiguous first: its supports() refuses broadcasts and strided views, and then strided runs */
-const int ck_ew_preferred[] = {2, 1, -1};
+/* contiguous first: its supports() refuses broadcasts and strided views; then tiled, which takes only
+ * inputs in another memory order than the output; then strided, which runs everything */
+const int ck_ew_preferred[] = {2, 3, 1, -1};
