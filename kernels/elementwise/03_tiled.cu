@@ -4,7 +4,7 @@
  * Idea: `c = a + b:t()` into a row-major c is a transpose as well as an add. The strided variant walks the
  * output in its memory order, so b is read with a large stride along the fast dim: every warp load touches
  * 32 different 32-byte sectors, and the pass runs at a few percent of memcpy. Here, as in the transpose
- * ladder's shared-memory rungs, the work is cut into tiles over two dims: X, the output's unit-stride
+ * ladder's shared-memory rungs, the work is cut into 32 x 32 tiles over two dims: X, the output's unit-stride
  * dim, and Y, the dim along which the mismatched operands are contiguous. Each mismatched ("staged") operand
  * is read by warps walking Y (coalesced for it) into a padded shared tile (33 columns: no bank conflicts when
  * read across), and after one barrier the block walks X: the output is written, and the other operands are
@@ -13,16 +13,17 @@
  * and compatible dims coalesced (src/op_elementwise.c), so X is the last dim.
  * Changed from 01_strided: a two-dimensional tile with shared-memory staging instead of one element per
  * thread in output order; only the per-tile index math is div/mod (once per tile, not per element).
- * As the transpose ladder's `wide` rung: 64 x 64 tiles, 16 elements per thread with every load issued before
- * the first use, and full tiles on a path without bounds checks (8-byte elements: 32 x 32, 4 per thread).
- * Launch: 32 x 8 threads; a grid-stride loop over all tiles (grid from the SM count).
+ * Measured on an H100 (examples/elementwise_bench.lua, 16384^2 f32, same run): c = a:t() + b:t() into a
+ * row-major c 51.4% of memcpy (strided: 7.4%), c = a + b:t() 47.0% (strided: 17.9%). Four elements per
+ * thread keep too few bytes in flight; the transpose ladder's `wide` recipe (64 x 64 tiles, 16 elements per
+ * thread, loads before use, unguarded full tiles) is the next step (written in commit 2be71dd, not yet run
+ * on a GPU, so not the default here).
+ * Launch: 32 x 8 threads, each 4 rows of the tile; a grid-stride loop over all tiles (grid from the SM count).
  * supports(): a unary or binary op (not a generator), the output contiguous along the last dim, and at least
  * one array input that is not (its unit stride along another dim Y, the same Y for every such input);
  * otherwise contiguous or strided is the right rung, and the dispatcher runs that.
  */
 #include <cuda_runtime.h>
-
-#include <type_traits>
 
 #include "ew_math.cuh"
 
@@ -30,7 +31,7 @@ namespace {
 
 using namespace ckew;
 
-constexpr int BX = 32, BY = 8; // 32 x 8 threads: a warp spans 32 columns of a tile
+constexpr int TILE = 32, ROWS = 8; // a 32 x 32 tile, 32 x 8 threads, 4 rows each
 
 struct TiledArgs {
   int nb, bmode, stage_a, stage_b; // batch dims; which inputs go through shared memory
@@ -42,27 +43,21 @@ struct TiledArgs {
   Scal s;
 };
 
-/* The tile edge: 64 (16 elements per thread, as the transpose ladder's `wide` rung) for 2- and 4-byte
- * elements; 32 (4 per thread) for 8-byte ones, whose two 64 x 65 tiles would pass 48 KB of static shared
- * memory. */
-template <typename TI> constexpr int tile_of() { return sizeof(TI) == 8 ? 32 : 64; }
-
-template <int OP, typename TO, typename TI, int T>
-__global__ void __launch_bounds__(BX *BY) ew_tiled_kernel(const TiledArgs p) {
-  constexpr int NIN = arity(OP), NI = T / BY, NH = T / BX; // rows and column halves per thread
-  __shared__ TI sa[T][T + 1];
-  __shared__ TI sb[NIN == 2 ? T : 1][T + 1];
+template <int OP, typename TO, typename TI>
+__global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p) {
+  constexpr int NIN = arity(OP);
+  __shared__ TI sa[TILE][TILE + 1];
+  __shared__ TI sb[NIN == 2 ? TILE : 1][TILE + 1];
   TO *out = (TO *)p.out;
   const TI *a = (const TI *)p.a;
   const TI *b = (const TI *)p.b;
   const TI sv = from_double<TI>(p.s.s1);
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const bool staged = p.stage_a || (NIN == 2 && p.stage_b);
   for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
     // tile t = ((batch * ty) + tile_y) * tx + tile_x; the batch index over the batch dims, last fastest
     int64_t rem = t / p.tx;
-    const int64_t x0 = (t - rem * p.tx) * T;
-    const int64_t q = rem / p.ty, y0 = (rem - q * p.ty) * T;
+    const int64_t x0 = (t - rem * p.tx) * TILE;
+    const int64_t q = rem / p.ty, y0 = (rem - q * p.ty) * TILE;
     int64_t oo = 0, ao = 0, bo = 0;
     rem = q;
     for (int k = p.nb - 1; k >= 0; --k) {
@@ -70,88 +65,53 @@ __global__ void __launch_bounds__(BX *BY) ew_tiled_kernel(const TiledArgs p) {
       rem = qq;
       oo += c * p.obs[k], ao += c * p.abs_[k], bo += c * p.bbs[k];
     }
-    // Full tiles take a path without bounds checks (FULL = true); edge tiles check every element.
-    auto body = [&](auto full_c) {
-      constexpr bool FULL = decltype(full_c)::value;
-      if (staged) { // stage: lanes walk Y (coalesced for the staged inputs), all loads before the stores
-        const TI *pa = a + ao + (y0 + tx) * p.asy + (x0 + ty) * p.asx;
-        [[maybe_unused]] const TI *pb = NIN == 2 ? b + bo + (y0 + tx) * p.bsy + (x0 + ty) * p.bsx : nullptr;
-        TI va[NI][NH];
-        [[maybe_unused]] TI vb[NI][NH];
+    // stage: warps walk Y (lane = y), rows of the shared tile are x
+    if (p.stage_a || (NIN == 2 && p.stage_b)) {
+      const int64_t y = y0 + tx;
 #pragma unroll
-        for (int i = 0; i < NI; ++i)
-#pragma unroll
-          for (int h = 0; h < NH; ++h)
-            if (FULL || (x0 + ty + BY * i < p.nx && y0 + tx + BX * h < p.ny)) {
-              if (p.stage_a) va[i][h] = pa[(int64_t)(BY * i) * p.asx + (int64_t)(BX * h) * p.asy];
-              if constexpr (NIN == 2)
-                if (p.stage_b) vb[i][h] = pb[(int64_t)(BY * i) * p.bsx + (int64_t)(BX * h) * p.bsy];
-            }
-#pragma unroll
-        for (int i = 0; i < NI; ++i)
-#pragma unroll
-          for (int h = 0; h < NH; ++h)
-            if (FULL || (x0 + ty + BY * i < p.nx && y0 + tx + BX * h < p.ny)) {
-              if (p.stage_a) sa[ty + BY * i][tx + BX * h] = va[i][h];
-              if constexpr (NIN == 2)
-                if (p.stage_b) sb[ty + BY * i][tx + BX * h] = vb[i][h];
-            }
-        __syncthreads();
+      for (int i = 0; i < TILE; i += ROWS) {
+        const int64_t x = x0 + ty + i;
+        if (x < p.nx && y < p.ny) {
+          if (p.stage_a) sa[ty + i][tx] = a[ao + y * p.asy + x * p.asx];
+          if constexpr (NIN == 2)
+            if (p.stage_b) sb[ty + i][tx] = b[bo + y * p.bsy + x * p.bsx];
+        }
       }
-      // compute: lanes walk X (coalesced for the output and the other inputs), all loads before the math
-      const TI *pa = a + ao + (y0 + ty) * p.asy + (x0 + tx) * p.asx;
-      [[maybe_unused]] const TI *pb = NIN == 2 ? b + bo + (y0 + ty) * p.bsy + (x0 + tx) * p.bsx : nullptr;
-      TO *po = out + oo + (y0 + ty) * p.osy + (x0 + tx) * p.osx;
-      TI u[NI][NH];
-      [[maybe_unused]] TI w[NI][NH];
+      __syncthreads();
+    }
+    // compute: warps walk X (lane = x)
+    const int64_t x = x0 + tx;
 #pragma unroll
-      for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int h = 0; h < NH; ++h)
-          if (FULL || (x0 + tx + BX * h < p.nx && y0 + ty + BY * i < p.ny)) {
-            const int64_t da = (int64_t)(BY * i) * p.asy + (int64_t)(BX * h) * p.asx;
-            if constexpr (NIN >= 1) u[i][h] = p.stage_a ? sa[tx + BX * h][ty + BY * i] : pa[da];
-            if constexpr (NIN == 2) {
-              const int64_t db = (int64_t)(BY * i) * p.bsy + (int64_t)(BX * h) * p.bsx;
-              w[i][h] = p.bmode != BM_ARRAY ? sv : p.stage_b ? sb[tx + BX * h][ty + BY * i] : pb[db];
-            }
-          }
-#pragma unroll
-      for (int i = 0; i < NI; ++i)
-#pragma unroll
-        for (int h = 0; h < NH; ++h)
-          if (FULL || (x0 + tx + BX * h < p.nx && y0 + ty + BY * i < p.ny)) {
-            TI x = TI(0), y = TI(0);
-            if constexpr (NIN >= 1) x = u[i][h];
-            if constexpr (NIN == 2) x = p.bmode == BM_LEFT ? w[i][h] : u[i][h], y = p.bmode == BM_LEFT ? u[i][h] : w[i][h];
-            po[(int64_t)(BY * i) * p.osy + (int64_t)(BX * h) * p.osx] = elem<OP, TO, TI>(x, y, p.s, 0, 0, 0);
-          }
-      if (staged) __syncthreads(); // everyone has read the shared tiles: the next tile may overwrite them
-    };
-    if (x0 + T <= p.nx && y0 + T <= p.ny) body(std::true_type{});
-    else body(std::false_type{});
+    for (int i = 0; i < TILE; i += ROWS) {
+      const int64_t y = y0 + ty + i;
+      if (x < p.nx && y < p.ny) {
+        TI u = TI(0), v = TI(0);
+        if constexpr (NIN >= 1) u = p.stage_a ? sa[tx][ty + i] : a[ao + y * p.asy + x * p.asx];
+        if constexpr (NIN == 2) {
+          const TI w = p.bmode != BM_ARRAY ? sv : p.stage_b ? sb[tx][ty + i] : b[bo + y * p.bsy + x * p.bsx];
+          v = p.bmode == BM_LEFT ? u : w;
+          u = p.bmode == BM_LEFT ? w : u;
+        }
+        out[oo + y * p.osy + x * p.osx] = elem<OP, TO, TI>(u, v, p.s, 0, 0, 0);
+      }
+    }
+    if (p.stage_a || (NIN == 2 && p.stage_b)) __syncthreads(); // the tile's shared data is read: reuse it
   }
 }
 
 struct TiledLaunch {
-  TiledArgs &p;
+  const TiledArgs &p;
+  unsigned grid;
   const ck_env *env;
   template <int OP, typename TO, typename TI> int run() {
     if constexpr (arity(OP) == 0) {
       return (int)cudaErrorInvalidValue; // generators: supports() refuses them
     } else {
-      return go<OP, TO, TI, tile_of<TI>()>();
+      const auto kern = ew_tiled_kernel<OP, TO, TI>;
+      ck_note(env, kern, TILE * ROWS, 0);
+      kern<<<grid, dim3(TILE, ROWS), 0, (cudaStream_t)env->stream>>>(p);
+      return (int)cudaGetLastError();
     }
-  }
-  template <int OP, typename TO, typename TI, int T> int go() {
-    p.tx = (p.nx + T - 1) / T, p.ty = (p.ny + T - 1) / T;
-    int64_t batch = 1;
-    for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
-    p.tiles = p.tx * p.ty * batch;
-    const auto kern = ew_tiled_kernel<OP, TO, TI, T>;
-    ck_note(env, kern, BX * BY, 0);
-    kern<<<grid_for(p.tiles, 1, env->sm_count, 8), dim3(BX, BY), 0, (cudaStream_t)env->stream>>>(p);
-    return (int)cudaGetLastError();
   }
 };
 
@@ -208,8 +168,12 @@ extern "C" int ck_ew_tiled(const void *desc, const ck_env *env) {
   }
   p.osx = d->out_st[x], p.osy = d->out_st[y], p.asx = d->a_st[x], p.asy = d->a_st[y];
   p.bsx = d->b_scalar ? 0 : d->b_st[x], p.bsy = d->b_scalar ? 0 : d->b_st[y];
+  p.tx = (p.nx + TILE - 1) / TILE, p.ty = (p.ny + TILE - 1) / TILE;
+  int64_t batch = 1;
+  for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
+  p.tiles = p.tx * p.ty * batch;
   p.out = d->out, p.a = d->a, p.b = d->b;
   p.s = scal_of(d);
-  TiledLaunch L{p, env};
+  TiledLaunch L{p, grid_for(p.tiles, 1, env->sm_count, 8), env};
   return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
 }
