@@ -70,13 +70,7 @@ __global__ void __launch_bounds__(NT, 1)
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
     for (int t = 0; t < ktiles; ++t) {
       const int s = t % STAGES;
-      mbar_wait(full + 8 * s, (t / STAGES) & 1);
-      const uint32_t sa = base + s * STAGE_BYTES, sb = sa + A_BYTES;
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks)
-        Wgmma<BN, T>::template mma<LA, LB>(d, OpTile<LA, BM>::desc(sa, c * 64, ks), OpTile<LB, BN>::desc(sb, 0, ks), 1);
-      wgmma_commit();
+      mma_stage<BM, BN, T, LA, LB>(d, full + 8 * s, (t / STAGES) & 1, base + s * STAGE_BYTES, c * 64);
       wgmma_wait<1>(); // tile t - 1's wgmma are done: release its stage
       if (t > 0 && wt == 0) mbar_arrive(empty + 8 * ((t - 1) % STAGES));
     }
@@ -88,38 +82,18 @@ __global__ void __launch_bounds__(NT, 1)
 #endif
 }
 
-template <typename T, int LA, int LB> int launch(const ck_mm_desc *d, const ck_env *env, const Maps &mp) {
-  static bool raised;
-  auto kern = matmul_warp_specialized_kernel<T, LA, LB>;
-  if (int e = raise_smem(kern, SMEM, raised)) return e;
-  const TcArgs p = tc_args(d);
-  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
-  ck_note(env, kern, NT, SMEM);
-  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
-    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
-      const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),
-                      (unsigned)(d->batch - z0 < 65535 ? d->batch - z0 : 65535));
-      kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(mp.a, mp.b, p, y0, z0);
-    }
-  return (int)cudaGetLastError();
-}
-
-template <typename T> int launch_t(const ck_mm_desc *d, const ck_env *env) {
-  Maps mp;
-  if (!make_maps(mp, d, BM, BN)) return (int)cudaErrorInvalidValue;
-  if (mp.la == KMAJ) return mp.lb == KMAJ ? launch<T, KMAJ, KMAJ>(d, env, mp) : launch<T, KMAJ, MNMAJ>(d, env, mp);
-  return mp.lb == KMAJ ? launch<T, MNMAJ, KMAJ>(d, env, mp) : launch<T, MNMAJ, MNMAJ>(d, env, mp);
-}
+struct Rung {
+  template <typename T, int LA, int LB> static int launch(const ck_mm_desc *d, const ck_env *env, const Maps &mp) {
+    static bool raised;
+    auto kern = matmul_warp_specialized_kernel<T, LA, LB>;
+    if (int e = raise_smem(kern, SMEM, raised)) return e;
+    return launch_tiles_tma<BM, BN, NT, SMEM>(d, env, mp, kern);
+  }
+};
 
 } // namespace
 
-extern "C" int ck_matmul_warp_specialized(const void *desc, const ck_env *env) {
-  const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
-  if (d->dtype == CK_F16) return launch_t<__half>(d, env);
-  if (d->dtype == CK_BF16) return launch_t<__nv_bfloat16>(d, env);
-  return (int)cudaErrorInvalidValue;
-}
+extern "C" int ck_matmul_warp_specialized(const void *desc, const ck_env *env) { return launch_rung<Rung>(desc, env, BM, BN); }
 
 extern "C" const char *ck_matmul_warp_specialized_supports(const void *desc) {
   return supports_hopper((const ck_mm_desc *)desc, (const void *)matmul_warp_specialized_kernel<__half, KMAJ, MNMAJ>);

@@ -109,7 +109,8 @@ __global__ void __launch_bounds__(NT, 1)
         for (int ks = 0; ks < BK / 16; ++ks)
           Wgmma<BN, T>::template mma<LA, LB>(d, OpTile<LA, BM>::desc(sa, c * 64, ks), OpTile<LB, BN>::desc(sb, 0, ks), 1);
         wgmma_commit();
-        wgmma_wait<1>();
+        wgmma_wait<1>(); // written out, not through mma_stage: with the helper nvcc lays this loop out differently
+                         // (twice the wgmma in the PTX), and that version has not been measured
         if (t > 0) release(it - 1);
       }
       wgmma_wait<0>();
@@ -126,48 +127,39 @@ __global__ void __launch_bounds__(NT, 1)
 #endif
 }
 
-template <typename T, int LA, int LB> int launch(const ck_mm_desc *d, const ck_env *env, const Maps &mp) {
-  static bool raised;
-  static int max_clusters; // resident 2-CTA clusters of this kernel (asked once)
-  auto kern = matmul_persistent_kernel<T, LA, LB>;
-  if (int e = raise_smem(kern, SMEM, raised)) return e;
-  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN, pairs = (mt + 1) / 2 * nt * d->batch;
-  if (pairs > 0x7fffffffLL) return (int)cudaErrorInvalidConfiguration; // supports() refuses these first
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 2, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.blockDim = dim3(NT), cfg.dynamicSmemBytes = SMEM, cfg.stream = (cudaStream_t)env->stream;
-  cfg.attrs = attr, cfg.numAttrs = 1;
-  if (max_clusters <= 0) {
-    cfg.gridDim = dim3(2 * (env->sm_count > 0 ? env->sm_count / 2 : 66));
-    int n = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kern, &cfg);
-    if (e != cudaSuccess) return (int)e;
-    if (n <= 0) return (int)cudaErrorInvalidConfiguration;
-    max_clusters = n;
+struct Rung {
+  template <typename T, int LA, int LB> static int launch(const ck_mm_desc *d, const ck_env *env, const Maps &mp) {
+    static bool raised;
+    static int max_clusters; // resident 2-CTA clusters of this kernel (asked once)
+    auto kern = matmul_persistent_kernel<T, LA, LB>;
+    if (int e = raise_smem(kern, SMEM, raised)) return e;
+    const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN, pairs = (mt + 1) / 2 * nt * d->batch;
+    if (pairs > 0x7fffffffLL) return (int)cudaErrorInvalidConfiguration; // supports() refuses these first
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(NT), cfg.dynamicSmemBytes = SMEM, cfg.stream = (cudaStream_t)env->stream;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+    if (max_clusters <= 0) {
+      cfg.gridDim = dim3(2 * (env->sm_count > 0 ? env->sm_count / 2 : 66));
+      int n = 0;
+      const cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kern, &cfg);
+      if (e != cudaSuccess) return (int)e;
+      if (n <= 0) return (int)cudaErrorInvalidConfiguration;
+      max_clusters = n;
+    }
+    cfg.gridDim = dim3((unsigned)(2 * (pairs < max_clusters ? pairs : max_clusters)));
+    ck_note(env, kern, NT, SMEM);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, mp.a, mp.b, tc_args(d), (int)pairs);
+    return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
   }
-  cfg.gridDim = dim3((unsigned)(2 * (pairs < max_clusters ? pairs : max_clusters)));
-  ck_note(env, kern, NT, SMEM);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, mp.a, mp.b, tc_args(d), (int)pairs);
-  return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
-}
-
-template <typename T> int launch_t(const ck_mm_desc *d, const ck_env *env) {
-  Maps mp;
-  if (!make_maps(mp, d, BM, BN / 2)) return (int)cudaErrorInvalidValue; // a K-major B box: half the tile
-  if (mp.la == KMAJ) return mp.lb == KMAJ ? launch<T, KMAJ, KMAJ>(d, env, mp) : launch<T, KMAJ, MNMAJ>(d, env, mp);
-  return mp.lb == KMAJ ? launch<T, MNMAJ, KMAJ>(d, env, mp) : launch<T, MNMAJ, MNMAJ>(d, env, mp);
-}
+};
 
 } // namespace
 
 extern "C" int ck_matmul_persistent(const void *desc, const ck_env *env) {
-  const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
-  if (d->dtype == CK_F16) return launch_t<__half>(d, env);
-  if (d->dtype == CK_BF16) return launch_t<__nv_bfloat16>(d, env);
-  return (int)cudaErrorInvalidValue;
+  return launch_rung<Rung>(desc, env, BM, BN / 2); // a K-major B box: half the tile (each block of a pair loads one)
 }
 
 extern "C" const char *ck_matmul_persistent_supports(const void *desc) {

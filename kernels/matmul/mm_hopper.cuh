@@ -211,6 +211,22 @@ template <int L, int R> struct OpTile {
   }
 };
 
+// ---------------------------------------------------------------- one k tile of a consumer (device)
+
+/* A consumer warpgroup's k tile: wait for the stage's full barrier (phase parity), then the BK/16 wgmma
+ * m64nBNk16 of its A rows row0 .. row0 + 63 (A tile at sa, B tile right after it), committed as one group.
+ * The caller waits for the group (wgmma_wait) when its pipeline needs to. */
+template <int BM, int BN, typename T, int LA, int LB>
+__device__ __forceinline__ void mma_stage(float (&d)[BN / 2], uint32_t full_bar, uint32_t parity, uint32_t sa, int row0) {
+  mbar_wait(full_bar, parity);
+  const uint32_t sb = sa + OpTile<LA, BM>::BYTES;
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < BK / 16; ++ks)
+    Wgmma<BN, T>::template mma<LA, LB>(d, OpTile<LA, BM>::desc(sa, row0, ks), OpTile<LB, BN>::desc(sb, 0, ks), 1);
+  wgmma_commit();
+}
+
 // ---------------------------------------------------------------- epilogue (device)
 
 /* A warpgroup's m64 x N accumulators (thread wt of the warpgroup) to C rows row0 .. row0 + 63 of the block
@@ -304,6 +320,40 @@ inline const char *supports_hopper(const ck_mm_desc *d, const void *kern) {
   }
   if (!encode_fn()) return "the driver has no cuTensorMapEncodeTiled (needs CUDA 12+ driver)";
   return NULL;
+}
+
+/* A rung's launch over d: the tensor maps (box_a / box_b rows of a K-major A / B box), then
+ * R::launch<T, LA, LB>(d, env, maps) for the dtype and the layouts the maps found. */
+template <class R, typename T> int launch_layouts(const ck_mm_desc *d, const ck_env *env, int box_a, int box_b) {
+  Maps mp;
+  if (!make_maps(mp, d, box_a, box_b)) return (int)cudaErrorInvalidValue;
+  if (mp.la == KMAJ)
+    return mp.lb == KMAJ ? R::template launch<T, KMAJ, KMAJ>(d, env, mp) : R::template launch<T, KMAJ, MNMAJ>(d, env, mp);
+  return mp.lb == KMAJ ? R::template launch<T, MNMAJ, KMAJ>(d, env, mp) : R::template launch<T, MNMAJ, MNMAJ>(d, env, mp);
+}
+template <class R> int launch_rung(const void *desc, const ck_env *env, int box_a, int box_b) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  if (d->dtype == CK_F16) return launch_layouts<R, __half>(d, env, box_a, box_b);
+  if (d->dtype == CK_BF16) return launch_layouts<R, __nv_bfloat16>(d, env, box_a, box_b);
+  return (int)cudaErrorInvalidValue;
+}
+
+/* One block per BM x BN tile: grid x = column tiles, y = row tiles, z = batch, issued as several launches
+ * when y or z would pass 65535 (the kernel gets the first row tile and batch of its launch). */
+template <int BM, int BN, int NT, int SMEM>
+int launch_tiles_tma(const ck_mm_desc *d, const ck_env *env, const Maps &mp,
+                     void (*kern)(const CUtensorMap, const CUtensorMap, const TcArgs, int64_t, int64_t)) {
+  const TcArgs p = tc_args(d);
+  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
+  ck_note(env, kern, NT, SMEM);
+  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
+    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
+      const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),
+                      (unsigned)(d->batch - z0 < 65535 ? d->batch - z0 : 65535));
+      kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(mp.a, mp.b, p, y0, z0);
+    }
+  return (int)cudaGetLastError();
 }
 
 /* Dynamic shared memory opt-in, once per kernel. */
