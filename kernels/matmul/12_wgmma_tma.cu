@@ -19,6 +19,8 @@
  * Launch: 256 threads (2 warpgroups), grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
  * z = batch (several launches past 65535); dynamic shared memory STAGES * 48 KB + 1 KB (alignment) +
  * barriers.
+ * Measured (H100, bf16, % of cuBLAS in the same run, three runs): 8192^3 81.2 / 82.9 / 83.2%, 4096^3 74.7 -
+ * 74.9%: 2.2-2.3x step 11. 154 registers, 193 KB of shared memory, one block (8 warps) per SM.
  * Limits: m, n, k < 2^31; compute capability 9.x and an sm_90a build; operands a tensor map takes (the
  * dispatcher copies the others, CK_VF_TMA; supports() says when even a copy would not do).
  * Operands as in mm_tc.cuh (TcArgs): f16 or bf16 A and B, C in the input dtype or f32, alpha/beta in f32,

@@ -23,7 +23,10 @@
  * Not done here: an epilogue through shared memory and TMA stores (the results go out from registers).
  * Launch: 384 threads, clusters of 2 (cudaLaunchKernelEx), grid = 2 * min(tile pairs, resident clusters);
  * block tile 128 x 256 x 64, 4 stages of 48 KB.
- * Limits and operands: as step 12 (mm_hopper.cuh: supports_hopper); fewer than 2^31 tiles.
+ * Measured (H100, bf16, % of cuBLAS in the same run): 8192^3 80.8 / 84.2% (two runs); without clusters
+ * (persistent only) 88.9%, against 89.0% for step 13 in that run. Multicast did not pay here: the pair
+ * advances in lockstep (each stage waits for both blocks' consumers), and L2 was not the limit (see 13).
+ * Limits and operands: as step 12 (mm_hopper.cuh: supports_hopper); fewer than 2^31 tile pairs.
  */
 #include "mm_hopper.cuh"
 
