@@ -2,6 +2,7 @@
 # GPU host: compute-sanitizer over the quick all-variant acceptance run (spec/gpu_sanitize.lua).
 #   make gpu-sanitize            (or: sh spec/gpu_sanitize.sh)
 #   TOOLS="memcheck initcheck"   which tools (default: memcheck racecheck synccheck initcheck)
+#   CUKERN_GPU_SANITIZE_VARIANTS="tiled persistent"   only those rungs (racecheck over every rung takes minutes)
 # Writes $OUT/gpu-sanitize-<tool>.log and $OUT/gpu-sanitize-summary.txt (OUT defaults to build-asan/gpu):
 # one line per tool with its error summary and the acceptance run's own last line. Exit status non-zero
 # when a tool reports an error or the run fails.
