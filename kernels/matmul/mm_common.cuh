@@ -106,30 +106,37 @@ inline int launch_f32_f64(const void *desc, const ck_env *env, void (*kf)(MmArgs
   return (int)cudaGetLastError();
 }
 
-/* The launches of steps 8-9 (C: the step's configuration, kern: its kernel for C and vec): grid x = column
- * tiles, y = row tiles, z = batch, issued as several launches when y or z would pass 65535 (the kernel gets
- * the first row tile and batch of its launch). C::SMEM bytes of dynamic shared memory, opted in once per
- * kernel past 48 KB. */
+/* Dynamic shared memory past 48 KB is opted in once per kernel (`raised`: the caller's flag for that kernel). */
+template <class K> inline int raise_smem(K kern, int bytes, bool &raised) {
+  if (raised || bytes <= 48 * 1024) return 0;
+  const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e != cudaSuccess) return (int)e;
+  raised = true;
+  return 0;
+}
+
+/* The launches of the tiled rungs (steps 8-13) over bm x bn tiles of C: grid x = column tiles, y = row tiles,
+ * z = batch, issued as several launches when y or z would pass 65535; launch(grid, y0, z0) issues one (the
+ * kernel gets the first row tile and batch of its launch). */
+template <class F> int split_tiles(const ck_mm_desc *d, int64_t bm, int64_t bn, F &&launch) {
+  const int64_t mt = (d->m + bm - 1) / bm, nt = (d->n + bn - 1) / bn;
+  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration; /* > 3e10 columns: cannot be in memory */
+  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
+    for (int64_t y0 = 0; y0 < mt; y0 += 65535) launch(dim3((unsigned)nt, cap(mt - y0, 65535), cap(d->batch - z0, 65535)), y0, z0);
+  return (int)cudaGetLastError();
+}
+
+/* The launches of steps 8-9 (C: the step's configuration, kern: its kernel for C and vec), C::SMEM bytes of
+ * dynamic shared memory. */
 template <class C>
 int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, int64_t, int64_t), bool vec) {
+  static bool raised[2]; // per instantiation and vec (the attribute is per function)
+  if (int e = raise_smem(kern, C::SMEM, raised[vec])) return e;
   const MmArgsV p = mm_args_v(d);
-  if (C::SMEM > 48 * 1024) {
-    static bool raised[2]; // per instantiation; set once (the attribute is per function)
-    if (!raised[vec]) {
-      cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
-      if (e != cudaSuccess) return (int)e;
-      raised[vec] = true;
-    }
-  }
-  const int64_t mt = (d->m + C::BM - 1) / C::BM, nt = (d->n + C::BN - 1) / C::BN;
-  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration; /* > 3e10 columns: cannot be in memory */
   ck_note(env, kern, C::NT, C::SMEM);
-  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
-    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
-      const dim3 grid((unsigned)nt, cap(mt - y0, 65535), cap(d->batch - z0, 65535));
-      kern<<<grid, C::NT, C::SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
-    }
-  return (int)cudaGetLastError();
+  return split_tiles(d, C::BM, C::BN, [&](dim3 grid, int64_t y0, int64_t z0) {
+    kern<<<grid, C::NT, C::SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
+  });
 }
 
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. n-1) of a templated step; -1 when unset or out of range. */

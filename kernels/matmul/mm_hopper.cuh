@@ -339,31 +339,18 @@ template <class R> int launch_rung(const void *desc, const ck_env *env, int box_
   return (int)cudaErrorInvalidValue;
 }
 
-/* One block per BM x BN tile: grid x = column tiles, y = row tiles, z = batch, issued as several launches
- * when y or z would pass 65535 (the kernel gets the first row tile and batch of its launch). */
+/* One block per BM x BN tile (mm_common.cuh: split_tiles), the two tensor maps as kernel arguments. */
 template <int BM, int BN, int NT, int SMEM>
 int launch_tiles_tma(const ck_mm_desc *d, const ck_env *env, const Maps &mp,
                      void (*kern)(const CUtensorMap, const CUtensorMap, const TcArgs, int64_t, int64_t)) {
   const TcArgs p = tc_args(d);
-  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
   ck_note(env, kern, NT, SMEM);
-  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
-    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
-      const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),
-                      (unsigned)(d->batch - z0 < 65535 ? d->batch - z0 : 65535));
-      kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(mp.a, mp.b, p, y0, z0);
-    }
-  return (int)cudaGetLastError();
+  return ckmm::split_tiles(d, BM, BN, [&](dim3 grid, int64_t y0, int64_t z0) {
+    kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(mp.a, mp.b, p, y0, z0);
+  });
 }
 
-/* Dynamic shared memory opt-in, once per kernel. */
-template <class K> inline int raise_smem(K kern, int bytes, bool &raised) {
-  if (raised) return 0;
-  const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (e != cudaSuccess) return (int)e;
-  raised = true;
-  return 0;
-}
+using ckmm::raise_smem;
 
 } // namespace ckh
 

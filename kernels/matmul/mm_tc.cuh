@@ -436,27 +436,17 @@ __device__ __forceinline__ void *c_base(const TcArgs &p, int64_t z, int64_t m0, 
 
 // ---------------------------------------------------------------- launches (host)
 
-/* Grid x = column tiles, y = row tiles, z = batch, as several launches when y or z would pass 65535 (the
+/* One block per BM x BN tile (mm_common.cuh: split_tiles: several launches when y or z would pass 65535, the
  * kernel gets the first row tile and batch of its launch); SMEM bytes of dynamic shared memory, opted in
  * once per kernel past 48 KB. `raised` is the caller's per-kernel flag. */
 template <int BM, int BN, int NT, int SMEM>
 int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), bool &raised) {
-  if (SMEM > 48 * 1024 && !raised) {
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM);
-    if (e != cudaSuccess) return (int)e;
-    raised = true;
-  }
+  if (int e = ckmm::raise_smem(kern, SMEM, raised)) return e;
   const TcArgs p = tc_args(d);
-  const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN;
-  if (nt >= (1 << 28)) return (int)cudaErrorInvalidConfiguration;
   ck_note(env, kern, NT, SMEM);
-  for (int64_t z0 = 0; z0 < d->batch; z0 += 65535)
-    for (int64_t y0 = 0; y0 < mt; y0 += 65535) {
-      const dim3 grid((unsigned)nt, (unsigned)(mt - y0 < 65535 ? mt - y0 : 65535),
-                      (unsigned)(d->batch - z0 < 65535 ? d->batch - z0 : 65535));
-      kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
-    }
-  return (int)cudaGetLastError();
+  return ckmm::split_tiles(d, BM, BN, [&](dim3 grid, int64_t y0, int64_t z0) {
+    kern<<<grid, NT, SMEM, (cudaStream_t)env->stream>>>(p, y0, z0);
+  });
 }
 
 using ckmm::forced_cfg; // CUKERN_MM_CFG=<i> forces configuration i of a rung
