@@ -1,5 +1,7 @@
--- The matmul ladder on CUDA cores: naive -> coalesced -> shared memory -> 1-D / 2-D register blocking ->
--- float4 -> conflict-free -> warp tiling -> cp.async pipeline, against cuBLAS (SGEMM / DGEMM, no TF32).
+-- The matmul ladder: on CUDA cores naive -> coalesced -> shared memory -> 1-D / 2-D register blocking ->
+-- float4 -> conflict-free -> warp tiling -> cp.async pipeline, against cuBLAS (SGEMM / DGEMM, no TF32); on
+-- tensor cores (f16, bf16, tf32) WMMA -> mma.sync, and on Hopper wgmma + TMA -> warp-specialised ->
+-- persistent clusters, against cuBLAS in the same dtype.
 --
 --   lua5.4 examples/matmul_ladder.lua [sizes...] [--host-small]
 --       sizes: square n (m = n = k); default 1024 2048 4096 8192 on the GPU (env CUKERN_MM_SIZES="1024 4096"
