@@ -164,10 +164,13 @@ __device__ __forceinline__ typename O::acc_t fold_bulk(const typename O::value_t
   for (int64_t i = 0; i < ntile; ++i, ++k) {
     const uint32_t s = k % S;
     mbar_wait(&bar[s], (k / S) & 1u);
-    const Vec<T> *tile = reinterpret_cast<const Vec<T> *>(smem + s * TB);
+    const float4 *tile = reinterpret_cast<const float4 *>(smem + s * TB); /* LDS.128 (Vec<T> is T-aligned) */
     Vec<T> r[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = tile[u * BS + t];
+    for (int u = 0; u < U; ++u) {
+      const float4 v = tile[u * BS + t];
+      memcpy(&r[u], &v, 16);
+    }
 #pragma unroll
     for (int u = 0; u < U; ++u) fold_vec<O, N>(acc[u], r[u], vbeg + i * TILE + (int64_t)(u * BS + t) * N);
     __syncthreads(); /* the whole block is done with stage s */
