@@ -211,7 +211,7 @@ using H4 = Cfg<256, 128, 32, 64, 64, 4, 1, 1>; // 4: 8 warps of 64 x 64 over 256
 using H5 = Cfg<128, 128, 64, 64, 64, 3, 2, 0>; // 5: H0 with BK 64, 3 stages, 96 KB, 2 blocks per SM
 using H6 = Cfg<128, 128, 32, 64, 64, 4, 2, 1>; // 6: H0 with the register double buffer
 using H7 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 7: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 8, kSmallH = 7;
+constexpr int kNH = 8, kLargeH = 0, kSmallH = 7; // the defaults past / below one 128 x 128 tile per SM
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. TFLOP/s at 4096^3 / 8192^3 (cuBLAS TF32
 // 378 / 397 in the same run), with 4-byte B loads: T0 119 / 124, 128x256x16 PIPE 1 77 / 83, T4 77 / 81.
@@ -221,7 +221,7 @@ using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0>; // 1: BK 32, 3 stages, 96 KB, 2 b
 using T2 = Cfg<128, 256, 16, 64, 64, 4, 1, 0>; // 2: 8 warps of 64 x 64, BK 16, 96 KB
 using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0>; // 3: 8 warps, BK 32, 3 stages, 144 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems, 48 KB
-constexpr int kNT = 5, kSmallT = 4;
+constexpr int kNT = 5, kLargeT = 0, kSmallT = 4;
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -239,13 +239,13 @@ template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
 }
 
-/* The large configuration once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
-int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int small) {
+/* The large configuration once bm x bn tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
+int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int large, int small) {
   const int forced = forced_cfg(n);
   if (forced >= 0) return forced;
   const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
   const int64_t tiles = ((d->m + bm - 1) / bm) * ((d->n + bn - 1) / bn) * d->batch;
-  return tiles >= sms ? 0 : small;
+  return tiles >= sms ? large : small;
 }
 
 template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
@@ -253,7 +253,7 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
   }
-  switch (pick(d, env, kNH, H0::BM, H0::BN, kSmallH)) {
+  switch (pick(d, env, kNH, H0::BM, H0::BN, kLargeH, kSmallH)) {
   case 1: return launch_h<H1, T>(d, env);
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
@@ -270,7 +270,7 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  switch (pick(d, env, kNT, T0::BM, T0::BN, kSmallT)) {
+  switch (pick(d, env, kNT, T0::BM, T0::BN, kLargeT, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
