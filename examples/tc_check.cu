@@ -167,8 +167,8 @@ struct Rung {
 };
 static const Rung kRungs[] = {
     {"cublas", ck_matmul_cublas, nullptr, 0, 0},
-    {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 3, 0},
-    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 5, 3},
+    {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 6, 0},
+    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 8, 5},
 };
 
 static void set_cfg(int cfg) {

@@ -13,15 +13,16 @@
  * (mm_tc.cuh: SW_PAD), which keeps load_matrix_sync's row reads in different bank groups and its 32-byte
  * alignment. The accumulators leave through a per-warp 16x16 f32 scratch in shared memory (the fragment
  * layout is opaque), from which lanes apply alpha/beta, convert to c_dtype and store with the tile's guards.
- * Operands that do not allow 16-byte copies are loaded with plain element loads (any strides; slow), as in
- * step 11; edge tiles are zero-filled by cp.async.
+ * The copies are step 11's (mm_tc.cuh: StageCopy): per-thread source pointers computed once per block, interior
+ * k tiles copied without tests, edge tiles zero-filled by cp.async from the same pointers. Operands that do
+ * not allow 16-byte copies are loaded with plain element loads (any strides; slow), as in step 11.
  * Changed from step 9: tensor cores (WMMA 16x16x16 fragments) instead of FFMA, f16/bf16 inputs with f32
  * accumulation, results through shared memory.
  * Launch: block (BM/WM)*(BN/WN) warps; grid x = column tiles, y = row tiles (grouped by 8), z = batch, split
  * past 65535. Large problems: 128 x 256 x 32 with 8 warps of 64 x 64, 3 stages, 79.5 KB dynamic shared
  * memory (configurations below; CUKERN_MM_CFG=<i> forces one).
- * Measured (H100, examples/tc_check, 8192^3, cuBLAS in the same run): f16 278-287 TFLOP/s = 38-39% of cuBLAS,
- * bf16 215 = 27%. The difference is the library's: for f16, load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88
+ * Measured before the per-thread copy pointers (H100, examples/tc_check, 8192^3, cuBLAS in the same run): f16
+ * 278-287 TFLOP/s = 38-39% of cuBLAS, bf16 215 = 27%; with them, and configurations 3-5: not yet measured. The difference is the library's: for f16, load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88
  * for B); for bf16, nvcc 13.0 emits plain shared loads and MOVM transposes instead (SASS), about 4x the
  * instructions per fragment. Step 11 writes the loads itself.
  * Limits: f16/bf16 only; k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides.
@@ -76,8 +77,10 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 #pragma unroll
     for (int j = 0; j < C::FN; ++j) wmma::fill_fragment(acc[i][j], 0.f);
 
+  const StageCopy<T, C::BM, C::BN, C::BK, SW_PAD, SW_PAD, C::NT> copier(p, bt, tid); // VEC: per-thread pointers
   auto issue = [&](int kt, int st) {
-    load_stage<T, C::BM, C::BN, C::BK, SW_PAD, SW_PAD, C::NT, VEC>(p, bt, kt, sA + st * C::A_ST, sB + st * C::B_ST, tid);
+    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * C::A_ST, sB + st * C::B_ST);
+    else load_stage<T, C::BM, C::BN, C::BK, SW_PAD, SW_PAD, C::NT, false>(p, bt, kt, sA + st * C::A_ST, sB + st * C::B_ST, tid);
   };
   auto load = [&](Frags<C, T> &f, int stage, int ks) {
     const T *as = As + stage * (C::A_ST / 2) + (wm * C::WM) * C::LDA + ks * 16;
@@ -120,13 +123,16 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 // ---------------------------------------------------------------- configurations and launch
 
 // index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM. Shared memory: STAGES * (BM*(BK+8) +
-// BK*(BN+8)) * 2 bytes. H100, TFLOP/s at 4096^3 / 8192^3: f16 W0 246 / 269, W1 259 / 287, W2 160 / 167;
-// bf16 W0 180 / 196, W1 197 / 215, W2 150 / 159.
+// BK*(BN+8)) * 2 bytes. H100, TFLOP/s at 4096^3 / 8192^3, before the per-thread copy pointers: f16 W0 246 / 269,
+// W1 259 / 287, W2 160 / 167; bf16 W0 180 / 196, W1 197 / 215, W2 150 / 159. W3-W5: not yet measured.
 //                BM   BN  BK  WM  WN ST MINB
 using W0 = Cfg<128, 128, 32, 64, 32, 3, 2>; // 0: 8 warps of 64 x 32, 55.5 KB, 2 blocks per SM
 using W1 = Cfg<128, 256, 32, 64, 64, 3, 1>; // 1: large problems; 8 warps of 64 x 64, 79.5 KB
 using W2 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 2: small problems, 28.5 KB
-constexpr int kNCfg = 3;
+using W3 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 3: W1 with BK 64 (half the barriers), 153 KB
+using W4 = Cfg<256, 128, 32, 64, 64, 3, 1>; // 4: 8 warps of 64 x 64 over 256 rows, 85.5 KB
+using W5 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 5: 4 warps of 64 x 64, 4 stages, 74 KB, 2 blocks per SM
+constexpr int kNCfg = 6;
 using G = Cfg<64, 64, 32, 32, 32, 3, 1>; // operands without 16-byte copies (plain element loads), any size
 
 template <class C, typename T, bool VEC> int launch(const ck_mm_desc *d, const ck_env *env) {
@@ -144,6 +150,9 @@ template <typename T> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   switch (cfg) {
   case 1: return launch<W1, T, true>(d, env);
   case 2: return launch<W2, T, true>(d, env);
+  case 3: return launch<W3, T, true>(d, env);
+  case 4: return launch<W4, T, true>(d, env);
+  case 5: return launch<W5, T, true>(d, env);
   default: return launch<W0, T, true>(d, env);
   }
 }

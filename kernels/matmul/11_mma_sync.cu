@@ -17,24 +17,33 @@
  * k_loop); on an H100 that was slower (see the configuration table), so the defaults use PIPE = 0.
  * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
  * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
- * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its two B words with 4-byte
- * shared loads, conflict-free under the SW_TF32B swizzle. Both operands are rounded to TF32 with
- * cvt.rna (round to nearest) after the shared load: mma.sync takes its .tf32 operands in TF32 form.
+ * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its B words with 16-byte
+ * shared loads: the warp's n columns are permuted (mma column g of n8 tile j is warp column g * N8 + j), so
+ * that a lane's N8 B values of a k row are consecutive in shared memory (two 16-byte loads per row for a
+ * 64-wide warp tile, instead of eight 4-byte ones), conflict-free under SW_TF32N; the epilogue writes each
+ * result to its real column (store_acc_nperm). Both operands are rounded to TF32 with cvt.rna (round to
+ * nearest) after the shared load: mma.sync takes its .tf32 operands in TF32 form.
+ * Copies (mm_tc.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
+ * computed once per block; a k tile then costs one 64-bit add and one cp.async per 16-byte chunk. A k tile
+ * that lies wholly inside A and B (the block's tile inside C, k0 + BK <= k) is copied without tests; others
+ * zero-fill past the edges with cp.async's src-size from the same pointers, so tails cost no branch in the
+ * inner loop.
  * Operands that do not allow 16-byte copies (a column stride != 1, a row stride or base not a multiple of 16
  * bytes) are loaded with plain element loads and 16-byte shared stores into the same layout, by one small
  * configuration (64 x 64 x 32, 4 warps): correct for any strides, but slow; the dispatcher's contiguous
- * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path. Edge tiles
- * use cp.async's zero fill (src-size < 16), so tails cost no branch in the inner loop.
+ * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path.
  * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, 4 stages
  * instead of 3, results stored from registers; TF32 for f32.
  * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
  * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
  * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: 128 x 128 x 32
  * (TF32: x 16), 4 warps of 64 x 64, 4 stages, 64 KB dynamic shared memory, 2 blocks per SM.
- * Measured (H100, 8192^3, same run): bf16 287 TFLOP/s = 36% of cuBLAS (787), f16 287 = 39% (739), TF32 124 =
- * 31% (397). What limits it (SASS of the 128 x 128 kernel): issuing a k tile's 8 cp.async takes each thread
- * ~200 instructions (64-bit address arithmetic and per-chunk edge tests, mm_tc.cuh: load_tile) against 64
- * HMMA + 16 LDSM per warp, with only 2 warps per scheduler (234 registers) to hide it and the ldmatrix latency.
+ * Measured before the per-thread copy pointers (H100, 8192^3, same run): bf16 287 TFLOP/s = 36% of cuBLAS
+ * (787), f16 287 = 39% (739), TF32 124 = 31% (397). What limited it (SASS of the 128 x 128 kernel): issuing a
+ * k tile's 8 cp.async took each thread ~200 instructions (64-bit address arithmetic and per-chunk edge tests)
+ * against 64 HMMA + 16 LDSM per warp, with only 2 warps per scheduler (234 registers) to hide it and the
+ * ldmatrix latency. With the copies above (and the TF32 16-byte B loads): not yet measured
+ * (bench/exp/mma.sh times every configuration).
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
@@ -76,8 +85,10 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
+  const StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
   auto issue = [&](int kt, int st) {
-    load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
+    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
   };
   // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
   // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
@@ -111,11 +122,32 @@ template <class C> struct FragT { // one k8 step of a warp, rounded to TF32
   uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
 };
 
+/* The TF32 B fragments come from 16-byte shared loads: mma column g of the warp's n8 tile j is the warp
+ * tile's column g * N8 + j (a permutation of n, undone by the epilogue), so lane (g, t) needs row t (b0) and
+ * row t + 4 (b1) at the N8 consecutive columns g * N8 .. g * N8 + N8 - 1: N8 / 4 chunks per row, laid out by
+ * SW_TF32N. Results: acc[i][j][0..1] are row g, columns 2t * N8 + j and (2t + 1) * N8 + j; [2..3] row g + 8. */
+template <int MT, int N8>
+__device__ __forceinline__ void store_acc_nperm(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0,
+                                                int col0, int lane, int mrem, int nrem) {
+  const int g = lane >> 2, t4 = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < N8; j += 2)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) { // h: mma column 2t + h
+        const int r = row0 + i * 16 + g, c = col0 + (2 * t4 + h) * N8 + j;
+        store_pair(p, cb, r, c, mrem, nrem, acc[i][j][h], acc[i][j + 1][h]);
+        store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2 + h], acc[i][j + 1][2 + h]);
+      }
+}
+
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
   constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
-  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
-  static_assert(C::BK % 8 == 0, "k8 steps");
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32N>(C::BK);
+  constexpr int P = C::N8 / 4; // B chunks per lane and k row
+  static_assert(C::BK % 8 == 0 && C::N8 % 4 == 0, "k8 steps; warp tiles >= 32 columns");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -125,12 +157,14 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
+  const StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32N, C::NT> copier(p, bt, tid);
   auto issue = [&](int kt, int st) {
-    load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, VEC>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
-                                                                        tid);
+    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32N, C::NT, false>(p, bt, kt, sA + st * A_ST,
+                                                                                 sB + st * B_ST, tid);
   };
   // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
-  // (g+8, t+4). B: b0 = B[k = t][n = g], b1 = B[t + 4][g] of each n8 tile (g = lane / 4, t = lane % 4).
+  // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n] at the permuted columns above (g = lane / 4, t = lane % 4).
   const int g = lane >> 2, t4 = lane & 3;
   auto load = [&](FragT<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
@@ -141,10 +175,11 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
       for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
     }
 #pragma unroll
-    for (int j = 0; j < C::N8; ++j) {
-      const int n = wn * C::WN + j * 8 + g, k = ks * 8 + t4;
-      f.b0[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k, n >> 2) + (n & 3) * 4));
-      f.b1[j] = to_tf32(lds32(b_st + swz<BCH, SW_TF32B>(k + 4, n >> 2) + (n & 3) * 4));
+    for (int q = 0; q < P; ++q) {
+      const int ch = (wn * C::WN + g * C::N8) / 4 + q, k = ks * 8 + t4;
+      const uint4 v0 = lds128(b_st + swz<BCH, SW_TF32N>(k, ch)), v1 = lds128(b_st + swz<BCH, SW_TF32N>(k + 4, ch));
+      f.b0[4 * q] = to_tf32(v0.x), f.b0[4 * q + 1] = to_tf32(v0.y), f.b0[4 * q + 2] = to_tf32(v0.z), f.b0[4 * q + 3] = to_tf32(v0.w);
+      f.b1[4 * q] = to_tf32(v1.x), f.b1[4 * q + 1] = to_tf32(v1.y), f.b1[4 * q + 2] = to_tf32(v1.z), f.b1[4 * q + 3] = to_tf32(v1.w);
     }
   };
   auto mma = [&](const FragT<C> &f) {
@@ -155,32 +190,38 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   };
   k_loop<C::STAGES, C::PIPE, C::BK / 8, FragT<C>>(bt.ktiles, issue, load, mma);
 
-  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc_nperm(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
 
 // f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
-// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (examples/tc_check, bf16 TFLOP/s at 4096^3 /
-// 8192^3, cuBLAS 752 / 787 in the same run): H0 266 / 287, H1 263 / 280, H2 239 / 262, H3 256 / 280, H4 180 / 188;
-// f16 within 1% of these. Dropped after that run: 128x128 PIPE 1 227 / 249, 256x128 PIPE 1 240 / 269, 128x256x64
-// 3 stages PIPE 1 229 / 264. PIPE 1 loses here: at 254-255 registers the double buffer leaves the compiler no
-// room, and 2 warps per scheduler cannot hide the extra dependencies.
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 with the old per-chunk copies (examples/tc_check,
+// bf16 TFLOP/s at 4096^3 / 8192^3, cuBLAS 752 / 787 in the same run): H0 266 / 287, H1 263 / 280, H2 239 / 262,
+// 128x256x32 3 stages PIPE 1 256 / 280, H7 180 / 188; 128x128 PIPE 1 (H6) 227 / 249, 256x128 PIPE 1 (H4) 240 / 269,
+// 128x256x64 3 stages PIPE 1 (H3) 229 / 264; f16 within 1% of these. PIPE 1 lost then: at 254-255 registers (with
+// spills) the double buffer left the compiler no room. With the per-thread copy pointers no configuration spills
+// (ptxas -v, sm_90a: H0 236 registers, H5 232, H1 234, the PIPE 1 ones 255); their speed: not yet measured.
 //                BM   BN  BK  WM  WN ST MINB PIPE
 using H0 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H1 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 1: 8 warps of 64 x 64, 96 KB, 1 block per SM
 using H2 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 2: H1 with the register double buffer
-using H3 = Cfg<128, 256, 32, 64, 64, 3, 1, 1>; // 3: H2 with 3 stages, 72 KB
-using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 5, kSmallH = 4;
+using H3 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 3: BK 64 (half the barriers), 3 stages, 144 KB
+using H4 = Cfg<256, 128, 32, 64, 64, 4, 1, 1>; // 4: 8 warps of 64 x 64 over 256 rows, 96 KB
+using H5 = Cfg<128, 128, 64, 64, 64, 3, 2, 0>; // 5: H0 with BK 64, 3 stages, 96 KB, 2 blocks per SM
+using H6 = Cfg<128, 128, 32, 64, 64, 4, 2, 1>; // 6: H0 with the register double buffer
+using H7 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 7: small problems; 4 warps of 32 x 32, 24 KB
+constexpr int kNH = 8, kLargeH = 0, kSmallH = 7; // the defaults past / below one 128 x 128 tile per SM
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. TFLOP/s at 4096^3 / 8192^3 (cuBLAS TF32
-// 378 / 397 in the same run): T0 119 / 124, T1 77 / 83, T2 77 / 81. Dropped: 128x128x16 PIPE 1 81 / 85 (spills),
-// 128x128x32 3 stages PIPE 1 83 / 88 (spills).
+// 378 / 397 in the same run), with 4-byte B loads: T0 119 / 124, 128x256x16 PIPE 1 77 / 83, T4 77 / 81.
+// Dropped: 128x128x16 PIPE 1 81 / 85 (spills), 128x128x32 3 stages PIPE 1 83 / 88 (spills).
 using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
-using T1 = Cfg<128, 256, 16, 64, 64, 4, 1, 1>; // 1: 8 warps of 64 x 64, BK 16, PIPE 1, 96 KB
-using T2 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 2: small problems, 48 KB
-constexpr int kNT = 3, kSmallT = 2;
+using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0>; // 1: BK 32, 3 stages, 96 KB, 2 blocks per SM
+using T2 = Cfg<128, 256, 16, 64, 64, 4, 1, 0>; // 2: 8 warps of 64 x 64, BK 16, 96 KB
+using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0>; // 3: 8 warps, BK 32, 3 stages, 144 KB
+using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems, 48 KB
+constexpr int kNT = 5, kLargeT = 0, kSmallT = 4;
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -198,13 +239,13 @@ template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
 }
 
-/* The large configuration once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
-int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int small) {
+/* The large configuration once bm x bn tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
+int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, int large, int small) {
   const int forced = forced_cfg(n);
   if (forced >= 0) return forced;
   const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
   const int64_t tiles = ((d->m + bm - 1) / bm) * ((d->n + bn - 1) / bn) * d->batch;
-  return tiles >= sms ? 0 : small;
+  return tiles >= sms ? large : small;
 }
 
 template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
@@ -212,11 +253,14 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
   }
-  switch (pick(d, env, kNH, H0::BM, H0::BN, kSmallH)) {
+  switch (pick(d, env, kNH, H0::BM, H0::BN, kLargeH, kSmallH)) {
   case 1: return launch_h<H1, T>(d, env);
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
+  case 5: return launch_h<H5, T>(d, env);
+  case 6: return launch_h<H6, T>(d, env);
+  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -226,9 +270,11 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  switch (pick(d, env, kNT, T0::BM, T0::BN, kSmallT)) {
+  switch (pick(d, env, kNT, T0::BM, T0::BN, kLargeT, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);
+  case 3: return launch_t<T3>(d, env);
+  case 4: return launch_t<T4>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

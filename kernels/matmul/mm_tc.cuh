@@ -19,6 +19,14 @@
  *            bank groups, and so do the 8 chunks one cp.async phase writes;
  *   SW_TF32B CH >= 8: chunk ch ^ ((r & 3) << 1): the TF32 rung reads B with 4-byte loads at rows t, t+4 and
  *            columns g (t = lane % 4, g = lane / 4); this XOR puts the 32 lanes in 32 different banks.
+ *   SW_TF32N CH >= 8: chunk ch ^ s(r & 3), s = {0, 3, 4, 7}: the TF32 rung reads B with 16-byte loads, lane
+ *            (g, t) at row t (t + 4) and chunk c0 + g * P + q (P = 1 or 2 chunks per lane); the 8 lanes of
+ *            a 16-byte-load phase (g = 2h, 2h + 1, t = 0..3) then hit 8 different bank groups for P = 1 and 2.
+ *
+ * Copies of interior tiles (tile_copy). A k tile that lies wholly inside A and B (every interior block's k
+ * tiles but the last partial one) needs no bounds test: each thread's chunks sit at fixed offsets from a
+ * pointer computed once per block (rows NT/CH apart, the same chunk column, the same swizzle term when
+ * NT/CH is a multiple of the swizzle period), so a k tile costs one 64-bit add per chunk and the cp.async.
  */
 #ifndef CK_MM_TC_CUH
 #define CK_MM_TC_CUH
@@ -142,6 +150,12 @@ __device__ __forceinline__ uint32_t lds32(uint32_t src) {
   return v;
 }
 
+__device__ __forceinline__ uint4 lds128(uint32_t src) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(src));
+  return v;
+}
+
 /* Four 8x8 matrices of 16-bit elements (lanes 8i .. 8i+7 give the row addresses of matrix i). */
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -193,7 +207,7 @@ __device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
 
 // ---------------------------------------------------------------- tile layouts
 
-enum { SW_PAD, SW_XOR, SW_TF32B };
+enum { SW_PAD, SW_XOR, SW_TF32B, SW_TF32N };
 
 /* Byte offset of chunk ch of row r in an R x CH-chunk tile (see the header). */
 template <int CH, int MODE> __device__ __forceinline__ uint32_t swz(int r, int ch) {
@@ -202,6 +216,9 @@ template <int CH, int MODE> __device__ __forceinline__ uint32_t swz(int r, int c
   } else if constexpr (MODE == SW_TF32B) {
     static_assert(CH >= 8, "TF32 B swizzle needs rows of >= 8 chunks");
     return (uint32_t)(r * CH * 16 + ((ch ^ ((r & 3) << 1)) << 4));
+  } else if constexpr (MODE == SW_TF32N) {
+    static_assert(CH >= 8, "TF32 B swizzle needs rows of >= 8 chunks");
+    return (uint32_t)(r * CH * 16 + ((ch ^ (((r & 1) * 3) | ((r & 2) << 1))) << 4));
   } else if constexpr (CH >= 8) {
     return (uint32_t)(r * CH * 16 + ((ch ^ (r & 7)) << 4));
   } else {
@@ -297,6 +314,74 @@ __device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &
   load_tile<T, BM, BK / EPC, AMODE, NT, VEC>(sa, b.A + k0 * p.a_cs, p.a_rs, p.a_cs, b.mrem, krem, tid);
   load_tile<T, BK, BN / EPC, BMODE, NT, VEC>(sb, b.B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, b.nrem, tid);
 }
+
+/* The copies of one operand's R x CH-chunk tile on the VEC path (16-byte rows), from pointers computed once
+ * per block: thread tid's chunks are rows r0 + i * RSTEP (RSTEP = NT / CH, i < N) at chunk ch0, so a k tile
+ * only adds a byte offset. copy(): the whole tile is inside the operand (no tests); copy_edge(): rows >= rrem
+ * and elements past crem are zero-filled (cp.async src-size), the same per-thread pointers. */
+template <typename T, int R, int CH, int MODE, int NT> struct TileCopy {
+  static constexpr int EPC = 16 / (int)sizeof(T), N = R * CH / NT, RSTEP = NT / CH;
+  static_assert(NT % CH == 0 && N * NT == R * CH && N >= 1, "whole rows of chunks per pass, whole chunks per thread");
+  static_assert(MODE == SW_PAD || RSTEP % ((MODE == SW_TF32B || MODE == SW_TF32N) ? 4 : 8) == 0,
+                "a thread's chunks keep the swizzle term of its first row");
+  static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(RSTEP);
+  const char *src; // the thread's first chunk at k tile 0
+  int64_t rstep;   // bytes between its chunks
+  uint32_t dst;    // its first chunk's offset in a stage
+  int r0, c0;      // its first row and first element column
+  __device__ __forceinline__ TileCopy(const T *g, int64_t rs, int tid) {
+    r0 = tid / CH;
+    const int ch = tid % CH;
+    c0 = ch * EPC;
+    src = reinterpret_cast<const char *>(g + r0 * rs + c0);
+    rstep = (int64_t)RSTEP * rs * (int64_t)sizeof(T);
+    dst = swz<CH, MODE>(r0, ch);
+  }
+  __device__ __forceinline__ void copy(uint32_t sbase, int64_t off) const {
+    const char *s = src + off;
+    const uint32_t d = sbase + dst;
+#pragma unroll
+    for (int i = 0; i < N; ++i) cp16(d + i * DSTEP, s + i * rstep);
+  }
+  /* origin: the tile's element (0, 0) at this k tile, a valid address for the zero-byte copies. */
+  __device__ __forceinline__ void copy_edge(uint32_t sbase, int64_t off, const void *origin, int rrem, int crem) const {
+    const char *s = src + off;
+    const uint32_t d = sbase + dst;
+    const int bytes = min(max(crem - c0, 0), EPC) * (int)sizeof(T);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const int v = r0 + i * RSTEP < rrem ? bytes : 0;
+      cp16z(d + i * DSTEP, v ? (const void *)(s + i * rstep) : origin, v);
+    }
+  }
+};
+
+/* load_stage for the VEC path through TileCopy: a k tile of a block whose BM x BN tile is inside C (so its A
+ * rows and B columns are) and that lies wholly inside k takes copy(), any other copy_edge(). No commit. */
+template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT> struct StageCopy {
+  static constexpr int EPC = 16 / (int)sizeof(T);
+  TileCopy<T, BM, BK / EPC, AMODE, NT> a;
+  TileCopy<T, BK, BN / EPC, BMODE, NT> b;
+  int64_t bk; // bytes from one k tile of B to the next
+  int kfull;  // k tiles wholly inside k, or 0 when the block's tile is not inside C
+  __device__ __forceinline__ StageCopy(const TcArgs &p, const BlockTile<T> &bt, int tid)
+      : a(bt.A, p.a_rs, tid), b(bt.B, p.b_rs, tid) {
+    bk = (int64_t)BK * p.b_rs * (int64_t)sizeof(T);
+    kfull = bt.mrem == BM && bt.nrem == BN ? (int)(p.k / BK) : 0;
+  }
+  __device__ __forceinline__ void issue(const TcArgs &p, const BlockTile<T> &bt, int kt, uint32_t sa, uint32_t sb) const {
+    const int64_t aoff = (int64_t)kt * (BK * (int)sizeof(T)), boff = (int64_t)kt * bk;
+    if (kt < kfull) {
+      a.copy(sa, aoff);
+      b.copy(sb, boff);
+    } else {
+      const int64_t k0 = (int64_t)kt * BK;
+      const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+      a.copy_edge(sa, aoff, bt.A + k0, bt.mrem, krem);
+      b.copy_edge(sb, boff, bt.B + k0 * p.b_rs, krem, bt.nrem);
+    }
+  }
+};
 
 // ---------------------------------------------------------------- the pipelined k loop (device)
 
