@@ -19,8 +19,13 @@
  * Blocks run in groups of 8 tile rows (GROUP): consecutive blocks share B panels while they are in L2,
  * worth +2-4% over row-by-row order at 2048-8192 on an H200.
  * Before sm_80 the copies fall back to ordinary loads and stores (same barriers, so still correct).
- * The tile shape, STAGES, GROUP and LOOP are template parameters; the launcher keeps a table of
+ * The tile shape, STAGES, GROUP, LOOP and ISSUE are template parameters; the launcher keeps a table of
  * configurations, picks one by problem size (pick_cfg), and CUKERN_MM_CFG=<index> forces one.
+ * ISSUE = 1 (experimental, in no table entry yet): copy sources are running pointers, and an interior tile's
+ * copies step between A rows / B rows by 32-bit strides (fewer address instructions per k tile, issue slots
+ * that the FFMAs compete for); not yet measured. bench/exp/sgemm.sh sweeps the template (tile shapes, thread
+ * tiles 8x8 / 8x16 / 16x8, BK, STAGES, LOOP, ISSUE, GROUP) against cuBLAS; it includes this file with
+ * CK_MM09_KERNEL_ONLY defined (kernel, Cfg and launch<C> only: no pick_cfg, no extern "C" launcher).
  * Changed from step 8: cp.async multi-stage pipeline instead of register staging; grouped block order.
  * Launch: block NT = (BM/WM)*(BN/WN)*32 threads (1-D); grid x = column tiles, y = row tiles, z = batch; the
  * launcher issues several launches when y or z would pass 65535. Dynamic shared memory
@@ -71,9 +76,10 @@ __device__ __forceinline__ void cp16(float *dst, const float *src) {
 // ---------------------------------------------------------------- configuration
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int ST_, int MINB_, int GROUP_ = 1,
-          int LOOP_ = 0>
+          int LOOP_ = 0, int ISSUE_ = 0>
 struct Cfg {
   static constexpr int LOOP = LOOP_; // 1: barrier before the last k step, STAGES tiles in flight (see kernel)
+  static constexpr int ISSUE = ISSUE_; // 1: interior tiles' copies from running pointers (see issue())
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
   static constexpr int STAGES = ST_, MINB = MINB_;
   static constexpr int GROUP = GROUP_; // > 1: blocks walk GROUP rows of tiles at a time (L2 reuse of B panels)
@@ -127,12 +133,42 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 
   const int ktiles = (int)((p.k + C::BK - 1) / C::BK); // k < 2^31 (supports())
 
+  // ISSUE = 1: copy sources come from running pointers (tile kt's first A and B elements, advanced by BK
+  // columns of A and BK rows of B per issued tile; issue() is called for k tiles 0, 1, 2, ... in order), and an
+  // interior tile (all of m, n and k inside, row strides below 2^31 elements) steps from one A row / B row to
+  // the next by a 32-bit stride (one IMAD.WIDE each) instead of offsets recomputed from kt and the krem test.
+  const bool small_rs = p.a_rs >= 0 && p.b_rs >= 0 && (int64_t)C::BM * p.a_rs < 0x7fffffff &&
+                        (int64_t)C::BK * p.b_rs < 0x7fffffff;
+  const int kfull = full_mn && small_rs ? (int)(p.k / C::BK) : 0; // interior k tiles (ISSUE = 1)
+  const int a_rstep = (int)(RSTEP * p.a_rs), b_rstep = (int)(BROW_STEP * p.b_rs); // used when small_rs
+  const float *a_nx = a_src, *b_nx = b_src; // tile kt's copy sources (ISSUE = 1)
+
   // issue the copies of k tile kt into stage st (no commit)
   auto issue = [&](int kt, int st) {
+    if (C::ISSUE == 1 && kt < kfull) {
+      float *as = As + st * C::A_STAGE + a_dst, *bs = Bs + st * C::B_STAGE + b_dst;
+      const float *pa = a_nx, *pb = b_nx;
+#pragma unroll
+      for (int r = 0; r < RPL; ++r, pa += a_rstep)
+#pragma unroll
+        for (int h = 0; h < C::BK / 8; ++h) cp4(as + h * 8 * C::AP + r * RSTEP, pa + h * 8);
+#pragma unroll
+      for (int l = 0; l < C::LB4; ++l, pb += b_rstep) {
+        if (VEC) {
+          cp16(bs + l * BROW_STEP * C::BN, pb);
+        } else {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) cp4(bs + l * BROW_STEP * C::BN + c, pb + c);
+        }
+      }
+      a_nx += C::BK, b_nx += C::BK * p.b_rs;
+      return;
+    }
     const int64_t k0 = (int64_t)kt * C::BK;
+    const float *asrc = C::ISSUE == 1 ? a_nx : a_src + k0, *bsrc = C::ISSUE == 1 ? b_nx : b_src + k0 * p.b_rs;
+    if (C::ISSUE == 1) a_nx += C::BK, b_nx += C::BK * p.b_rs;
     const int krem = (int)(p.k - k0 < C::BK ? p.k - k0 : C::BK);
     float *as = As + st * C::A_STAGE + a_dst, *bs = Bs + st * C::B_STAGE + b_dst;
-    const float *asrc = a_src + k0, *bsrc = b_src + k0 * p.b_rs;
     if (full_mn && krem == C::BK) {
 #pragma unroll
       for (int l = 0; l < C::LA; ++l)
@@ -289,6 +325,8 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
                          vec);
 }
 
+#ifndef CK_MM09_KERNEL_ONLY // bench/exp/sgemm_sweep.cu includes this file for the kernel and launch<C> only
+
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: 128 x 128 tiles once there are
  * at least as many as SMs, 64 x 128 tiles while they still give half the SMs a block, 64 x 64 below. */
 int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
@@ -301,9 +339,13 @@ int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
   return 2 * mid >= sms ? 1 : 2;
 }
 
+#endif // CK_MM09_KERNEL_ONLY
+
 } // namespace
 
 // ---------------------------------------------------------------- launcher
+
+#ifndef CK_MM09_KERNEL_ONLY
 
 extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
@@ -321,3 +363,5 @@ extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
 }
 
 extern "C" const char *ck_matmul_double_buffer_supports(const void *desc) { return supports_k31(desc); }
+
+#endif // CK_MM09_KERNEL_ONLY
