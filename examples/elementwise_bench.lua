@@ -1,9 +1,11 @@
 --- Elementwise ladder benchmark: c = a + b and the chain y:add_(x * 2) on N f32 elements, contiguous and
--- transposed (a:t() views of a square matrix), for each variant, against device-to-device memcpy measured
--- in the same run. GB/s counts every byte read and written. Every case is validated before it is timed.
+-- transposed (a:t() views of a square matrix), operands in mixed memory orders (2-D, 3-D batched and
+-- permuted, a scalar operand, f16), for each variant, against device-to-device memcpy measured in the same
+-- run. GB/s counts every byte read and written. Every case is validated before it is timed.
 --
 --   lua5.4 examples/elementwise_bench.lua [N] [--host-small]   (env CUKERN_EW_N; default 2^28 on a GPU, 2^20
 --                                                              on the host backend)
+--   env CUKERN_EW_VARIANTS=tiled,strided   time only these variants (default: every variant)
 --
 -- Writes <results>/elementwise-<device slug>.json (bench/results on the GPU, bench/results/host/ on the
 -- host, $CUKERN_RESULTS if set) with rows {id, variant, op, dtype, shape, ms, gbps, pct_of_ref, correct}
@@ -23,8 +25,11 @@ local F32 = 4
 
 local variants = {}
 if gpu then
+  local only = os.getenv("CUKERN_EW_VARIANTS")
   for _, v in ipairs(ck.variants("elementwise")) do
-    if not v.bench_only then variants[#variants + 1] = v end
+    if not v.bench_only and (not only or ("," .. only .. ","):find("," .. v.name .. ",", 1, true)) then
+      variants[#variants + 1] = v
+    end
   end
 else
   variants = {{id = -1, name = "host"}}
@@ -42,23 +47,35 @@ end
 
 local function close(g, r)
   local gf, rf = g:to("f64"):flat(), r:to("f64"):flat()
+  local rtol = (g:dtype() == "f16" or g:dtype() == "bf16") and 1e-2 or 1e-5
   for i = 1, #rf do
     local d = math.abs(gf[i] - rf[i])
-    if not (d <= 1e-6 + 1e-5 * math.abs(rf[i])) then
+    if not (d <= 1e-6 + rtol * math.abs(rf[i])) then
       return false, ("element %d: got %.9g, expected %.9g"):format(i, gf[i], rf[i])
     end
   end
   return true
 end
 
---- got and each input are 1-D (n) or 2-D (rows sliced); `ref` computes the host reference on slices.
+--- got and each input are 1-D (n) or 2-D (rows sliced) or 3-D (a few rows of a few batch entries);
+-- `ref` computes the host reference on slices.
 local function validate(got, inputs, ref)
+  if got:ndim() == 3 then
+    local nb = got:shape()[1]
+    for _, bi in ipairs {1, math.max(1, nb // 2), nb} do
+      local sub = {}
+      for i, x in ipairs(inputs) do sub[i] = type(x) == "number" and x or x[bi] end
+      local ok, msg = validate(got[bi], sub, ref)
+      if not ok then return false, ("batch %d: %s"):format(bi, msg) end
+    end
+    return true
+  end
   local n = got:shape()[1]
   local starts, len = slices(n, got:ndim() == 2 and 4 or 2048)
   for _, s in ipairs(starts) do
     local last = math.min(n, s + len - 1)
     local hin = {}
-    for i, x in ipairs(inputs) do hin[i] = x:narrow(1, s, last):to("host") end
+    for i, x in ipairs(inputs) do hin[i] = type(x) == "number" and x or x:narrow(1, s, last):to("host") end
     local ok, msg = close(got:narrow(1, s, last):to("host"), ref(table.unpack(hin)))
     if not ok then return false, msg end
   end
@@ -104,6 +121,30 @@ local cases = {
   {op = "add", layout = "one transposed", a = sq_a, b = sq_b:t(), out = sq_c, shape = {side, side},
    bytes = 3 * side * side * F32},
 }
+-- mixed memory orders beyond a + b:t(): a scalar operand (y = x:t() * 2 into a row-major y, the one-input
+-- case of the tiled rung), 3-D operands (batched transpose; a permutation with the batch dim between the
+-- two tiled dims), and f16. The 3-D arrays are views of the 1-D ones (B x S3 x S3 elements of them).
+do
+  cases[#cases + 1] = {op = "mul", layout = "x:t() * 2", a = sq_a:t(), b = 2, out = sq_c, shape = {side, side},
+    bytes = 2 * side * side * F32}
+  local B = 16
+  local S3 = math.tointeger(math.floor(math.sqrt(N // B)))
+  local n3 = B * S3 * S3
+  local a3 = a:narrow(1, 1, n3):reshape(B, S3, S3)
+  local b3 = b:narrow(1, 1, n3):reshape(B, S3, S3)
+  local c3 = c:narrow(1, 1, n3):reshape(B, S3, S3)
+  cases[#cases + 1] = {op = "add", layout = "3-D a + b:transpose(2,3)", a = a3, b = b3:transpose(2, 3), out = c3,
+    shape = {B, S3, S3}, bytes = 3 * n3 * F32}
+  -- b3 read as (S3, B, S3) = (M, B, N); permute(3, 2, 1) is (N, B, M) with unit stride along N
+  local bm = b:narrow(1, 1, n3):reshape(S3, B, S3)
+  local cm = c:narrow(1, 1, n3):reshape(S3, B, S3)
+  local am = a:narrow(1, 1, n3):reshape(S3, B, S3)
+  cases[#cases + 1] = {op = "add", layout = "3-D a + b:permute(3,2,1)", a = am, b = bm:permute(3, 2, 1), out = cm,
+    shape = {S3, B, S3}, bytes = 3 * n3 * F32}
+  local h_a, h_b, h_c = sq_a:to("f16"), sq_b:to("f16"), ck.empty(side, side, {dtype = "f16", device = device})
+  cases[#cases + 1] = {op = "add", layout = "f16 one transposed", dtype = "f16", a = h_a, b = h_b:t(), out = h_c,
+    shape = {side, side}, bytes = 3 * side * side * 2}
+end
 local total = #cases * #variants + 3 * #variants
 local step = 0
 
@@ -113,13 +154,14 @@ for _, cs in ipairs(cases) do
     bench.progress(step, total, cs.op .. " " .. cs.layout .. " " .. v.name)
     local spec = {op = cs.op, a = cs.a, b = cs.b, out = cs.out, variant = vopt(v)}
     cs.out:fill(0 / 0)
-    ck.add(cs.a, cs.b, {out = cs.out, variant = vopt(v)})
+    ck[cs.op](cs.a, cs.b, {out = cs.out, variant = vopt(v)})
     local ran = ck.last_ran()
-    local ok, msg = validate(cs.out, {cs.a, cs.b}, function(x, y) return x + y end)
+    local ok, msg = validate(cs.out, {cs.a, cs.b}, function(x, y) return ck[cs.op](x, y) end)
     if not ok then io.stderr:write(("INVALID %s %s %s: %s\n"):format(cs.op, cs.layout, v.name, msg)) end
     local r = bench.run {spec = spec, warmup = WARMUP, reps = REPS, bytes = cs.bytes}
-    add_row(bench.kernel_fields({id = ran.id, variant = ran.name, asked = v.name, op = "c = a + b",
-      layout = cs.layout, dtype = "f32", shape = cs.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = pct(r.gbps),
+    add_row(bench.kernel_fields({id = ran.id, variant = ran.name, asked = v.name,
+      op = cs.op == "add" and "c = a + b" or ("c = " .. cs.op .. "(a, b)"),
+      layout = cs.layout, dtype = cs.dtype or "f32", shape = cs.shape, ms = r.ms, gbps = r.gbps, pct_of_ref = pct(r.gbps),
       correct = ok, note = ran.note ~= "" and ran.note or nil}, ck.last_ran()))
   end
 end

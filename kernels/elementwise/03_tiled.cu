@@ -4,32 +4,249 @@
  * Idea: `c = a + b:t()` into a row-major c is a transpose as well as an add. The strided variant walks the
  * output in its memory order, so b is read with a large stride along the fast dim: every warp load touches
  * 32 different 32-byte sectors, and the pass runs at a few percent of memcpy. Here, as in the transpose
- * ladder's shared-memory rungs, the work is cut into 32 x 32 tiles over two dims: X, the output's unit-stride
- * dim, and Y, the dim along which the mismatched operands are contiguous. Each mismatched ("staged") operand
- * is read by warps walking Y (coalesced for it) into a padded shared tile (33 columns: no bank conflicts when
- * read across), and after one barrier the block walks X: the output is written, and the other operands are
- * read, coalesced, the staged ones from shared memory. Every other dim is a batch of tiles.
- * The dispatcher's descriptor already has the dims in the output's memory order, broadcast dims at stride 0
- * and compatible dims coalesced (src/op_elementwise.c), so X is the last dim.
- * Changed from 01_strided: a two-dimensional tile with shared-memory staging instead of one element per
- * thread in output order; only the per-tile index math is div/mod (once per tile, not per element).
- * Measured on an H100 (examples/elementwise_bench.lua, 16384^2 f32, same run): c = a:t() + b:t() into a
- * row-major c 51.4% of memcpy (strided: 7.4%), c = a + b:t() 47.0% (strided: 17.9%). Four elements per
- * thread keep too few bytes in flight; the transpose ladder's `wide` recipe (64 x 64 tiles, 16 elements per
- * thread, loads before use, unguarded full tiles) is the next step (written in commit 2be71dd, not yet run
- * on a GPU, so not the default here).
- * Launch: 32 x 8 threads, each 4 rows of the tile; a grid-stride loop over all tiles (grid from the SM count).
+ * ladder's shared-memory rungs, the work is cut into tiles over two dims: X, the output's unit-stride dim,
+ * and Y, the dim along which the mismatched ("staged") inputs are contiguous. A staged input is read by
+ * warps walking Y (coalesced for it) into a padded shared tile; after one barrier the block walks X: the
+ * output is written, the staged values come from shared memory, and an input in the output's order (a
+ * "direct" one) is read in place. Every other dim is a batch of tiles. The dispatcher's descriptor already
+ * has the dims in the output's memory order, broadcast dims at stride 0 and compatible dims coalesced
+ * (src/op_elementwise.c), so X is the last dim; a 3-D permute either coalesces to 2-D or leaves batch dims.
+ *
+ * This step follows the transpose ladder's `wide` rung (kernels/transpose/06_wide.cu, 94 % of memcpy):
+ *  - 64 x 64 tiles (f32/i32), 16 elements per thread and input, and every global load of the tile (staged
+ *    AND direct inputs) issued before the first shared store: 2 x 16 loads in flight per thread for
+ *    a + b:t(), where the 32 x 32 kernel below had 4 (and its direct loads waited behind the barrier);
+ *  - the input kinds are compile-time (template K): one staged input with a scalar or none (K_S), one
+ *    staged and one direct (K_SU), two staged (K_SS); which operand is left is one uniform select, so
+ *    `a:t() + b`, `a + b:t()`, `2 * a:t()` and `a:t() * 2` share an instance;
+ *  - per-tile base pointers (the only 64-bit multiplies: once per tile and thread), unit strides known
+ *    where the layout guarantees them (staged inputs along Y, the output along X);
+ *  - full tiles take a path without bounds checks; edge tiles a guarded, rolled-up one (one copy of the
+ *    op's math there instead of 16: the file compiles ~4x longer than the 32 x 32 kernel alone, not 16x);
+ *  - one tile per block, tiles visited in groups of EW_GROUP tile rows (as tr_common.cuh: neighbours that
+ *    share partial 32-byte sectors run close together), batch and tile index by one division each.
+ * The tile per element size (TI: the staged type; a cast's source), so that shared memory stays under 48 KB
+ * for two staged inputs and a thread keeps 32-64 bytes of each input in flight:
+ *    2-byte (f16, bf16): 64 x 64 tile, 32 x 8 threads, 16 elements each; rows padded by 2 (66 halves = 33
+ *                        words: column reads hit 32 banks);
+ *    4-byte (f32, i32):  64 x 64 tile, 32 x 8 threads, 16 elements each; rows padded by 1;
+ *    8-byte (f64):       32 x 32 tile, 32 x 4 threads,  8 elements each; rows padded by 1.
+ * Launch bounds plan 64 registers a thread (4 blocks of 256 threads per SM, f64 8 of 128); ptxas gives
+ * 40-54 for add/sub/mul, no spills.
+ * Changed from the 32 x 32 kernel (kept below, TEMPORARILY, for comparison: CUKERN_EW_TILED=old): all of
+ * the above; that kernel had 4 elements per thread, 64-bit index math per element, runtime staging flags
+ * tested per element and a grid-stride loop with div/mod per tile.
+ * Measured on an H100, 32 x 32 kernel (examples/elementwise_bench.lua, 16384^2 f32, same run): c = a:t() +
+ * b:t() into a row-major c 51.4 % of memcpy (strided: 7.4 %), c = a + b:t() 47.0 % (strided: 17.9 %).
+ * This kernel: not yet measured (bench/exp/ew.sh measures both).
+ * Not done here: output rows that do not start on a 32-byte sector (odd widths) share sectors between
+ * neighbouring tiles, which cost the transpose's wide rung a quarter of its speed (08_aligned.cu fixes that
+ * with a halo); 16-byte accesses (07_vec.cu measured them slower for the transpose).
+ * Launch: 32 x 8 (f64: 32 x 4) threads, one tile per block, grid x = tiles (looping past 2^31 - 1).
+ * Shared: one (K_S, K_SU) or two (K_SS) padded tiles: 16.6 / 33.3 KB (f32), 8.4 / 16.9 KB (f16, f64).
  * supports(): a unary or binary op (not a generator), the output contiguous along the last dim, and at least
  * one array input that is not (its unit stride along another dim Y, the same Y for every such input);
- * otherwise contiguous or strided is the right rung, and the dispatcher runs that.
+ * otherwise contiguous or strided is the right rung, and the dispatcher runs that. Any shape, any batch
+ * dims, any strides of a direct input (broadcasts included).
  */
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ew_math.cuh"
 
 namespace {
 
 using namespace ckew;
+
+// ---------------------------------------------------------------- geometry
+
+/* The tile for staged elements of type TI (see the header). */
+template <typename TI> struct Geo {
+  static constexpr int ES = (int)sizeof(TI);
+  static constexpr int T = ES == 8 ? 32 : 64; /* tile edge along X and Y */
+  static constexpr int BY = ES == 8 ? 4 : 8;  /* block 32 x BY */
+  static constexpr int NI = T / BY;           /* rows of the tile per thread */
+  static constexpr int NH = T / 32;           /* columns per thread (a warp spans 32) */
+  static constexpr int PAD = ES == 2 ? 2 : 1;
+  static constexpr int THREADS = 32 * BY;
+  /* Blocks per SM to plan registers for: 64 registers a thread (4 x 256 or 8 x 128 threads), as the transpose
+   * ladder found best (08_aligned.cu: 4 blocks of 256 beat the compiler's 3). */
+  static constexpr int MINB = ES == 8 ? 8 : 4;
+};
+
+enum { K_S = 0, K_SU = 1, K_SS = 2 }; /* staged (+ scalar or nothing); staged + direct; staged + staged */
+
+#ifndef EW_GROUP
+#define EW_GROUP 8 /* tile rows (along Y) visited together, as CK_TR_GROUP */
+#endif
+
+struct WideArgs {
+  const void *s0, *s1; /* the staged input; the other one (K_SS: staged, K_SU: direct) */
+  void *out;
+  int64_t nx, ny;            /* extents along X and Y */
+  int64_t ntx, nty, ntiles;  /* tiles along X and Y, per matrix */
+  int64_t tiles;             /* all tiles */
+  int64_t osy, s0x, s1x, s1y; /* strides: out along Y (1 along X); s0 along X (1 along Y); s1 (staged: 1 along Y) */
+  int nb, swap;              /* batch dims; s0 is the right operand (the other, or the scalar, the left) */
+  int64_t bshape[CK_MAX_DIMS], obs[CK_MAX_DIMS], s0b[CK_MAX_DIMS], s1b[CK_MAX_DIMS];
+  Scal s;
+};
+
+/* q = a / b, r = a - q b for a, b >= 0; 32-bit division when both fit (64-bit division is a long sequence). */
+__device__ __forceinline__ void divmod(int64_t a, int64_t b, int64_t &q, int64_t &r) {
+  if (((uint64_t)a | (uint64_t)b) <= 0xffffffffull) {
+    const uint32_t q32 = (uint32_t)a / (uint32_t)b;
+    q = q32;
+    r = (int64_t)((uint32_t)a - q32 * (uint32_t)b);
+  } else {
+    q = a / b;
+    r = a - q * b;
+  }
+}
+
+// ---------------------------------------------------------------- kernel
+
+template <int OP, typename TO, typename TI, int K>
+__global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kernel(const WideArgs p) {
+  using G = Geo<TI>;
+  constexpr int T = G::T, BY = G::BY, NI = G::NI, NH = G::NH;
+  constexpr int NIN = arity(OP);
+  constexpr bool ST1 = K == K_SS, DI1 = K == K_SU; /* the second input: staged, direct */
+  static_assert(NIN == 2 || K == K_S, "unary ops have one (staged) input");
+  __shared__ TI sh0[T][T + G::PAD];
+  __shared__ TI sh1[ST1 ? T : 1][ST1 ? T + G::PAD : 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  [[maybe_unused]] const TI sv = from_double<TI>(p.s.s1);
+  const bool swap = p.swap;
+  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+    // tile t: batch m, then groups of EW_GROUP tile rows (Y), down a column of the group, then along X
+    int64_t m, r, g, in, q, k;
+    divmod(t, p.ntiles, m, r);
+    divmod(r, (int64_t)EW_GROUP * p.ntx, g, in);
+    const int64_t gr = p.nty - g * EW_GROUP < EW_GROUP ? p.nty - g * EW_GROUP : EW_GROUP;
+    divmod(in, gr, q, k);
+    const int64_t x0 = q * T, y0 = (g * EW_GROUP + k) * T;
+    int64_t oo = 0, o0 = 0, o1 = 0;
+    for (int d = p.nb - 1; d >= 0; --d) {
+      int64_t mq, c;
+      divmod(m, p.bshape[d], mq, c);
+      m = mq;
+      oo += c * p.obs[d], o0 += c * p.s0b[d], o1 += c * p.s1b[d];
+    }
+    const int nxr = (int)(p.nx - x0 < T ? p.nx - x0 : T), nyr = (int)(p.ny - y0 < T ? p.ny - y0 : T);
+    // per-thread base pointers: stage phase at (X, Y) = (ty, tx), compute phase at (tx, ty)
+    const TI *q0 = (const TI *)p.s0 + o0 + (x0 + ty) * p.s0x + (y0 + tx);
+    [[maybe_unused]] const TI *q1 = nullptr;
+    if constexpr (ST1) q1 = (const TI *)p.s1 + o1 + (x0 + ty) * p.s1x + (y0 + tx);
+    if constexpr (DI1) q1 = (const TI *)p.s1 + o1 + (x0 + tx) * p.s1x + (y0 + ty) * p.s1y;
+    TO *qo = (TO *)p.out + oo + (y0 + ty) * p.osy + (x0 + tx);
+
+    /* the result at tile (X, Y): staged values from shared memory, a direct one (w) from registers */
+    auto one = [&](int X, int Y, TI w) -> TO {
+      const TI u = sh0[X][Y];
+      if constexpr (NIN == 2) {
+        if constexpr (ST1) w = sh1[X][Y];
+        else if constexpr (!DI1) w = sv;
+      } else {
+        w = u;
+      }
+      const TI xx = swap ? w : u, yy = swap ? u : w;
+      return elem<OP, TO, TI>(xx, yy, p.s, 0, 0, 0);
+    };
+
+    if (nxr == T && nyr == T) {
+      // full tile, no bounds checks. 1. every load of the tile: staged inputs along Y (lane = Y), the direct
+      // one along X (lane = X), all issued before the first use
+      TI v0[NI][NH];
+      [[maybe_unused]] TI v1[NI][NH];
+#pragma unroll
+      for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NH; ++h) {
+          v0[i][h] = q0[(int64_t)(BY * i) * p.s0x + 32 * h];
+          if constexpr (ST1) v1[i][h] = q1[(int64_t)(BY * i) * p.s1x + 32 * h];
+          if constexpr (DI1) v1[i][h] = q1[(int64_t)(32 * h) * p.s1x + (int64_t)(BY * i) * p.s1y];
+        }
+      // 2. staged values to shared memory, rows = X, columns = Y
+#pragma unroll
+      for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NH; ++h) {
+          sh0[ty + BY * i][tx + 32 * h] = v0[i][h];
+          if constexpr (ST1) sh1[ty + BY * i][tx + 32 * h] = v1[i][h];
+        }
+      __syncthreads();
+      // 3. compute along X (lane = X) and store
+#pragma unroll
+      for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NH; ++h) {
+          TI w = TI(0);
+          if constexpr (DI1) w = v1[i][h];
+          qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w);
+        }
+    } else {
+      // edge tile: element by element with bounds checks, rolled up (edge tiles are few; this keeps one copy
+      // of the op's math instead of NI x NH)
+#pragma unroll 1
+      for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NH; ++h)
+          if (ty + BY * i < nxr && tx + 32 * h < nyr) {
+            sh0[ty + BY * i][tx + 32 * h] = q0[(int64_t)(BY * i) * p.s0x + 32 * h];
+            if constexpr (ST1) sh1[ty + BY * i][tx + 32 * h] = q1[(int64_t)(BY * i) * p.s1x + 32 * h];
+          }
+      __syncthreads();
+#pragma unroll 1
+      for (int i = 0; i < NI; ++i)
+#pragma unroll
+        for (int h = 0; h < NH; ++h)
+          if (tx + 32 * h < nxr && ty + BY * i < nyr) {
+            TI w = TI(0);
+            if constexpr (DI1) w = q1[(int64_t)(32 * h) * p.s1x + (int64_t)(BY * i) * p.s1y];
+            qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w);
+          }
+    }
+    if (t + gridDim.x < p.tiles) __syncthreads(); // the next tile overwrites shared rows still being read
+  }
+}
+
+// ---------------------------------------------------------------- launcher
+
+struct WideLaunch {
+  WideArgs &p;
+  int kind;
+  const ck_env *env;
+  template <int OP, typename TO, typename TI> int run() {
+    if constexpr (arity(OP) == 0) {
+      return (int)cudaErrorInvalidValue; // generators: supports() refuses them
+    } else if constexpr (arity(OP) == 1) {
+      return go<OP, TO, TI, K_S>();
+    } else {
+      return kind == K_SS ? go<OP, TO, TI, K_SS>() : kind == K_SU ? go<OP, TO, TI, K_SU>() : go<OP, TO, TI, K_S>();
+    }
+  }
+  template <int OP, typename TO, typename TI, int K> int go() {
+    using G = Geo<TI>;
+    p.ntx = (p.nx + G::T - 1) / G::T, p.nty = (p.ny + G::T - 1) / G::T;
+    p.ntiles = p.ntx * p.nty;
+    int64_t batch = 1;
+    for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
+    p.tiles = p.ntiles * batch;
+    const unsigned grid = (unsigned)(p.tiles < 0x7fffffffLL ? p.tiles : 0x7fffffffLL);
+    const auto kern = ew_wide_kernel<OP, TO, TI, K>;
+    ck_note(env, kern, G::THREADS, 0);
+    kern<<<grid, dim3(32, G::BY), 0, (cudaStream_t)env->stream>>>(p);
+    return (int)cudaGetLastError();
+  }
+};
+
+// ---------------------------------------------------------------- TEMPORARY: the 32 x 32 kernel (CUKERN_EW_TILED=old)
+// Kept only so that bench/exp/ew.sh can time it against the 64 x 64 kernel in one run; remove this section
+// and the knob in ck_ew_tiled() once the new kernel's figures are in.
+
+namespace old32 {
 
 constexpr int TILE = 32, ROWS = 8; // a 32 x 32 tile, 32 x 8 threads, 4 rows each
 
@@ -54,7 +271,6 @@ __global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p)
   const TI sv = from_double<TI>(p.s.s1);
   const int tx = threadIdx.x, ty = threadIdx.y;
   for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-    // tile t = ((batch * ty) + tile_y) * tx + tile_x; the batch index over the batch dims, last fastest
     int64_t rem = t / p.tx;
     const int64_t x0 = (t - rem * p.tx) * TILE;
     const int64_t q = rem / p.ty, y0 = (rem - q * p.ty) * TILE;
@@ -65,7 +281,6 @@ __global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p)
       rem = qq;
       oo += c * p.obs[k], ao += c * p.abs_[k], bo += c * p.bbs[k];
     }
-    // stage: warps walk Y (lane = y), rows of the shared tile are x
     if (p.stage_a || (NIN == 2 && p.stage_b)) {
       const int64_t y = y0 + tx;
 #pragma unroll
@@ -79,7 +294,6 @@ __global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p)
       }
       __syncthreads();
     }
-    // compute: warps walk X (lane = x)
     const int64_t x = x0 + tx;
 #pragma unroll
     for (int i = 0; i < TILE; i += ROWS) {
@@ -95,7 +309,7 @@ __global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p)
         out[oo + y * p.osy + x * p.osx] = elem<OP, TO, TI>(u, v, p.s, 0, 0, 0);
       }
     }
-    if (p.stage_a || (NIN == 2 && p.stage_b)) __syncthreads(); // the tile's shared data is read: reuse it
+    if (p.stage_a || (NIN == 2 && p.stage_b)) __syncthreads();
   }
 }
 
@@ -105,7 +319,7 @@ struct TiledLaunch {
   const ck_env *env;
   template <int OP, typename TO, typename TI> int run() {
     if constexpr (arity(OP) == 0) {
-      return (int)cudaErrorInvalidValue; // generators: supports() refuses them
+      return (int)cudaErrorInvalidValue;
     } else {
       const auto kern = ew_tiled_kernel<OP, TO, TI>;
       ck_note(env, kern, TILE * ROWS, 0);
@@ -114,6 +328,34 @@ struct TiledLaunch {
     }
   }
 };
+
+int launch(const ck_ew_desc *d, const ck_env *env, int y, int stage_a, int stage_b) {
+  TiledArgs p = {};
+  const int x = d->ndim - 1;
+  p.stage_a = stage_a, p.stage_b = stage_b;
+  p.bmode = bmode_of(d);
+  p.nx = d->shape[x], p.ny = d->shape[y];
+  for (int k = 0; k < d->ndim; ++k) {
+    if (k == x || k == y) continue;
+    p.bshape[p.nb] = d->shape[k], p.obs[p.nb] = d->out_st[k], p.abs_[p.nb] = d->a_st[k];
+    p.bbs[p.nb] = d->b_scalar ? 0 : d->b_st[k];
+    ++p.nb;
+  }
+  p.osx = d->out_st[x], p.osy = d->out_st[y], p.asx = d->a_st[x], p.asy = d->a_st[y];
+  p.bsx = d->b_scalar ? 0 : d->b_st[x], p.bsy = d->b_scalar ? 0 : d->b_st[y];
+  p.tx = (p.nx + TILE - 1) / TILE, p.ty = (p.ny + TILE - 1) / TILE;
+  int64_t batch = 1;
+  for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
+  p.tiles = p.tx * p.ty * batch;
+  p.out = d->out, p.a = d->a, p.b = d->b;
+  p.s = scal_of(d);
+  TiledLaunch L{p, grid_for(p.tiles, 1, env->sm_count, 8), env};
+  return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
+}
+
+} // namespace old32
+
+// ---------------------------------------------------------------- which dims
 
 /* The dim along which input `st` is contiguous, if it is mismatched with the output (not along X = the last
  * dim, and not broadcast along it); -1 when it can be read as it is. */
@@ -140,6 +382,16 @@ int y_dim(const ck_ew_desc *d, int *stage_a, int *stage_b, const char **why) {
   return ya >= 0 ? ya : yb;
 }
 
+/* TEMPORARY (remove with old32): CUKERN_EW_TILED=old runs the 32 x 32 kernel. Read once. */
+bool use_old() {
+  static int v = -1;
+  if (v < 0) {
+    const char *s = getenv("CUKERN_EW_TILED");
+    v = s && strcmp(s, "old") == 0;
+  }
+  return v == 1;
+}
+
 } // namespace
 
 extern "C" const char *ck_ew_tiled_supports(const void *desc) {
@@ -153,27 +405,37 @@ extern "C" const char *ck_ew_tiled_supports(const void *desc) {
 
 extern "C" int ck_ew_tiled(const void *desc, const ck_env *env) {
   const ck_ew_desc *d = (const ck_ew_desc *)desc;
-  TiledArgs p = {};
+  int sa, sb;
   const char *why;
-  const int y = y_dim(d, &p.stage_a, &p.stage_b, &why), x = d->ndim - 1;
+  const int y = y_dim(d, &sa, &sb, &why), x = d->ndim - 1;
   if (y < 0) return (int)cudaErrorInvalidValue;
-  p.bmode = bmode_of(d);
-  p.nx = d->shape[x], p.ny = d->shape[y];
-  for (int k = 0; k < d->ndim; ++k) {
+  for (int k = 0; k < d->ndim; ++k)
     if (d->shape[k] == 0) return 0;
+  if (use_old()) return old32::launch(d, env, y, sa, sb);
+  const bool binary = arity(d->op) == 2, barr = binary && !d->b_scalar;
+  /* s0: the staged input (a if it is staged, else b); s1: the other array input, if any */
+  const int64_t *s0st = sa ? d->a_st : d->b_st;
+  const int64_t *s1st = sa ? d->b_st : d->a_st;
+  WideArgs p = {};
+  int kind = K_S;
+  p.s0 = sa ? d->a : d->b;
+  if (barr) {
+    p.s1 = sa ? d->b : d->a;
+    kind = sa && sb ? K_SS : K_SU;
+  }
+  /* s0 is the right operand when it is b (a direct a on the left) or when a scalar stands on the left */
+  p.swap = binary && (!sa || (d->b_scalar && d->scalar_left));
+  p.out = d->out;
+  p.nx = d->shape[x], p.ny = d->shape[y];
+  p.osy = d->out_st[y], p.s0x = s0st[x];
+  if (barr) p.s1x = s1st[x], p.s1y = s1st[y];
+  for (int k = 0; k < d->ndim; ++k) {
     if (k == x || k == y) continue;
-    p.bshape[p.nb] = d->shape[k], p.obs[p.nb] = d->out_st[k], p.abs_[p.nb] = d->a_st[k];
-    p.bbs[p.nb] = d->b_scalar ? 0 : d->b_st[k];
+    p.bshape[p.nb] = d->shape[k], p.obs[p.nb] = d->out_st[k], p.s0b[p.nb] = s0st[k];
+    p.s1b[p.nb] = barr ? s1st[k] : 0;
     ++p.nb;
   }
-  p.osx = d->out_st[x], p.osy = d->out_st[y], p.asx = d->a_st[x], p.asy = d->a_st[y];
-  p.bsx = d->b_scalar ? 0 : d->b_st[x], p.bsy = d->b_scalar ? 0 : d->b_st[y];
-  p.tx = (p.nx + TILE - 1) / TILE, p.ty = (p.ny + TILE - 1) / TILE;
-  int64_t batch = 1;
-  for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
-  p.tiles = p.tx * p.ty * batch;
-  p.out = d->out, p.a = d->a, p.b = d->b;
   p.s = scal_of(d);
-  TiledLaunch L{p, grid_for(p.tiles, 1, env->sm_count, 8), env};
+  WideLaunch L{p, kind, env};
   return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
 }

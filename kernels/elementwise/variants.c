@@ -10,7 +10,7 @@ const ck_variant ck_ew_variants[] = {
      ck_ew_strided, ck_ew_strided_supports},
     {2, "contiguous", "dense operands: 16-byte vector loads/stores, 4 in flight per thread, no index math",
      CK_DT_ALL5, CK_VF_CONTIGUOUS, ck_ew_contiguous, ck_ew_contiguous_supports},
-    {3, "tiled", "inputs in another memory order than the output: 32x32 tiles staged through shared memory (a transpose fused with the op)",
+    {3, "tiled", "inputs in another memory order than the output: 64x64 tiles (f64: 32x32) staged through shared memory, all loads in flight (a transpose fused with the op)",
      CK_DT_ALL5, 0, ck_ew_tiled, ck_ew_tiled_supports},
 };
 const int ck_ew_nvariants = (int)(sizeof ck_ew_variants / sizeof ck_ew_variants[0]);
