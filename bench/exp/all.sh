@@ -7,7 +7,10 @@ cd "$(dirname "$0")/../.."
 specs=0
 tracks=()
 for a in "$@"; do case "$a" in --specs) specs=1 ;; *) tracks+=("$a") ;; esac; done
-OUT=${OUT:-/tmp/exp-out}; mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/exp-out}; mkdir -p "$FINAL"
+OUT=/tmp/exp-raw; rm -rf "$OUT"; mkdir -p "$OUT"
+# the device tool brings back at most 8 files: everything is packed into $FINAL/exp.tgz at the end
+trap 'tar czf "$FINAL/exp.tgz" -C "$OUT" . 2>/dev/null' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu,power.draw --format=csv,noheader
 t0=$(date +%s)
 make -j16 all CUDA_ARCH=90a >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; echo "BUILD FAILED"; exit 1; }
@@ -17,8 +20,6 @@ for t in "${tracks[@]}"; do
   OUT="$OUT" timeout "${T_TRACK:-150}" bash "bench/exp/$t.sh" >"$OUT/$t.stdout" 2>&1
   rc=$?
   echo "== $t: rc $rc, $(( $(date +%s) - t1 )) s"
-  [ -f "$OUT/$t.txt" ] || cp "$OUT/$t.stdout" "$OUT/$t.txt"
-  rm -f "$OUT/$t.stdout"
 done
 if [ $specs = 1 ]; then
   t1=$(date +%s)
@@ -27,4 +28,4 @@ if [ $specs = 1 ]; then
   grep -B2 -A12 "^FAIL\|^ERROR" "$OUT/specs.log" | head -80
   tail -1 "$OUT/specs.log"
 fi
-for t in "${tracks[@]}"; do echo "==== $t"; tail -n "${TAIL:-30}" "$OUT/$t.txt"; done
+for t in "${tracks[@]}"; do echo "==== $t"; tail -n "${TAIL:-30}" "$OUT/$t.stdout"; done
