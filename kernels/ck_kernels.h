@@ -177,6 +177,7 @@ typedef struct ck_ew_desc {
 extern const ck_variant ck_matmul_variants[];
 extern const int ck_matmul_nvariants;
 extern const int ck_matmul_preferred[]; /* default order, -1 terminated */
+extern const int ck_matmul_preferred_tma[]; /* large f16/bf16 products a Hopper rung takes in place (op_matmul.c) */
 extern const ck_variant ck_reduce_variants[];
 extern const int ck_reduce_nvariants;
 extern const int ck_reduce_preferred[];

@@ -167,6 +167,20 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
+/* The default order for this product: large f16/bf16 products (>= 2^36 multiply-adds, i.e. 4096^3: several
+ * waves of 128 x 256 tiles) whose A and B a tensor map reads in place and whose C takes TMA stores (the
+ * input dtype, unit column stride, n a multiple of 8, beta == 0) try the persistent Hopper rung first: on an
+ * H100 it ran at 101-102% of cuBLAS there (kernels/matmul/14_persistent.cu). Everything else: cuBLAS first. */
+static const int *mm_preferred_for(const void *desc) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  const bool half = d->dtype == CK_F16 || d->dtype == CK_BF16;
+  if (!half || d->c_dtype != d->dtype || d->beta != 0.0 || d->n % 8 != 0 || (d->c_cs != 1 && d->n > 1)) return ck_matmul_preferred;
+  if ((double)d->m * (double)d->n * (double)d->k * (double)d->batch < 68719476736.0) return ck_matmul_preferred;
+  if (!ck_tma_operand(d->a, d->m, d->k, d->a_rs, d->a_cs, d->a_bs, 2) || !ck_tma_operand(d->b, d->k, d->n, d->b_rs, d->b_cs, d->b_bs, 2))
+    return ck_matmul_preferred;
+  return ck_matmul_preferred_tma;
+}
+
 const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
-                                  .describe = mm_describe};
+                                  .describe = mm_describe, .preferred_for = mm_preferred_for};

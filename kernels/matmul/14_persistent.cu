@@ -7,9 +7,10 @@
  * next block's start-up (barrier init, the first TMA round trip) leave the tensor cores idle at every tile.
  * Here the grid holds as many blocks as can be resident (one per SM), and they walk the output tiles; the
  * producer's stage ring runs on across tiles, so while the consumers store tile i the producer already
- * fills the stages with tile i + 1's first k tiles. (2) TMA-store epilogue: step 13's epilogue is ~2,500
- * instructions per consumer thread (a 64-bit address, bounds, alpha/beta and a dtype switch per pair of
- * values), ~3% of a tile's time at 8192^3 with nothing else running. Here, when C takes a tensor map (the
+ * fills the stages with tile i + 1's first k tiles. (2) TMA-store epilogue: step 13's epilogue costs each
+ * consumer thread 128 calls of store_pair (a 64-bit address, bounds, alpha/beta and a dtype switch per pair
+ * of values: some 2,500 instructions, estimated from the source) while the tensor cores wait, and leaves
+ * half-written 32-byte sectors for L2 to merge. Here, when C takes a tensor map (the
  * input dtype, unit column stride, 16-byte aligned rows, beta == 0), each consumer warpgroup converts its
  * 64 x 256 accumulators to the output dtype and writes them into a 128-byte-swizzled staging area in shared
  * memory (conflict-free 4-byte stores: 128 per thread), and one thread hands the copy engine the boxes (TMA
@@ -28,10 +29,16 @@
  * Changed from step 13: a persistent grid with a tile loop (the stage counter and mbarrier phases run over
  * the block's whole sequence of k tiles), the TMA-store epilogue, clusters as an option.
  * Launch: 384 threads (cudaLaunchKernelEx, cluster dims CL x 1 x 1), grid = CL * min(units, resident
- * clusters); block tile 128 x 256 x 64, 4 stages of 48 KB + 32 KB of staging (225 KB of shared memory).
- * Measured (H100, bf16, % of cuBLAS in the same run, earlier version with direct stores): 8192^3 80.8 /
- * 84.2% with clusters (two runs), 88.9% without, against 89.0% for step 13 in that run; multicast did not
- * pay: the pair advances in lockstep (each stage waits for both blocks' consumers), and L2 was not the limit.
+ * clusters); block tile 128 x 256 x 64, 4 stages of 48 KB + 32 KB of staging (225 KB of shared memory);
+ * 168 registers at entry (setmaxnreg: 40 producer, 232 consumers), one block (12 warps) per SM.
+ * Configurations (CUKERN_MM_CFG): 0 = 2-CTA clusters + TMA-store epilogue (the default), 1 = no clusters +
+ * TMA stores, 2 = clusters + direct stores, 3 = neither.
+ * Measured (H100 80GB HBM3, bf16, each configuration timed in 15 alternating pairs with cuBLAS, % of cuBLAS
+ * = median cuBLAS time / median own time; bench/exp/hopper.sh): 8192^3 config 0 101.9% (709 TFLOP/s),
+ * 1 97.4%, 2 92.1%, 3 91.3%; 4096^3 101.2 / 95.2 / 82.9 / 83.0%; 8192 x 4096 x 16384 101.4 / 98.1 /
+ * 90.7 / 94.1%; step 13 in the same run 92.4 / 84.9 / 94.8%. So the TMA-store epilogue brings 6-12 points
+ * and, with it, multicast another 1-6 (without it, multicast did not pay: the pair advances in lockstep, so
+ * the longer epilogue stalled both blocks).
  * Limits and operands: as step 12 (mm_hopper.cuh: supports_hopper); fewer than 2^31 units.
  */
 #include <string.h>
@@ -283,12 +290,13 @@ int launch_cfg(const ck_mm_desc *d, const ck_env *env, const Maps &mp, const CUt
   return e != cudaSuccess ? (int)e : (int)cudaGetLastError();
 }
 
-/* The rung's configurations (CUKERN_MM_CFG=<i> forces one): clusters and epilogue. The default is 0. */
+/* The rung's configurations (CUKERN_MM_CFG=<i> forces one): clusters and epilogue. The default is 0, the
+ * fastest measured (see the header); the others show what each part brings. */
 struct Cfg {
   int cl;
   bool tma_epi;
 };
-constexpr Cfg kCfgs[] = {{1, true}, {1, false}, {2, true}, {2, false}};
+constexpr Cfg kCfgs[] = {{2, true}, {1, true}, {2, false}, {1, false}};
 constexpr int kNCfg = sizeof kCfgs / sizeof kCfgs[0];
 
 struct Rung {

@@ -45,7 +45,7 @@ const ck_variant ck_matmul_variants[] = {
      HALVES, CK_VF_TMA, ck_matmul_wgmma_tma, ck_matmul_wgmma_tma_supports},
     {13, "warp_specialized", "Hopper: a TMA producer warpgroup and 2 wgmma consumer warpgroups, full/empty mbarrier ring, setmaxnreg",
      HALVES, CK_VF_TMA, ck_matmul_warp_specialized, ck_matmul_warp_specialized_supports},
-    {14, "persistent", "Hopper: step 13 with one block per SM walking the tiles in grouped order; loads of the next tile overlap the epilogue",
+    {14, "persistent", "Hopper: step 13 as one block per SM walking the tiles, 2-CTA clusters sharing B by TMA multicast, epilogue through shared memory and TMA stores",
      HALVES, CK_VF_TMA, ck_matmul_persistent, ck_matmul_persistent_supports},
 };
 
@@ -54,3 +54,7 @@ const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matm
 /* Default order: the library first (fastest, every layout); if it cannot run a case, the fastest own
  * kernels that can. */
 const int ck_matmul_preferred[] = {0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+/* Large f16/bf16 products whose operands and C the persistent Hopper rung takes in place (src/op_matmul.c
+ * says which): step 14 first, measured faster than cuBLAS there (14_persistent.cu); it declines without a
+ * Hopper GPU or an sm_90a build, and cuBLAS runs. */
+const int ck_matmul_preferred_tma[] = {14, 0, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
