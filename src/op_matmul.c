@@ -17,6 +17,7 @@
  *   CK_VF_TMA:      contiguous copies of A/B that a TMA tensor map cannot take as they are (mm_tma.h); C as
  *                   it is (the Hopper rungs' epilogue takes any strides).
  * k == 0 or alpha == 0: C = beta*C without a matmul launch (beta == 0 fills zeros, never reading C).
+ * Default variant: cuBLAS, except tiny f32/f64 products (<= 64^3 multiply-adds, row-major): the smem rung.
  */
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +168,19 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
+/* Tiny products (batch*m*n*k <= 64^3) of f32/f64 row-major operands, exact precision: our smem rung, one
+ * launch with no layout copies, instead of cuBLAS's heuristics and launch (kernels/matmul/variants.c). */
+#define MM_TINY_MACS ((int64_t)1 << 18)
+static const int *mm_preferred_for(const void *desc) {
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m > 4096 || d->n > 4096 || d->k > 4096) return ck_matmul_preferred; /* (and m*n*k cannot overflow) */
+  const int64_t mnk = d->m * d->n * d->k;
+  const bool tiny = (d->dtype == CK_F32 || d->dtype == CK_F64) && d->c_dtype == d->dtype &&
+                    d->precision == CK_MM_EXACT && d->a_cs == 1 && d->b_cs == 1 && d->c_cs == 1 && mnk > 0 &&
+                    mnk <= MM_TINY_MACS && d->batch <= MM_TINY_MACS / mnk;
+  return tiny ? ck_matmul_preferred_tiny : ck_matmul_preferred;
+}
+
 const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
-                                  .describe = mm_describe};
+                                  .describe = mm_describe, .preferred_for = mm_preferred_for};

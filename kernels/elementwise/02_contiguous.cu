@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "ew_math.cuh"
+#include "../ck_launch.cuh"
 
 namespace {
 
@@ -172,8 +173,7 @@ struct ContigLaunch {
     const int64_t work = p.packs > 0 ? (p.packs + U - 1) / U : n;
     const unsigned grid = grid_for(work, kThreads, env->sm_count, kBlocksPerSm);
     ck_note(env, ew_contiguous_kernel<OP, TO, TI>, kThreads, 0);
-    ew_contiguous_kernel<OP, TO, TI><<<grid, kThreads, 0, (cudaStream_t)env->stream>>>(p);
-    return (int)cudaGetLastError();
+    return ck_launch_drv(ew_contiguous_kernel<OP, TO, TI>, dim3(grid), dim3(kThreads), 0, (cudaStream_t)env->stream, p);
   }
 };
 

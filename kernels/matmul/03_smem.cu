@@ -16,6 +16,7 @@
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 and f64 (accumulated in the operand type).
  */
 #include "mm_common.cuh"
+#include "../ck_launch.cuh"
 
 using namespace ckmm;
 
@@ -58,6 +59,20 @@ template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kern
 
 // ---------------------------------------------------------------- launcher
 
+/* launch_f32_f64 (mm_common.cuh) with the launch through ck_launch_drv (the driver API): this rung is also the
+ * default for tiny matmuls (src/op_matmul.c), where the launch is most of the time. */
 extern "C" int ck_matmul_smem(const void *desc, const ck_env *env) {
-  return launch_f32_f64(desc, env, matmul_smem_kernel<float>, matmul_smem_kernel<double>, TS, TS, dim3(TS, TS));
+  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
+  cudaStream_t s = (cudaStream_t)env->stream;
+  const dim3 grid = tile_grid(d, TS, TS), block(TS, TS);
+  if (d->dtype == CK_F32) {
+    ck_note(env, matmul_smem_kernel<float>, TS * TS, 0);
+    return ck_launch_drv(matmul_smem_kernel<float>, grid, block, 0, s, mm_args<float>(d));
+  }
+  if (d->dtype == CK_F64) {
+    ck_note(env, matmul_smem_kernel<double>, TS * TS, 0);
+    return ck_launch_drv(matmul_smem_kernel<double>, grid, block, 0, s, mm_args<double>(d));
+  }
+  return (int)cudaErrorInvalidValue;
 }

@@ -11,6 +11,7 @@
  * Operands: x contiguous [outer, len] (inner == 1), out/idx [outer]; any len >= 1, any alignment.
  */
 #include "red_ops.cuh"
+#include "../ck_launch.cuh"
 
 using namespace ckred;
 
@@ -47,9 +48,9 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   while (g_log2 < 5 && ((int64_t)1 << g_log2) < per_lane) ++g_log2;
   const int64_t rows_per_block = 256 >> g_log2;
   ck_note(env, reduce_rows_warp_kernel<O, U>, 256, 0);
-  reduce_rows_warp_kernel<O, U><<<grid_for(cdiv(d.outer, rows_per_block)), 256, 0, (cudaStream_t)env->stream>>>(
-      (const typename O::value_t *)d.x, d.outer, d.len, g_log2, (typename O::value_t *)d.out, d.idx);
-  return (int)cudaGetLastError();
+  return ck_launch_drv(reduce_rows_warp_kernel<O, U>, dim3(grid_for(cdiv(d.outer, rows_per_block))), dim3(256), 0,
+                   (cudaStream_t)env->stream, (const typename O::value_t *)d.x, d.outer, d.len, g_log2,
+                   (typename O::value_t *)d.out, d.idx);
 }
 
 CK_RED_LAUNCHER_H(ck_reduce_rows_warp, launch)
