@@ -16,6 +16,9 @@ local f = ({
   sum = function() local _ = ck.sum(a) end,
   matmul = function() local _ = m1 * m2 end,
   none = function() end,
+  -- the core directly, without init.lua's wrappers (for their share)
+  add_core = function() local _ = ck.core.binary(16, a, b) end,
+  sum_core = function() local _ = ck.core.reduce("sum", a) end,
 })[case]
 -- the loop runs in a coroutine so that callgrind can count it alone: --toggle-collect=lua_resume
 for _ = 1, 200 do f() end
