@@ -31,6 +31,33 @@ describe("ck.graph", function()
     end
   end))
 
+  it("records the small-op paths (driver-API launches: fill, dense elementwise, tiny sum and matmul)", H.gpu(function()
+    local a, b = H.rand({4, 4}, "f32", "cuda"), H.rand({4, 4}, "f32", "cuda")
+    local m1, m2 = H.rand({8, 8}, "f32", "cuda"), H.rand({8, 8}, "f32", "cuda")
+    local f = ck.empty({4, 4}, {device = "cuda"})
+    local s, c, d
+    local g = ck.graph(function()
+      f:fill(3)
+      d = a + b
+      d:add_(f)
+      s = ck.sum(d)
+      c = m1 * m2
+    end)
+    assert.truthy(g:nodes() >= 5, "nodes: " .. g:nodes())
+    for _ = 1, 3 do
+      local va, vm = H.rand({4, 4}, "f32", "host"), H.rand({8, 8}, "f32", "host")
+      a:copy_(va)
+      m1:copy_(vm)
+      H.poison(f); H.poison(d); H.poison(s); H.poison(c)
+      g:replay()
+      local want_d = va + b:host() + 3
+      H.assert_close(f, ck.full({4, 4}, 3), {rtol = 0, atol = 0}, "replayed fill")
+      H.assert_close(d, want_d, {rtol = 1e-6, atol = 1e-6}, "replayed a + b + f")
+      H.assert_close(s, ck.sum(want_d), {rtol = 1e-5, atol = 1e-5}, "replayed sum")
+      H.assert_close(c, vm * m2:host(), {rtol = 1e-5, atol = 1e-5}, "replayed matmul")
+    end
+  end))
+
   it("keeps what it recorded alive after Lua drops it, and gives it back when freed", H.gpu(function()
     local x = H.rand({4096}, "f32", "cuda")
     local out

@@ -15,6 +15,7 @@ typedef struct ck_block {
 } ck_block;
 
 #define CK_NBUCKETS 256
+#define CK_SPARE_STORAGE 64
 
 /* Live device allocations: open addressing, ptr -> cap (for workspace frees and stats). */
 typedef struct ck_livemap {
@@ -33,6 +34,11 @@ struct ck_ctx {
   ck_env env; /* cached launch environment (cublas filled in lazily) */
   /* caching allocator */
   ck_block *free_[CK_NBUCKETS];
+  /* Spare records, so that a steady-state loop of small ops calls no malloc/free: block nodes for the free
+   * lists, and storage records (linked through their ptr field), at most CK_SPARE_STORAGE of them. */
+  ck_block *spare_blocks;
+  ck_storage *spare_storage;
+  int nspare_storage;
   ck_livemap live;
   ck_memstats stats;
   size_t alloc_debt;

@@ -45,7 +45,7 @@ static const char *describe(lua_State *L, int i) {
 
 /* The array a method is called on (stack index 1), live. */
 static ck_tensor *self_array(lua_State *L, const char *where) {
-  ck_tensor *t = ckl_to_array(L, 1);
+  ck_tensor *t = ckl_op_array(L, 1); /* methods have the module state as upvalue 1 */
   if (!t) arr_error(L, where, "call it on a cukern array with a colon (%s(...)), not on %s", where, describe(L, 1));
   if (!t->st) arr_error(L, where, "the array was freed");
   return t;

@@ -15,10 +15,18 @@
 
 // ---------------------------------------------------------------- parsers
 
+/* ckl_check_array through the module state's metatable (every op function has it as upvalue 1). */
+static ck_tensor *check_array(lua_State *L, int i) {
+  ck_tensor *t = ckl_op_array(L, i);
+  if (!t) luaL_typeerror(L, i, "cukern array");
+  if (!t->st) luaL_argerror(L, i, "use of a freed array");
+  return t;
+}
+
 /* An optional output array argument: its stack index, or 0 (none given: one is allocated). */
 static int opt_out(lua_State *L, int i) {
   if (lua_isnoneornil(L, i)) return 0;
-  ckl_check_array(L, i);
+  check_array(L, i);
   return i;
 }
 
@@ -26,8 +34,8 @@ static int opt_out(lua_State *L, int i) {
 static void parse_matmul(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_MATMUL;
-  c->a = ckl_check_array(L, base);
-  c->b = ckl_check_array(L, base + 1);
+  c->a = check_array(L, base);
+  c->b = check_array(L, base + 1);
   oc->out_at = opt_out(L, base + 2);
   c->alpha = luaL_optnumber(L, base + 3, 1.0);
   c->beta = luaL_optnumber(L, base + 4, 0.0);
@@ -46,7 +54,7 @@ static void parse_reduce(lua_State *L, int base, ckl_opcall *oc) {
   c->fn = ck_reduce_op_parse(fname);
   if (c->fn < 0)
     luaL_argerror(L, base, lua_pushfstring(L, "unknown reduction '%s' (sum, prod, max, min, mean, argmax, argmin)", fname));
-  c->a = ckl_check_array(L, base + 1);
+  c->a = check_array(L, base + 1);
   c->dim = lua_isnoneornil(L, base + 2) ? -1 : ckl_check_dim(L, base + 2, c->a);
   c->keepdim = lua_toboolean(L, base + 3);
   c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
@@ -69,13 +77,20 @@ static void parse_reduce(lua_State *L, int base, ckl_opcall *oc) {
 static void parse_transpose(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_TRANSPOSE;
-  c->a = ckl_check_array(L, base);
+  c->a = check_array(L, base);
   oc->out_at = opt_out(L, base + 1);
   c->variant = ckl_opt_variant(L, base + 2, oc->vbuf, sizeof oc->vbuf);
   oc->nout = 1;
 }
 
+/* An elementwise op by name, or by id (init.lua passes ids: no string compares on the op path). */
 static int check_ew_op(lua_State *L, int i, int arity) {
+  if (lua_type(L, i) == LUA_TNUMBER) {
+    const lua_Integer op = lua_tointeger(L, i);
+    if (op < 0 || op >= CK_EW_NOPS || ck_ew_op_arity((int)op) != arity)
+      return luaL_argerror(L, i, lua_pushfstring(L, "unknown %s elementwise op id %d", arity == 1 ? "unary" : "binary", (int)op));
+    return (int)op;
+  }
   const char *name = luaL_checkstring(L, i);
   const int op = ck_ew_op_parse(name);
   if (op < 0 || ck_ew_op_arity(op) != arity)
@@ -88,7 +103,7 @@ static void parse_unary(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_EW;
   c->fn = check_ew_op(L, base, 1);
-  c->a = ckl_check_array(L, base + 1);
+  c->a = check_array(L, base + 1);
   oc->out_at = opt_out(L, base + 2);
   c->s1 = luaL_optnumber(L, base + 3, 0);
   c->s2 = luaL_optnumber(L, base + 4, 0);
@@ -101,10 +116,10 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_EW;
   c->fn = check_ew_op(L, base, 2);
-  ck_tensor *a = ckl_to_array(L, base + 1), *b = ckl_to_array(L, base + 2);
-  if (!a && !b) luaL_error(L, "%s: at least one operand must be a cukern array", lua_tostring(L, base));
-  if (a) ckl_check_array(L, base + 1);
-  if (b) ckl_check_array(L, base + 2);
+  ck_tensor *a = ckl_op_array(L, base + 1), *b = ckl_op_array(L, base + 2);
+  if (!a && !b) luaL_error(L, "%s: at least one operand must be a cukern array", ck_ew_op_name(c->fn));
+  if (a && !a->st) luaL_argerror(L, base + 1, "use of a freed array");
+  if (b && !b->st) luaL_argerror(L, base + 2, "use of a freed array");
   if (a && b) {
     c->a = a;
     c->b = b;
@@ -151,11 +166,11 @@ static int run_op(lua_State *L, const ckl_opdesc *d) {
   ck_call *c = &oc.call;
   if (oc.nout) {
     if (oc.out_at) lua_pushvalue(L, oc.out_at);
-    c->out = oc.out_at ? ckl_to_array(L, -1) : ckl_push_array(L);
+    c->out = oc.out_at ? ckl_op_array(L, -1) : ckl_op_push_array(L);
   }
   if (oc.want_idx) {
     if (oc.idx_at) lua_pushvalue(L, oc.idx_at);
-    c->idx = oc.idx_at ? ckl_to_array(L, -1) : ckl_push_array(L);
+    c->idx = oc.idx_at ? ckl_op_array(L, -1) : ckl_op_push_array(L);
   }
   ck_ran ran;
   ckl_host_ran(&ran);

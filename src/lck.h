@@ -33,6 +33,8 @@ typedef struct {
   ck_ran last;          /* the variant the last op ran */
   bool last_user;       /* the last op was a run-time kernel (ck.kernel, ck.map): its record is last_kernel */
   ck_kinfo last_kernel; /* resolved at its launch: a run-time kernel may be unloaded before anyone asks */
+  const void *array_mt; /* the array metatable (kept alive by the registry), for ckl_op_array */
+  int array_mt_ref;     /* ... and its registry reference, for ckl_op_push_array */
 } ckl_modstate;
 
 static inline ckl_modstate *CKL_MS(lua_State *L) { return (ckl_modstate *)lua_touserdata(L, lua_upvalueindex(1)); }
@@ -48,14 +50,43 @@ int ckl_fail(lua_State *L);
 /* Report device bytes allocated since the last call to Lua's collector. */
 void ckl_gc_debt(lua_State *L);
 
-/* Arrays: full userdata holding a ck_tensor. */
+/* Arrays: full userdata holding a ck_tensor. The metatable is registered under ARRAY_MT (for luaL_checkudata
+ * and friends) and also under the light-userdata key &ckl_array_key: the ops look it up on every call, and a
+ * light-userdata key is one hash probe where a string name costs a string-cache lookup (with strcmp) first. */
+extern const char ckl_array_key;
 static inline ck_tensor *ckl_push_array(lua_State *L) {
   ck_tensor *t = (ck_tensor *)lua_newuserdatauv(L, sizeof(ck_tensor), 0);
   memset(t, 0, sizeof *t);
-  luaL_setmetatable(L, ARRAY_MT);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ckl_array_key);
+  lua_setmetatable(L, -2);
   return t;
 }
-static inline ck_tensor *ckl_to_array(lua_State *L, int i) { return (ck_tensor *)luaL_testudata(L, i, ARRAY_MT); }
+/* luaL_testudata(L, i, ARRAY_MT) through the light-userdata key. */
+static inline ck_tensor *ckl_to_array(lua_State *L, int i) {
+  void *p = lua_touserdata(L, i);
+  if (!p || !lua_getmetatable(L, i)) return NULL;
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &ckl_array_key);
+  if (!lua_rawequal(L, -1, -2)) p = NULL;
+  lua_pop(L, 2);
+  return (ck_tensor *)p;
+}
+/* The same two for functions that have the module state as upvalue 1 (every module function and array
+ * method): the metatable is compared by address and fetched by an integer key, with no table lookup by name
+ * or pointer. The op path (src/l_ops.c) runs these on every call. */
+static inline ck_tensor *ckl_op_array(lua_State *L, int i) {
+  void *p = lua_touserdata(L, i);
+  if (!p || !lua_getmetatable(L, i)) return NULL;
+  if (lua_topointer(L, -1) != CKL_MS(L)->array_mt) p = NULL;
+  lua_pop(L, 1);
+  return (ck_tensor *)p;
+}
+static inline ck_tensor *ckl_op_push_array(lua_State *L) {
+  ck_tensor *t = (ck_tensor *)lua_newuserdatauv(L, sizeof(ck_tensor), 0);
+  memset(t, 0, sizeof *t);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, CKL_MS(L)->array_mt_ref);
+  lua_setmetatable(L, -2);
+  return t;
+}
 ck_tensor *ckl_check_array(lua_State *L, int i); /* a live array, else an argument error */
 ck_tensor *ckl_opt_array(lua_State *L, int i);   /* nil/none -> NULL */
 

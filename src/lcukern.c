@@ -16,6 +16,8 @@
 
 #include "lck.h"
 
+const char ckl_array_key = 0; /* its address keys the array metatable in the registry (lck.h) */
+
 ck_ctx *ckl_ctx_of(lua_State *L) {
   ck_ctx *c = CKL_MS(L)->ctx;
   if (!c) luaL_error(L, "cukern: the module was already closed");
@@ -420,6 +422,11 @@ int luaopen_cukern_core(lua_State *L) {
   lua_setfield(L, -2, "__len");
   lua_pushliteral(L, "cukern.array");
   lua_setfield(L, -2, "__name");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ckl_array_key); /* the fast lookups (lck.h) */
+  ms->array_mt = lua_topointer(L, -1);
+  lua_pushvalue(L, -1);
+  ms->array_mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
   lua_pushvalue(L, -2); /* module state: upvalue of the other metatables' methods */
   ckl_rtc_init(L);

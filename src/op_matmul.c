@@ -17,6 +17,7 @@
  *   CK_VF_TMA:      contiguous copies of A/B that a TMA tensor map cannot take as they are (mm_tma.h); C as
  *                   it is (the Hopper rungs' epilogue takes any strides).
  * k == 0 or alpha == 0: C = beta*C without a matmul launch (beta == 0 fills zeros, never reading C).
+ * Default variant: cuBLAS, except tiny f32/f64 products (<= 64^3 multiply-adds, row-major): the smem rung.
  */
 #include <stdio.h>
 #include <string.h>
@@ -167,18 +168,26 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
   return need;
 }
 
-/* The default order for this product: large f16/bf16 products (>= 2^36 multiply-adds, i.e. 4096^3: several
- * waves of 128 x 256 tiles) whose A and B a tensor map reads in place and whose C takes TMA stores (the
- * input dtype, unit column stride, n a multiple of 8, beta == 0) try the persistent Hopper rung first: on an
- * H100 it ran at 101-102% of cuBLAS there (kernels/matmul/14_persistent.cu). Everything else: cuBLAS first. */
+/* The default order for this product, by size and layout (else cuBLAS first):
+ * - tiny products (batch*m*n*k <= 64^3) of f32/f64 row-major operands, exact precision: our smem rung, one
+ *   launch with no layout copies, instead of cuBLAS's heuristics and launch (kernels/matmul/variants.c);
+ * - large f16/bf16 products (>= 2^36 multiply-adds, i.e. 4096^3: several waves of 128 x 256 tiles) whose A
+ *   and B a tensor map reads in place and whose C takes TMA stores (the input dtype, unit column stride, n a
+ *   multiple of 8, beta == 0): the persistent Hopper rung first, which ran at 101-102% of cuBLAS there on an
+ *   H100 (kernels/matmul/14_persistent.cu). */
+#define MM_TINY_MACS ((int64_t)1 << 18)
 static const int *mm_preferred_for(const void *desc) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  const bool half = d->dtype == CK_F16 || d->dtype == CK_BF16;
-  if (!half || d->c_dtype != d->dtype || d->beta != 0.0 || d->n % 8 != 0 || (d->c_cs != 1 && d->n > 1)) return ck_matmul_preferred;
-  if ((double)d->m * (double)d->n * (double)d->k * (double)d->batch < 68719476736.0) return ck_matmul_preferred;
-  if (!ck_tma_operand(d->a, d->m, d->k, d->a_rs, d->a_cs, d->a_bs, 2) || !ck_tma_operand(d->b, d->k, d->n, d->b_rs, d->b_cs, d->b_bs, 2))
-    return ck_matmul_preferred;
-  return ck_matmul_preferred_tma;
+  if ((d->dtype == CK_F16 || d->dtype == CK_BF16) && d->c_dtype == d->dtype && d->beta == 0.0 && d->n % 8 == 0 &&
+      (d->c_cs == 1 || d->n <= 1) && (double)d->m * (double)d->n * (double)d->k * (double)d->batch >= 68719476736.0 &&
+      ck_tma_operand(d->a, d->m, d->k, d->a_rs, d->a_cs, d->a_bs, 2) && ck_tma_operand(d->b, d->k, d->n, d->b_rs, d->b_cs, d->b_bs, 2))
+    return ck_matmul_preferred_tma;
+  if (d->m > 4096 || d->n > 4096 || d->k > 4096) return ck_matmul_preferred; /* (and m*n*k cannot overflow) */
+  const int64_t mnk = d->m * d->n * d->k;
+  const bool tiny = (d->dtype == CK_F32 || d->dtype == CK_F64) && d->c_dtype == d->dtype &&
+                    d->precision == CK_MM_EXACT && d->a_cs == 1 && d->b_cs == 1 && d->c_cs == 1 && mnk > 0 &&
+                    mnk <= MM_TINY_MACS && d->batch <= MM_TINY_MACS / mnk;
+  return tiny ? ck_matmul_preferred_tiny : ck_matmul_preferred;
 }
 
 const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,

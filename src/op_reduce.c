@@ -16,7 +16,8 @@
  *   - anything else (slices with gaps, expanded views, awkward permutations): a contiguous copy first
  *     (layout need CK_NEED_A before the variant is picked);
  * and the kernels write contiguous out/idx (CK_NEED_OUT/IDX: temporaries otherwise). Whole-array reductions
- * prefer CUB (ck_reduce_preferred_full), the rest our kernels.
+ * prefer CUB (ck_reduce_preferred_full) except small ones (up to 16 KiB: one launch of ours, no CUB call and
+ * no workspace; ck_reduce_preferred_tiny/_small), the rest our kernels.
  */
 #include <math.h>
 #include <stdio.h>
@@ -190,9 +191,15 @@ static void red_describe(const ck_plan *p, void *desc) {
   d->idx = p->idx ? (int32_t *)ck_data(p->idx) : NULL;
 }
 
+/* Whole arrays: by size (kernels/reduce/variants.c says why); rows and columns: the shape-picking order. */
+#define RED_TINY_BYTES 2048  /* one warp's single round of 16-byte loads (rows_warp: 32 lanes x U = 4) */
+#define RED_SMALL_BYTES 16384 /* single_pass's one chunk per row: 256 threads x U = 4 x 16 bytes */
 static const int *red_preferred_for(const void *desc) {
   const ck_red_desc *d = (const ck_red_desc *)desc;
-  return d->outer == 1 && d->inner == 1 ? ck_reduce_preferred_full : ck_reduce_preferred;
+  if (d->outer != 1 || d->inner != 1) return ck_reduce_preferred;
+  const int64_t bytes = d->len * (int64_t)ck_dtype_size((ck_dtype)d->dtype);
+  return bytes <= RED_TINY_BYTES ? ck_reduce_preferred_tiny : bytes <= RED_SMALL_BYTES ? ck_reduce_preferred_small
+                                                                                        : ck_reduce_preferred_full;
 }
 
 static void red_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {

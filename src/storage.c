@@ -8,6 +8,7 @@
  * full Lua GC (which returns blocks to the cache), the cache is emptied and the allocation retried once.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "ck_internal.h"
 
@@ -111,7 +112,8 @@ void ck_empty_cache(ck_ctx *ctx) {
       ck_block *next = blk->next;
       cudaFree(blk->ptr);
       ctx->stats.cached -= blk->cap;
-      free(blk);
+      blk->next = ctx->spare_blocks;
+      ctx->spare_blocks = blk;
       blk = next;
     }
     ctx->free_[b] = NULL;
@@ -120,6 +122,11 @@ void ck_empty_cache(ck_ctx *ctx) {
 
 void ck_alloc_destroy(ck_ctx *ctx) {
   ck_empty_cache(ctx);
+  for (ck_block *b = ctx->spare_blocks, *next; b; b = next) next = b->next, free(b);
+  ctx->spare_blocks = NULL;
+  for (ck_storage *s = ctx->spare_storage, *next; s; s = next) next = (ck_storage *)s->ptr, free(s);
+  ctx->spare_storage = NULL;
+  ctx->nspare_storage = 0;
   free(ctx->live.keys);
   free(ctx->live.caps);
 }
@@ -146,7 +153,8 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
       ck_block *blk = *pp;
       *pp = blk->next;
       p = blk->ptr;
-      free(blk);
+      blk->next = ctx->spare_blocks; /* the node is kept for the next ck_cache_block */
+      ctx->spare_blocks = blk;
       ctx->stats.cached -= cap;
       ctx->stats.cache_hits++;
       break;
@@ -186,8 +194,9 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
 void ck_cache_block(ck_ctx *ctx, void *p, size_t cap) {
   size_t c2;
   int b = size_class(cap, &c2);
-  ck_block *blk = malloc(sizeof *blk);
-  if (!blk) { /* cannot cache it: give it back */
+  ck_block *blk = ctx->spare_blocks;
+  if (blk) ctx->spare_blocks = blk->next;
+  else if (!(blk = malloc(sizeof *blk))) { /* cannot cache it: give it back */
     cudaFree(p);
     return;
   }
@@ -225,8 +234,12 @@ size_t ck_take_alloc_debt(ck_ctx *ctx) {
 
 /* A new storage record with one reference (NULL: out of host memory, with the error in ctx). */
 static ck_storage *storage_record(ck_ctx *ctx, ck_devkind dev, size_t bytes) {
-  ck_storage *s = calloc(1, sizeof *s);
-  if (!s) {
+  ck_storage *s = ctx->spare_storage;
+  if (s) {
+    ctx->spare_storage = (ck_storage *)s->ptr;
+    ctx->nspare_storage--;
+    memset(s, 0, sizeof *s);
+  } else if (!(s = calloc(1, sizeof *s))) {
     ck_error(ctx, CK_ERR_OOM, "out of host memory");
     return NULL;
   }
@@ -269,6 +282,17 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage *
   return CK_OK;
 }
 
+/* A storage record back to the context's spares (or to the heap when there are enough). */
+static void spare_record(ck_ctx *ctx, ck_storage *s) {
+  if (ctx->nspare_storage >= CK_SPARE_STORAGE) {
+    free(s);
+    return;
+  }
+  s->ptr = ctx->spare_storage;
+  ctx->spare_storage = s;
+  ctx->nspare_storage++;
+}
+
 void ck_storage_retain(ck_storage *s) {
   if (s) s->refs++;
 }
@@ -281,12 +305,13 @@ void ck_storage_release(ck_storage *s) {
     free(s);
     return;
   }
-  if (s->dev == CK_CUDA) ck_dev_free(s->ctx, s->ptr);
+  ck_ctx *ctx = s->ctx;
+  if (s->dev == CK_CUDA) ck_dev_free(ctx, s->ptr);
   else {
-    s->ctx->stats.host_in_use -= s->cap;
+    ctx->stats.host_in_use -= s->cap;
     free(s->ptr);
   }
-  free(s);
+  spare_record(ctx, s);
 }
 
 // ---------------------------------------------------------------- application buffers (embedding)

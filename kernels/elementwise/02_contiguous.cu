@@ -11,7 +11,7 @@
  * Alignment: packs need every operand at the same misalignment modulo the pack. The first `head`
  * elements (< one pack) bring the output to a 16-byte boundary; if a and b are then aligned too the
  * body runs on packs, else the whole array takes the scalar path. The tail (< one pack) is scalar.
- * Launch: 256 threads, grid = min(ceil(packs / (256*U)), 64 blocks per SM) (several waves: the tail of
+ * Launch (through the driver API, ck_launch.cuh: fill and small dense ops are launch-bound): 256 threads, grid = min(ceil(packs / (256*U)), 64 blocks per SM) (several waves: the tail of
  * the grid-stride loop is shorter than with one wave).
  * Operands: out, a, b contiguous, numel elements, a scalar operand from desc->s1. Not for EYE (needs the
  * 2-D index), broadcasts or strided views: supports() says why, and the dispatcher runs 01_strided.
@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "ew_math.cuh"
+#include "../ck_launch.cuh"
 
 namespace {
 
@@ -172,8 +173,7 @@ struct ContigLaunch {
     const int64_t work = p.packs > 0 ? (p.packs + U - 1) / U : n;
     const unsigned grid = grid_for(work, kThreads, env->sm_count, kBlocksPerSm);
     ck_note(env, ew_contiguous_kernel<OP, TO, TI>, kThreads, 0);
-    ew_contiguous_kernel<OP, TO, TI><<<grid, kThreads, 0, (cudaStream_t)env->stream>>>(p);
-    return (int)cudaGetLastError();
+    return ck_launch_drv(ew_contiguous_kernel<OP, TO, TI>, dim3(grid), dim3(kThreads), 0, (cudaStream_t)env->stream, p);
   }
 };
 

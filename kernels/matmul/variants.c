@@ -58,3 +58,7 @@ const int ck_matmul_preferred[] = {0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2
  * says which): step 14 first, measured faster than cuBLAS there (14_persistent.cu); it declines without a
  * Hopper GPU or an sm_90a build, and cuBLAS runs. */
 const int ck_matmul_preferred_tma[] = {14, 0, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+/* Tiny f32/f64 products (src/op_matmul.c picks this by size and layout): the time is the host's, and
+ * cuBLAS's call (its heuristics, then its own launch) costs more than the whole product; the smem rung is
+ * one launch through the driver API (kernels/ck_launch.cuh). */
+const int ck_matmul_preferred_tiny[] = {3, 0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 2, 1, -1};

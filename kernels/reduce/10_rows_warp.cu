@@ -6,11 +6,15 @@
  * — no shared memory, no __syncthreads. G is the power of two (<= 32) that gives each lane about U = 4
  * vectors, all issued before use, so a warp serves 32/G rows at once: for 256-float rows, G = 16 and a warp
  * has 2 KB in flight (H200, 1048576x256 f32: 4.1 TB/s; with G = 32, 1 KB per warp, it was 3.3 TB/s).
- * Launch: 256 threads = 256/G rows per block, grid = ceil(outer / (256/G)) (capped; blocks loop).
+ * Launch: 256 threads = 256/G rows per block, grid = ceil(outer / (256/G)) (capped; blocks loop), through the
+ * driver API (ck_launch.cuh): this rung is also the default for whole arrays up to 2 KiB (one warp, one
+ * launch; src/op_reduce.c), where CUB's sizing call, workspace and launch cost more host time than the sum.
+ * Host time of a 16-element sum: not yet measured with this path (7.90 us through CUB on the H100 host).
  * Limits: supports() takes rows up to 2048 elements (longer rows: rows_block / single_pass are faster).
  * Operands: x contiguous [outer, len] (inner == 1), out/idx [outer]; any len >= 1, any alignment.
  */
 #include "red_ops.cuh"
+#include "../ck_launch.cuh"
 
 using namespace ckred;
 
@@ -47,9 +51,9 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   while (g_log2 < 5 && ((int64_t)1 << g_log2) < per_lane) ++g_log2;
   const int64_t rows_per_block = 256 >> g_log2;
   ck_note(env, reduce_rows_warp_kernel<O, U>, 256, 0);
-  reduce_rows_warp_kernel<O, U><<<grid_for(cdiv(d.outer, rows_per_block)), 256, 0, (cudaStream_t)env->stream>>>(
-      (const typename O::value_t *)d.x, d.outer, d.len, g_log2, (typename O::value_t *)d.out, d.idx);
-  return (int)cudaGetLastError();
+  return ck_launch_drv(reduce_rows_warp_kernel<O, U>, dim3(grid_for(cdiv(d.outer, rows_per_block))), dim3(256), 0,
+                   (cudaStream_t)env->stream, (const typename O::value_t *)d.x, d.outer, d.len, g_log2,
+                   (typename O::value_t *)d.out, d.idx);
 }
 
 CK_RED_LAUNCHER_H(ck_reduce_rows_warp, launch)

@@ -578,17 +578,22 @@ for _, name in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} 
 end
 
 -- Elementwise: functions, methods and in-place methods for every op the core lists (core.ew_ops()).
+-- The core takes an op by name or by id (its row in core.ew_ops(), from 0); the functions made here pass
+-- the id, which costs the core no string compares.
 ck.unary_ops, ck.binary_ops = {}, {}
+local EW_ID = {}
+for i, op in ipairs(core.ew_ops()) do EW_ID[op.name] = i - 1 end
 
 local function unary_fn(name, where, inplace)
   where_of(where)
+  local id = EW_ID[name]
   local what = where:match("^a:") and "the array" or "argument 1"
   local allowed = inplace and INPLACE or OP
   return function(a, opts)
     local out, variant
     if opts ~= nil then opts = check_opts(where, opts, allowed); out, variant = opts.out, opts.variant end
     if inplace then out = a end
-    local ok, r = pcall(core_unary, name, a, out, 0, 0, variant)
+    local ok, r = pcall(core_unary, id, a, out, 0, 0, variant)
     if ok then return r end
     check_array(where, a, what)
     fail(where, r)
@@ -597,6 +602,7 @@ end
 
 local function binary_fn(name, where, inplace)
   where_of(where)
+  local id = EW_ID[name]
   local method = where:match("^a:") ~= nil
   local what1, what2 = method and "the array" or "argument 1", method and "argument 1" or "argument 2"
   local allowed = inplace and INPLACE or OP
@@ -604,7 +610,7 @@ local function binary_fn(name, where, inplace)
     local out, variant
     if opts ~= nil then opts = check_opts(where, opts, allowed); out, variant = opts.out, opts.variant end
     if inplace then out = a end
-    local ok, r = pcall(core_binary, name, a, b, out, variant)
+    local ok, r = pcall(core_binary, id, a, b, out, variant)
     if ok then return r end
     if method then check_array(where, a, what1) else check_operand(where, a, what1) end
     check_operand(where, b, what2)
@@ -745,8 +751,9 @@ end
 
 local function binop(name, where)
   where_of(where)
+  local id = EW_ID[name]
   return function(a, b)
-    local ok, r = pcall(core_binary, name, a, b)
+    local ok, r = pcall(core_binary, id, a, b)
     if ok then return r end
     operands(where, a, b)
     fail(where, r)
@@ -760,7 +767,7 @@ MT.__mod = binop("mod", "a % b")
 
 do
   local where = where_of("a / b")
-  local dtype = M.dtype
+  local dtype, EW_DIV = M.dtype, EW_ID.div
   -- An i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
   -- promotes the i32 side to that float dtype).
   local function div(a, b)
@@ -770,7 +777,7 @@ do
       if da then a = a:to("f64") end
       if db then b = b:to("f64") end
     end
-    return core_binary("div", a, b)
+    return core_binary(EW_DIV, a, b)
   end
   MT.__div = function(a, b)
     local ok, r = pcall(div, a, b)
@@ -785,7 +792,7 @@ end
 do
   local where = where_of("-a")
   MT.__unm = function(a)
-    local ok, r = pcall(core_unary, "neg", a)
+    local ok, r = pcall(core_unary, EW_ID.neg, a)
     if ok then return r end
     check_array(where, a, "the operand")
     fail(where, r)
@@ -799,8 +806,9 @@ end
 
 do
   local where = where_of("a * b")
+  local EW_MUL = EW_ID.mul
   local function mul(a, b)
-    if type(a) == "number" or type(b) == "number" then return core_binary("mul", a, b) end
+    if type(a) == "number" or type(b) == "number" then return core_binary(EW_MUL, a, b) end
     return core_matmul(a, b)
   end
   MT.__mul = function(a, b)
