@@ -33,12 +33,14 @@
  *    8-byte (f64):       32 x 32 tile, 32 x 4 threads,  8 elements each; rows padded by 1.
  * Launch bounds plan 64 registers a thread (4 blocks of 256 threads per SM, f64 8 of 128); ptxas gives
  * 40-54 for add/sub/mul, no spills.
- * Changed from the 32 x 32 kernel (kept below, TEMPORARILY, for comparison: CUKERN_EW_TILED=old): all of
- * the above; that kernel had 4 elements per thread, 64-bit index math per element, runtime staging flags
- * tested per element and a grid-stride loop with div/mod per tile.
- * Measured on an H100, 32 x 32 kernel (examples/elementwise_bench.lua, 16384^2 f32, same run): c = a:t() +
- * b:t() into a row-major c 51.4 % of memcpy (strided: 7.4 %), c = a + b:t() 47.0 % (strided: 17.9 %).
- * This kernel: not yet measured (bench/exp/ew.sh measures both).
+ * Changed from the 32 x 32 kernel (commit 0709719): all of the above; that kernel had 4 elements per thread,
+ * 64-bit index math per element, runtime staging flags tested per element and a grid-stride loop with
+ * div/mod per tile.
+ * Measured on an H100 80GB HBM3 (bench/exp/ew.sh: examples/elementwise_bench.lua, 16384^2 f32, % of memcpy
+ * counting bytes read + written, both kernels in one run): c = a:t() + b:t() into a row-major c 97.2 %
+ * (32 x 32 kernel: 51.5 %), c = a + b:t() 97.1 % (47.1 %), c = x:t() * 2 96.1 % (45.2 %); 3-D
+ * a + b:transpose(2,3) at 16 x 4096^2 98.9 % (45.8 %), a + b:permute(3,2,1) 95.7 % (43.8 %); f16
+ * a + b:t() 69.2 % (25.1 %); the strided rung ran the same cases at 7-28 %.
  * Not done here: output rows that do not start on a 32-byte sector (odd widths) share sectors between
  * neighbouring tiles, which cost the transpose's wide rung a quarter of its speed (08_aligned.cu fixes that
  * with a halo); 16-byte accesses (07_vec.cu measured them slower for the transpose).
@@ -50,8 +52,6 @@
  * dims, any strides of a direct input (broadcasts included).
  */
 #include <cuda_runtime.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "ew_math.cuh"
 
@@ -242,119 +242,6 @@ struct WideLaunch {
   }
 };
 
-// ---------------------------------------------------------------- TEMPORARY: the 32 x 32 kernel (CUKERN_EW_TILED=old)
-// Kept only so that bench/exp/ew.sh can time it against the 64 x 64 kernel in one run; remove this section
-// and the knob in ck_ew_tiled() once the new kernel's figures are in.
-
-namespace old32 {
-
-constexpr int TILE = 32, ROWS = 8; // a 32 x 32 tile, 32 x 8 threads, 4 rows each
-
-struct TiledArgs {
-  int nb, bmode, stage_a, stage_b; // batch dims; which inputs go through shared memory
-  int64_t nx, ny, tx, ty, tiles;   // extents along X and Y, tiles along them, all tiles
-  int64_t bshape[CK_MAX_DIMS], obs[CK_MAX_DIMS], abs_[CK_MAX_DIMS], bbs[CK_MAX_DIMS]; // batch dims
-  int64_t osx, osy, asx, asy, bsx, bsy;
-  void *out;
-  const void *a, *b;
-  Scal s;
-};
-
-template <int OP, typename TO, typename TI>
-__global__ void __launch_bounds__(TILE *ROWS) ew_tiled_kernel(const TiledArgs p) {
-  constexpr int NIN = arity(OP);
-  __shared__ TI sa[TILE][TILE + 1];
-  __shared__ TI sb[NIN == 2 ? TILE : 1][TILE + 1];
-  TO *out = (TO *)p.out;
-  const TI *a = (const TI *)p.a;
-  const TI *b = (const TI *)p.b;
-  const TI sv = from_double<TI>(p.s.s1);
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
-    int64_t rem = t / p.tx;
-    const int64_t x0 = (t - rem * p.tx) * TILE;
-    const int64_t q = rem / p.ty, y0 = (rem - q * p.ty) * TILE;
-    int64_t oo = 0, ao = 0, bo = 0;
-    rem = q;
-    for (int k = p.nb - 1; k >= 0; --k) {
-      const int64_t qq = rem / p.bshape[k], c = rem - qq * p.bshape[k];
-      rem = qq;
-      oo += c * p.obs[k], ao += c * p.abs_[k], bo += c * p.bbs[k];
-    }
-    if (p.stage_a || (NIN == 2 && p.stage_b)) {
-      const int64_t y = y0 + tx;
-#pragma unroll
-      for (int i = 0; i < TILE; i += ROWS) {
-        const int64_t x = x0 + ty + i;
-        if (x < p.nx && y < p.ny) {
-          if (p.stage_a) sa[ty + i][tx] = a[ao + y * p.asy + x * p.asx];
-          if constexpr (NIN == 2)
-            if (p.stage_b) sb[ty + i][tx] = b[bo + y * p.bsy + x * p.bsx];
-        }
-      }
-      __syncthreads();
-    }
-    const int64_t x = x0 + tx;
-#pragma unroll
-    for (int i = 0; i < TILE; i += ROWS) {
-      const int64_t y = y0 + ty + i;
-      if (x < p.nx && y < p.ny) {
-        TI u = TI(0), v = TI(0);
-        if constexpr (NIN >= 1) u = p.stage_a ? sa[tx][ty + i] : a[ao + y * p.asy + x * p.asx];
-        if constexpr (NIN == 2) {
-          const TI w = p.bmode != BM_ARRAY ? sv : p.stage_b ? sb[tx][ty + i] : b[bo + y * p.bsy + x * p.bsx];
-          v = p.bmode == BM_LEFT ? u : w;
-          u = p.bmode == BM_LEFT ? w : u;
-        }
-        out[oo + y * p.osy + x * p.osx] = elem<OP, TO, TI>(u, v, p.s, 0, 0, 0);
-      }
-    }
-    if (p.stage_a || (NIN == 2 && p.stage_b)) __syncthreads();
-  }
-}
-
-struct TiledLaunch {
-  const TiledArgs &p;
-  unsigned grid;
-  const ck_env *env;
-  template <int OP, typename TO, typename TI> int run() {
-    if constexpr (arity(OP) == 0) {
-      return (int)cudaErrorInvalidValue;
-    } else {
-      const auto kern = ew_tiled_kernel<OP, TO, TI>;
-      ck_note(env, kern, TILE * ROWS, 0);
-      kern<<<grid, dim3(TILE, ROWS), 0, (cudaStream_t)env->stream>>>(p);
-      return (int)cudaGetLastError();
-    }
-  }
-};
-
-int launch(const ck_ew_desc *d, const ck_env *env, int y, int stage_a, int stage_b) {
-  TiledArgs p = {};
-  const int x = d->ndim - 1;
-  p.stage_a = stage_a, p.stage_b = stage_b;
-  p.bmode = bmode_of(d);
-  p.nx = d->shape[x], p.ny = d->shape[y];
-  for (int k = 0; k < d->ndim; ++k) {
-    if (k == x || k == y) continue;
-    p.bshape[p.nb] = d->shape[k], p.obs[p.nb] = d->out_st[k], p.abs_[p.nb] = d->a_st[k];
-    p.bbs[p.nb] = d->b_scalar ? 0 : d->b_st[k];
-    ++p.nb;
-  }
-  p.osx = d->out_st[x], p.osy = d->out_st[y], p.asx = d->a_st[x], p.asy = d->a_st[y];
-  p.bsx = d->b_scalar ? 0 : d->b_st[x], p.bsy = d->b_scalar ? 0 : d->b_st[y];
-  p.tx = (p.nx + TILE - 1) / TILE, p.ty = (p.ny + TILE - 1) / TILE;
-  int64_t batch = 1;
-  for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
-  p.tiles = p.tx * p.ty * batch;
-  p.out = d->out, p.a = d->a, p.b = d->b;
-  p.s = scal_of(d);
-  TiledLaunch L{p, grid_for(p.tiles, 1, env->sm_count, 8), env};
-  return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
-}
-
-} // namespace old32
-
 // ---------------------------------------------------------------- which dims
 
 /* The dim along which input `st` is contiguous, if it is mismatched with the output (not along X = the last
@@ -382,16 +269,6 @@ int y_dim(const ck_ew_desc *d, int *stage_a, int *stage_b, const char **why) {
   return ya >= 0 ? ya : yb;
 }
 
-/* TEMPORARY (remove with old32): CUKERN_EW_TILED=old runs the 32 x 32 kernel. Read once. */
-bool use_old() {
-  static int v = -1;
-  if (v < 0) {
-    const char *s = getenv("CUKERN_EW_TILED");
-    v = s && strcmp(s, "old") == 0;
-  }
-  return v == 1;
-}
-
 } // namespace
 
 extern "C" const char *ck_ew_tiled_supports(const void *desc) {
@@ -411,7 +288,6 @@ extern "C" int ck_ew_tiled(const void *desc, const ck_env *env) {
   if (y < 0) return (int)cudaErrorInvalidValue;
   for (int k = 0; k < d->ndim; ++k)
     if (d->shape[k] == 0) return 0;
-  if (use_old()) return old32::launch(d, env, y, sa, sb);
   const bool binary = arity(d->op) == 2, barr = binary && !d->b_scalar;
   /* s0: the staged input (a if it is staged, else b); s1: the other array input, if any */
   const int64_t *s0st = sa ? d->a_st : d->b_st;
