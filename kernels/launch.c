@@ -11,6 +11,8 @@
  * the runtime cannot resolve, or when the cache is full, the launch goes through cudaLaunchKernel as before.
  * A failed cuLaunchKernel is retried through cudaLaunchKernel, so errors come back as the runtime's codes
  * (and its last-error state) exactly as a <<<>>> launch reports them.
+ * CUKERN_LAUNCH=runtime (read at the first launch) sends every launch through cudaLaunchKernel, to time the
+ * two paths against each other in one run (bench/exp/small.sh).
  * Stream capture (ck.graph) records a cuLaunchKernel on the capturing stream like any launch; the capture
  * runs in relaxed mode, so the first-launch lookups are allowed inside it too.
  */
@@ -19,6 +21,7 @@
 #include <cudaTypedefs.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ck_kernels.h"
@@ -33,6 +36,11 @@ static PFN_cuLaunchKernel_v4000 driver_launch(void) {
   if (s == 2) return NULL;
   void *p = NULL;
   enum cudaDriverEntryPointQueryResult q;
+  const char *env = getenv("CUKERN_LAUNCH"); /* "runtime": every launch through cudaLaunchKernel (A/B timing) */
+  if (env && strcmp(env, "runtime") == 0) {
+    atomic_store_explicit(&state, 2, memory_order_release);
+    return NULL;
+  }
   if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 4000, cudaEnableDefault, &q) == cudaSuccess &&
       q == cudaDriverEntryPointSuccess && p) {
     PFN_cuLaunchKernel_v4000 f;

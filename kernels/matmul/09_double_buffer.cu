@@ -21,15 +21,21 @@
  * Before sm_80 the copies fall back to ordinary loads and stores (same barriers, so still correct).
  * The tile shape, STAGES, GROUP, LOOP and ISSUE are template parameters; the launcher keeps a table of
  * configurations, picks one by problem size (pick_cfg), and CUKERN_MM_CFG=<index> forces one.
- * ISSUE = 1 (experimental, in no table entry yet): copy sources are running pointers, and an interior tile's
- * copies step between A rows / B rows by 32-bit strides (fewer address instructions per k tile, issue slots
- * that the FFMAs compete for); not yet measured. bench/exp/sgemm.sh sweeps the template (tile shapes, thread
+ * ISSUE = 1 (in no table entry): copy sources are running pointers, and an interior tile's copies step
+ * between A rows / B rows by 32-bit strides (fewer address instructions per k tile); measured on an H100 it
+ * made no difference (within 0.5%), so no configuration uses it. bench/exp/sgemm.sh sweeps the template (tile shapes, thread
  * tiles 8x8 / 8x16 / 16x8, BK, STAGES, LOOP, ISSUE, GROUP) against cuBLAS; it includes this file with
  * CK_MM09_KERNEL_ONLY defined (kernel, Cfg and launch<C> only: no pick_cfg, no extern "C" launcher).
  * Changed from step 8: cp.async multi-stage pipeline instead of register staging; grouped block order.
  * Launch: block NT = (BM/WM)*(BN/WN)*32 threads (1-D); grid x = column tiles, y = row tiles, z = batch; the
  * launcher issues several launches when y or z would pass 65535. Dynamic shared memory
- * STAGES*BK*(BM+4+BN)*4 bytes (49.9 KB for 128 x 128 x 16, 3 stages: opted in past 48 KB).
+ * STAGES*BK*(BM+4+BN)*4 bytes (97.5 KB for the default 128 x 128 x 32, 3 stages: opted in past 48 KB; two
+ * blocks per SM).
+ * Where the rest of the gap to cuBLAS is (H100, ncu at 4096^3, same run): both execute the same 6.9e10 FFMA
+ * thread-instructions in about the same number of warp instructions (2.39e9 vs 2.43e9), at the same clock
+ * (1.59 GHz), but cuBLAS (sm80_xmma_gemm_f32f32, 256 x 128 x 8 tiles, 3 stages) keeps the issue slots 88%
+ * busy against our 79% (no eligible warp 9% vs 19% of cycles): the stall is latency not covered by 2
+ * blocks x 8 warps per SM, not instruction count; FFMA is 77% of our k loop's static instructions.
  * Limits: k < 2^31 (supports()); otherwise any m, n, k >= 0.
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
@@ -309,15 +315,19 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 // 1024 / 2048 / 4096 / 8192): C0 -, 45.5, 46.9-47.8, 47.2-48.0; C1 31.7, 44.9, 46.1, 46.3; C2 29.6, 38.7, 39.9, 41.2;
 // C3 (C0 in row-by-row order) 27.9*, 44.8, 45.9, 46.6; C4 -, 45.0, 46.2, 46.9; C5 -, 42.7, 43.5, 43.9;
 // C6 -, 43.2, 44.4, 45.0  (* at 1024 the old small-problem choice).
+// H100 80GB HBM3, 50 configurations in one run (bench/exp/sgemm.sh; each timing followed by one of cuBLAS,
+// % = cuBLAS time / ours): the k tile of 32 instead of 16 (C0 now; C7 is the former C0) went from 90.5 / 91.7%
+// to 93.2 / 95.7% of cuBLAS at 4096 / 8192 (46.8 / 47.5 TFLOP/s); no other configuration did better at both.
 //                BM   BN  BK  WM  WN TM  TN ST MINB GROUP LOOP
-using C0 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 0: large problems (>= one 128 x 128 tile per SM)
+using C0 = Cfg<128, 128, 32, 64, 32, 8, 8, 3, 2, 8, 0>;  // 0: large problems (>= one 128 x 128 tile per SM)
 using C1 = Cfg<64, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1>;   // 1: medium: 4-warp blocks, 4 per SM
 using C2 = Cfg<64, 64, 16, 32, 32, 8, 4, 3, 4, 8, 1>;    // 2: small problems
 using C3 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 0>;  // 3: C0 with row-by-row block order
 using C4 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 1>;  // 4: C3 with the early-barrier loop
 using C5 = Cfg<128, 256, 8, 64, 64, 8, 16, 3, 1, 8, 0>;  // 5: 8 x 16 results per thread, one block per SM
 using C6 = Cfg<128, 128, 8, 64, 32, 8, 8, 4, 2, 8, 0>;   // 6: BK 8, 4 stages
-constexpr int kNCfg = 7;
+using C7 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 7: C0 with BK 16 (the default until 2026-11-24)
+constexpr int kNCfg = 8;
 
 template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   const bool vec = al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0); // A moves in 4-byte copies: any alignment
@@ -358,6 +368,7 @@ extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
   case 4: return launch<C4>(d, env);
   case 5: return launch<C5>(d, env);
   case 6: return launch<C6>(d, env);
+  case 7: return launch<C7>(d, env);
   default: return launch<C0>(d, env);
   }
 }
