@@ -34,7 +34,8 @@
  * cuBLAS first, then each rung's default configuration and every forced one (CUKERN_MM_CFG=<i>); CUDA
  * events around each launch, 3 warm-ups, median of 10, TFLOP/s = 2 M N K / t, and % of cuBLAS measured in
  * the same run; every timed configuration is also checked on 64 sampled elements. Ends with a table.
- * Exit status 1 when any check failed.
+ * --quick times the forced configurations at 8192^3 only. --prof KIND N RUNG CFG [REPS]: a few launches of one
+ * configuration for a profiler. Exit status 1 when any check failed.
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -167,8 +168,8 @@ struct Rung {
 };
 static const Rung kRungs[] = {
     {"cublas", ck_matmul_cublas, nullptr, 0, 0},
-    {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 6, 0},
-    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 8, 5},
+    {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 5, 0},
+    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 5, 5},
 };
 
 static void set_cfg(int cfg) {
@@ -452,6 +453,8 @@ static double time_launch(const Rung &r, const ck_mm_desc &d, int reps) {
   return ms[ms.size() / 2];
 }
 
+static bool g_quick = false;
+
 static void part2() {
   printf("\n== speed: C = A B, contiguous, median of 10 after 3 warm-ups (each configuration also checked on 64 "
          "sampled elements)\n");
@@ -468,6 +471,7 @@ static void part2() {
       for (const Rung &r : kRungs) {
         const int nc = kind == K_TF32 ? r.ncfg_tf32 : r.ncfg_half;
         for (int c = -1; c < nc; ++c) {
+          if (c >= 0 && g_quick && N < 8192) break; // --quick: forced configurations at 8192^3 only
           ck_mm_desc d = d0;
           if (r.supports && r.supports(&d)) break;
           char name[64];
@@ -531,9 +535,40 @@ static void part2() {
     }
 }
 
+/* --prof KIND N RUNG CFG: REPS launches of one rung (configuration CFG, -1: its default) on C = A B, N^3, for a
+ * profiler (ncu --launch-skip 1 --launch-count 1); checks the result on 64 sampled elements. */
+static int prof(int argc, char **argv) {
+  if (argc < 6) return fprintf(stderr, "usage: tc_check --prof bf16|f16|tf32 N RUNG CFG [REPS]\n"), 2;
+  const Kind kind = !strcmp(argv[2], "tf32") ? K_TF32 : !strcmp(argv[2], "f16") ? K_F16 : K_BF16;
+  const int64_t N = atoll(argv[3]);
+  const int cfg = atoi(argv[5]), reps = argc > 6 ? atoi(argv[6]) : 3;
+  const Rung *r = nullptr;
+  for (const Rung &x : kRungs)
+    if (!strcmp(x.name, argv[4])) r = &x;
+  if (!r) return fprintf(stderr, "no rung %s\n", argv[4]), 2;
+  const int cdt = kind == K_TF32 ? CK_F32 : in_dt(kind);
+  Problem P = make_problem(kind, cdt, N, N, N, 1, false, false, false, false, 1, 0, 777 + (uint32_t)N, true);
+  P.c_rs = N, P.c_bs = N * N;
+  const ck_mm_desc d = desc_of(P);
+  if (r->supports && r->supports(&d)) return fprintf(stderr, "%s refuses: %s\n", r->name, r->supports(&d)), 2;
+  set_cfg(cfg);
+  for (int i = 0; i < reps; ++i)
+    if (r->launch(&d, &g_env) != 0) return fprintf(stderr, "launch failed\n"), 3;
+  CK(cudaStreamSynchronize(g_stream));
+  std::vector<unsigned char> hc(P.c_elems * dt_size(cdt));
+  CK(cudaMemcpy(hc.data(), P.dc, hc.size(), cudaMemcpyDeviceToHost));
+  const CheckResult R = check(P, hc, 64, false);
+  printf("prof %s %lld^3 %s cfg %d: %d launches, %s\n", kind_name(kind), (long long)N, r->name, cfg, reps,
+         R.bad ? R.first : "ok");
+  free_problem(P);
+  return R.bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   env_init();
+  if (argc > 1 && !strcmp(argv[1], "--prof")) return prof(argc, argv);
   const bool speed_only = argc > 1 && !strcmp(argv[1], "--speed"), check_only = argc > 1 && !strcmp(argv[1], "--check");
+  for (int i = 1; i < argc; ++i) g_quick = g_quick || !strcmp(argv[i], "--quick");
   if (!speed_only) part1();
   if (!check_only) part2();
   printf("\n%d checks passed, %d failed, %d refused\n", g_pass, g_fail, g_refused);

@@ -19,12 +19,16 @@
  * Changed from step 9: tensor cores (WMMA 16x16x16 fragments) instead of FFMA, f16/bf16 inputs with f32
  * accumulation, results through shared memory.
  * Launch: block (BM/WM)*(BN/WN) warps; grid x = column tiles, y = row tiles (grouped by 8), z = batch, split
- * past 65535. Large problems: 128 x 256 x 32 with 8 warps of 64 x 64, 3 stages, 79.5 KB dynamic shared
- * memory (configurations below; CUKERN_MM_CFG=<i> forces one).
- * Measured before the per-thread copy pointers (H100, examples/tc_check, 8192^3, cuBLAS in the same run): f16
- * 278-287 TFLOP/s = 38-39% of cuBLAS, bf16 215 = 27%; with them, and configurations 3-5: not yet measured. The difference is the library's: for f16, load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88
- * for B); for bf16, nvcc 13.0 emits plain shared loads and MOVM transposes instead (SASS), about 4x the
- * instructions per fragment. Step 11 writes the loads itself.
+ * past 65535. Large problems: 128 x 128 x 32 with 4 warps of 64 x 64, 4 stages, 74 KB dynamic shared memory,
+ * 2 blocks per SM (configurations below; CUKERN_MM_CFG=<i> forces one).
+ * Measured (H100, bench/exp/mma.sh, 2026-11-24, 8192^3, cuBLAS in the same run): the old default (128 x 256
+ * x 32, 3 stages) bf16 216 TFLOP/s = 27% of cuBLAS, f16 285 = 37%; the configuration that is now the default
+ * bf16 238 = 30%, f16 314 = 41% (4096^3: 222 = 29%, 285 = 38%). The bf16 / f16 gap is the library's: for f16,
+ * load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88 for B; 1.11 SASS instructions per HMMA in the k loop);
+ * for bf16, nvcc 13.0 emits plain shared loads and MOVM transposes instead (no LDSM; 1.53 per HMMA). The
+ * rung stays on the WMMA API, so what is left for bf16 is reuse per fragment load (warp tiles past 64 x 64
+ * need more than 255 registers for the 16x16 f32 accumulators) and the stage count / BK (W3, W4: not yet
+ * measured). Step 11 writes the loads itself.
  * Limits: f16/bf16 only; k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; c_dtype = dtype or f32; alpha/beta in f32, beta == 0 never reads C.
@@ -123,16 +127,18 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 // ---------------------------------------------------------------- configurations and launch
 
 // index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM. Shared memory: STAGES * (BM*(BK+8) +
-// BK*(BN+8)) * 2 bytes. H100, TFLOP/s at 4096^3 / 8192^3, before the per-thread copy pointers: f16 W0 246 / 269,
-// W1 259 / 287, W2 160 / 167; bf16 W0 180 / 196, W1 197 / 215, W2 150 / 159. W3-W5: not yet measured.
+// BK*(BN+8)) * 2 bytes. Measured on an H100 (bench/exp/mma.sh, 2026-11-24, TFLOP/s at 8192^3 / 4096^3, % of
+// cuBLAS in the same run): bf16 W0 238 / 222 (30% / 29%), W1 234 / 209, W2 156 / 146; f16 W0 314 / 285 (41% /
+// 38%), W1 313 / 278, W2 168 / 155. Dropped, slower everywhere: 128x256x32 3 stages (the default until then;
+// bf16 222 / 206, f16 285 / 264), 128x128x32 with warps of 64 x 32 (199 / 186, 307 / 274), 256x128x32 3 stages
+// (214 / 200, 275 / 256). W3, W4: not yet measured. W1 spills 3 words in bf16 (ptxas -v).
 //                BM   BN  BK  WM  WN ST MINB
-using W0 = Cfg<128, 128, 32, 64, 32, 3, 2>; // 0: 8 warps of 64 x 32, 55.5 KB, 2 blocks per SM
-using W1 = Cfg<128, 256, 32, 64, 64, 3, 1>; // 1: large problems; 8 warps of 64 x 64, 79.5 KB
+using W0 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 0: large problems; 4 warps of 64 x 64, 4 stages, 74 KB, 2 per SM
+using W1 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 1: 8 warps of 64 x 64, BK 64 (half the barriers), 153 KB
 using W2 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 2: small problems, 28.5 KB
-using W3 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 3: W1 with BK 64 (half the barriers), 153 KB
-using W4 = Cfg<256, 128, 32, 64, 64, 3, 1>; // 4: 8 warps of 64 x 64 over 256 rows, 85.5 KB
-using W5 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 5: 4 warps of 64 x 64, 4 stages, 74 KB, 2 blocks per SM
-constexpr int kNCfg = 6;
+using W3 = Cfg<128, 128, 64, 64, 64, 3, 2>; // 3: W0 with BK 64 and 3 stages, 105 KB, 2 per SM
+using W4 = Cfg<128, 128, 32, 64, 64, 5, 2>; // 4: W0 with 5 stages, 92.5 KB, 2 per SM
+constexpr int kNCfg = 5, kLarge = 0, kSmall = 2;
 using G = Cfg<64, 64, 32, 32, 32, 3, 1>; // operands without 16-byte copies (plain element loads), any size
 
 template <class C, typename T, bool VEC> int launch(const ck_mm_desc *d, const ck_env *env) {
@@ -145,14 +151,13 @@ template <typename T> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   int cfg = forced_cfg(kNCfg);
   if (cfg < 0) {
     const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
-    cfg = ((d->m + 127) / 128) * ((d->n + 255) / 256) * d->batch >= sms ? 1 : 2;
+    cfg = ((d->m + W0::BM - 1) / W0::BM) * ((d->n + W0::BN - 1) / W0::BN) * d->batch >= sms ? kLarge : kSmall;
   }
   switch (cfg) {
   case 1: return launch<W1, T, true>(d, env);
   case 2: return launch<W2, T, true>(d, env);
   case 3: return launch<W3, T, true>(d, env);
   case 4: return launch<W4, T, true>(d, env);
-  case 5: return launch<W5, T, true>(d, env);
   default: return launch<W0, T, true>(d, env);
   }
 }

@@ -21,8 +21,18 @@
  * shared loads: the warp's n columns are permuted (mma column g of n8 tile j is warp column g * N8 + j), so
  * that a lane's N8 B values of a k row are consecutive in shared memory (two 16-byte loads per row for a
  * 64-wide warp tile, instead of eight 4-byte ones), conflict-free under SW_TF32N; the epilogue writes each
- * result to its real column (store_acc_nperm). Both operands are rounded to TF32 with cvt.rna (round to
- * nearest) after the shared load: mma.sync takes its .tf32 operands in TF32 form.
+ * result to its real column (store_acc_nperm). TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
+ * words go to mma.sync as they are and the tensor core reads only their top 19 bits (sign, exponent, 10
+ * mantissa bits): truncation toward zero, per-input relative error < 2^-10. This is not in the CUDA guide
+ * (its WMMA section asks for inputs converted with __float_to_tf32, "internal layout implementation
+ * defined"); CUTLASS relies on it (FloatRoundStyle::round_half_ulp_truncate adds half a TF32 ulp to the bits
+ * and lets the tensor core truncate), and tc_check / spec/tensorcore_spec.lua check every configuration
+ * against a bound that allows truncation (2^-9 S). Configuration 1 (TF32_RNA) rounds every fragment element
+ * with cvt.rna.tf32.f32 after its shared load instead (round to nearest, ties away; the rung's behaviour
+ * until 2026-11-24): that conversion was most of the ~4.7 SASS instructions per HMMA of the TF32 k loop,
+ * against ~1.2 for f16/bf16. cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) does not document its input
+ * rounding; in tc_check on the H100 its worst error/tolerance matched the cvt.rna kernel's to three digits
+ * on every non-batched shape, so it most likely rounds to nearest.
  * Copies (mm_tc.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
  * computed once per block; a k tile then costs one 64-bit add and one cp.async per 16-byte chunk. A k tile
  * that lies wholly inside A and B (the block's tile inside C, k0 + BK <= k) is copied without tests; others
@@ -32,18 +42,23 @@
  * bytes) are loaded with plain element loads and 16-byte shared stores into the same layout, by one small
  * configuration (64 x 64 x 32, 4 warps): correct for any strides, but slow; the dispatcher's contiguous
  * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path.
- * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, 4 stages
- * instead of 3, results stored from registers; TF32 for f32.
+ * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, fragments
+ * double-buffered in registers, results stored from registers; TF32 for f32.
  * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
  * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
- * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: 128 x 128 x 32
- * (TF32: x 16), 4 warps of 64 x 64, 4 stages, 64 KB dynamic shared memory, 2 blocks per SM.
- * Measured before the per-thread copy pointers (H100, 8192^3, same run): bf16 287 TFLOP/s = 36% of cuBLAS
- * (787), f16 287 = 39% (739), TF32 124 = 31% (397). What limited it (SASS of the 128 x 128 kernel): issuing a
- * k tile's 8 cp.async took each thread ~200 instructions (64-bit address arithmetic and per-chunk edge tests)
- * against 64 HMMA + 16 LDSM per warp, with only 2 warps per scheduler (234 registers) to hide it and the
- * ldmatrix latency. With the copies above (and the TF32 16-byte B loads): not yet measured
- * (bench/exp/mma.sh times every configuration).
+ * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: f16/bf16 128 x 256 x 32,
+ * 8 warps of 64 x 64, 4 stages, fragments double-buffered in registers (PIPE 1), 96 KB, 1 block per SM;
+ * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, 96 KB, 2 blocks per SM.
+ * Measured (H100, bench/exp/mma.sh, 2026-11-24, cuBLAS in the same run), with the copies above and the old
+ * defaults: 8192^3 bf16 433 TFLOP/s = 54% of cuBLAS (804), f16 423 = 55% (768), TF32 145 = 36% (408); the
+ * configurations that are now the defaults: bf16 448 = 56%, f16 453 = 59%, TF32 (with cvt.rna) 157 = 39%;
+ * 4096^3: bf16 420 = 55%, f16 420 = 56%, TF32 150 = 39%. Truncating TF32: not yet measured. Before the
+ * per-thread copy pointers, bf16 was 287 (36%): issuing a k tile's 8 cp.async took each thread ~200
+ * instructions (64-bit address arithmetic, per-chunk edge tests). The f16/bf16 k loop is now ~1.17 SASS
+ * instructions per HMMA (PIPE 0; bench/exp/mma.sh's census), so little is left to cut there: mma.sync is not
+ * Hopper's full-rate tensor-core path (that is wgmma, steps 12-14); bench/exp/mma.sh's ncu step says how busy
+ * the tensor pipe is. Warp tiles past 64 x 64 do not fit (64 x 128 needs 256 f32 accumulators per lane), nor
+ * do 2 blocks per SM of 128 x 256 (8 warps x 2 x 32 lanes at ~255 registers > 64K).
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
@@ -57,9 +72,18 @@ namespace {
 
 // ---------------------------------------------------------------- configuration
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int GROUP_ = 8> struct Cfg {
+/* TF32 operand modes (f32 inputs): TF32_TRUNC passes the f32 bits as they are and the tensor core reads only
+ * the top 19 (sign, exponent, 10 mantissa bits): truncation toward zero, no instruction; TF32_RNA rounds every
+ * fragment element with cvt.rna.tf32.f32 (to nearest, ties away from zero) after its shared load. */
+enum { TF32_TRUNC, TF32_RNA };
+
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int RND_ = TF32_TRUNC,
+          int GROUP_ = 8>
+struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
   static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
+  static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
+  static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
   static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
   static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
@@ -118,7 +142,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
 
-template <class C> struct FragT { // one k8 step of a warp, rounded to TF32
+template <class C> struct FragT { // one k8 step of a warp (f32 bits; TF32_RNA: rounded to TF32)
   uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
 };
 
@@ -171,16 +195,20 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
       ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      if constexpr (C::RND == TF32_RNA)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
+        for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
     }
 #pragma unroll
     for (int q = 0; q < P; ++q) {
       const int ch = (wn * C::WN + g * C::N8) / 4 + q, k = ks * 8 + t4;
       const uint4 v0 = lds128(b_st + swz<BCH, SW_TF32N>(k, ch)), v1 = lds128(b_st + swz<BCH, SW_TF32N>(k + 4, ch));
-      f.b0[4 * q] = to_tf32(v0.x), f.b0[4 * q + 1] = to_tf32(v0.y), f.b0[4 * q + 2] = to_tf32(v0.z), f.b0[4 * q + 3] = to_tf32(v0.w);
-      f.b1[4 * q] = to_tf32(v1.x), f.b1[4 * q + 1] = to_tf32(v1.y), f.b1[4 * q + 2] = to_tf32(v1.z), f.b1[4 * q + 3] = to_tf32(v1.w);
+      f.b0[4 * q] = v0.x, f.b0[4 * q + 1] = v0.y, f.b0[4 * q + 2] = v0.z, f.b0[4 * q + 3] = v0.w;
+      f.b1[4 * q] = v1.x, f.b1[4 * q + 1] = v1.y, f.b1[4 * q + 2] = v1.z, f.b1[4 * q + 3] = v1.w;
     }
+    if constexpr (C::RND == TF32_RNA)
+#pragma unroll
+      for (int j = 0; j < C::N8; ++j) f.b0[j] = to_tf32(f.b0[j]), f.b1[j] = to_tf32(f.b1[j]);
   };
   auto mma = [&](const FragT<C> &f) {
 #pragma unroll
@@ -196,31 +224,29 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // ---------------------------------------------------------------- configurations and launch
 
 // f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
-// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 with the old per-chunk copies (examples/tc_check,
-// bf16 TFLOP/s at 4096^3 / 8192^3, cuBLAS 752 / 787 in the same run): H0 266 / 287, H1 263 / 280, H2 239 / 262,
-// 128x256x32 3 stages PIPE 1 256 / 280, H7 180 / 188; 128x128 PIPE 1 (H6) 227 / 249, 256x128 PIPE 1 (H4) 240 / 269,
-// 128x256x64 3 stages PIPE 1 (H3) 229 / 264; f16 within 1% of these. PIPE 1 lost then: at 254-255 registers (with
-// spills) the double buffer left the compiler no room. With the per-thread copy pointers no configuration spills
-// (ptxas -v, sm_90a: H0 236 registers, H5 232, H1 234, the PIPE 1 ones 255); their speed: not yet measured.
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (bench/exp/mma.sh, 2026-11-24, bf16 / f16 TFLOP/s
+// at 8192^3, cuBLAS 804 / 768 in the same run): H0 448 / 453 (56% / 59%), H1 448 / 444, H2 433 / 422 (the
+// default until then), H4 298 / 279; 4096^3: H0 420 / 420, H2 400 / 398. Dropped, slower everywhere:
+// 128x256x32 PIPE 0 359 / 351, 256x128x32 PIPE 1 436 / 435, 128x128x64 3 stages 415 / 411, 128x128x32 PIPE 1
+// 436 / 424. H3: not yet measured. No register spills (ptxas -v, sm_90a).
 //                BM   BN  BK  WM  WN ST MINB PIPE
-using H0 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, 64 KB, 2 blocks per SM
-using H1 = Cfg<128, 256, 32, 64, 64, 4, 1, 0>; // 1: 8 warps of 64 x 64, 96 KB, 1 block per SM
-using H2 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 2: H1 with the register double buffer
-using H3 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 3: BK 64 (half the barriers), 3 stages, 144 KB
-using H4 = Cfg<256, 128, 32, 64, 64, 4, 1, 1>; // 4: 8 warps of 64 x 64 over 256 rows, 96 KB
-using H5 = Cfg<128, 128, 64, 64, 64, 3, 2, 0>; // 5: H0 with BK 64, 3 stages, 96 KB, 2 blocks per SM
-using H6 = Cfg<128, 128, 32, 64, 64, 4, 2, 1>; // 6: H0 with the register double buffer
-using H7 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 7: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 8, kLargeH = 0, kSmallH = 7; // the defaults past / below one 128 x 128 tile per SM
+using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
+using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
+using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
+using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
+using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
+constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
 
-// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. TFLOP/s at 4096^3 / 8192^3 (cuBLAS TF32
-// 378 / 397 in the same run), with 4-byte B loads: T0 119 / 124, 128x256x16 PIPE 1 77 / 83, T4 77 / 81.
-// Dropped: 128x128x16 PIPE 1 81 / 85 (spills), 128x128x32 3 stages PIPE 1 83 / 88 (spills).
-using T0 = Cfg<128, 128, 16, 64, 64, 4, 2, 0>; // 0: large problems; 4 warps of 64 x 64, BK 16, 64 KB
-using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0>; // 1: BK 32, 3 stages, 96 KB, 2 blocks per SM
-using T2 = Cfg<128, 256, 16, 64, 64, 4, 1, 0>; // 2: 8 warps of 64 x 64, BK 16, 96 KB
-using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0>; // 3: 8 warps, BK 32, 3 stages, 144 KB
-using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems, 48 KB
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. Measured with cvt.rna on every fragment
+// element (H100, same run, TFLOP/s at 8192^3 / 4096^3, cuBLAS TF32 408 / 387): T1 157 / 150 (39%), 128x128x16
+// 4 stages 147 / 140, 128x256x32 3 stages 145 / 137, T4 87 / 84; dropped: 128x256x16 4 stages 132 / 125. The
+// truncating ones (TF32_TRUNC: no conversion instruction): not yet measured.
+//                BM   BN  BK  WM  WN ST MINB PIPE RND
+using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
+using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
+using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
+using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC>; // 3: 8 warps, BK 32, 3 stages, 144 KB
+using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
 constexpr int kNT = 5, kLargeT = 0, kSmallT = 4;
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
@@ -258,9 +284,6 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
-  case 5: return launch_h<H5, T>(d, env);
-  case 6: return launch_h<H6, T>(d, env);
-  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
