@@ -3,14 +3,17 @@
  * 09_single_pass.cu, included as is: the same kernels and launcher the library runs) against
  * cub::DeviceReduce::Sum, in one run. Built and run by bench/exp/sum.sh.
  *
- * Sizes 2^22, 2^24, 2^26, 2^28 floats carved from one 1 GiB pool of random values in [0.5, 1.5): timed
+ * Sizes 2^22, 2^24, 2^26, 2^27, 2^28 floats carved from one 1 GiB pool of random values in [0.5, 1.5): timed
  * calls rotate through the pool's 2^28 / n buffers (each call reads the next one), so no call finds its input
- * in the 50 MB L2, not even at 2^22. Each variant is first validated on buffer 0
- * against a host double sum (relative error <= 1e-5), plus misaligned / odd-length / row cases; a variant
- * that fails is reported FAILED and not timed. Timing: CUDA events around B calls (B = 2^26 / n, >= 1),
- * 3 rounds x 10 samples per variant, the variants interleaved per round, median of the 30 (and min/max).
- * GB/s counts the bytes read (4 n). The rung's path includes its ticket memset and workspace (from a
- * caching pool here, as in the library).
+ * in the 50 MB L2, not even at 2^22. Each variant is first validated against a host double sum (relative
+ * error <= 1e-5) on every size, misaligned / odd-length / tiny / row cases; a variant that fails is reported
+ * FAILED and not timed. Timing, per size and variant: after a warm-up, 30 pairs (CUB sample, variant sample),
+ * each sample CUDA events around B calls (B = 2^26 / n, >= 1); "% of CUB" = median(CUB) / median(variant)
+ * over those pairs (clocks drift over a run at the power limit: the pairs compare like with like). GB/s
+ * counts the bytes read (4 n). The rung's path includes its ticket memset (or second launch) and workspace
+ * (from a caching pool here, as in the library).
+ * Last, the rule that picks SpDefault (see bench/exp/sum.sh): among the rung's configurations valid
+ * everywhere and >= 97% of CUB at every size, the best mean % over 2^24..2^28; if none, the best minimum.
  */
 #include <cub/device/device_reduce.cuh>
 
@@ -36,60 +39,7 @@
 
 extern "C" int ck_reduce_shuffle_vec(const void *desc, const ck_env *env); /* rung 8, its own TU */
 
-// ---------------------------------------------------------------- the previous rung 9 (for reference)
-
-/* Rung 9 as it was before this sweep (fe3e5d2): fold_range_vec, 256 threads, U = 4, 4 waves, 44 registers. */
-template <class O, int BS, int U>
-__global__ void __launch_bounds__(BS) old_single_pass_kernel(const float *__restrict__ x, int64_t outer, int64_t len,
-                                                             int64_t per_row, int64_t chunk, float *part,
-                                                             unsigned *tickets, float *out) {
-  __shared__ bool am_last;
-  for (int64_t b = blockIdx.x; b < outer * per_row; b += gridDim.x) {
-    const int64_t row = b / per_row, c = b - row * per_row;
-    const int64_t beg = c * chunk, end = beg + chunk < len ? beg + chunk : len;
-    float a = fold_range_vec<O, U>(x + row * len, beg, end, threadIdx.x, BS, O::identity());
-    a = block_reduce<O, BS>(a);
-    if (per_row == 1) {
-      if (threadIdx.x == 0) O::store(a, out, nullptr, row, len);
-      __syncthreads();
-      continue;
-    }
-    if (threadIdx.x == 0) {
-      part[b] = a;
-      __threadfence();
-      am_last = atomicAdd(&tickets[row], 1u) == (unsigned)(per_row - 1);
-    }
-    __syncthreads();
-    if (am_last) {
-      __threadfence();
-      float s = fold_partials<O, true>(part + row * per_row, 0, per_row, threadIdx.x, BS);
-      s = block_reduce<O, BS>(s);
-      if (threadIdx.x == 0) O::store(s, out, nullptr, row, len);
-    }
-    __syncthreads();
-  }
-}
 using SumF = Op<float, CK_RED_SUM>;
-
-static int launch_old(const ck_red_desc &d, const ck_env *env) {
-  constexpr int BS = 256, U = 4, WAVES = 4, N = 4;
-  auto kernel = old_single_pass_kernel<SumF, BS, U>;
-  static int occ = 0;
-  if (!occ) occ = occupancy((const void *)kernel, BS, 0);
-  const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * WAVES, (int64_t)BS * N * U, N);
-  cudaStream_t s = (cudaStream_t)env->stream;
-  if (p.per_row == 1) {
-    kernel<<<grid_for(p.items), BS, 0, s>>>((const float *)d.x, d.outer, d.len, 1, p.chunk, nullptr, nullptr,
-                                            (float *)d.out);
-    return (int)cudaGetLastError();
-  }
-  Ws w(env, (size_t)p.items * 4 + 256 + (size_t)d.outer * 4);
-  unsigned *tickets = (unsigned *)((char *)w.p + (((size_t)p.items * 4 + 255) & ~(size_t)255));
-  cudaMemsetAsync(tickets, 0, (size_t)d.outer * 4, s);
-  kernel<<<grid_for(p.items), BS, 0, s>>>((const float *)d.x, d.outer, d.len, p.per_row, p.chunk, (float *)w.p,
-                                          tickets, (float *)d.out);
-  return (int)cudaGetLastError();
-}
 
 // ---------------------------------------------------------------- a caching workspace pool (as the library's)
 
@@ -118,65 +68,63 @@ static void ws_free(void *, void *p) {
 // ---------------------------------------------------------------- variants
 
 struct Variant {
-  std::string name, what;
-  const void *kernel; /* for registers / occupancy; NULL: CUB (from ptxas, see sum.sh) */
+  std::string name, what, cfg; /* cfg: the sp::Cfg spelling (rung configurations only) */
+  const void *kernel;          /* for registers / occupancy; NULL: CUB (from ptxas, see sum.sh) or rung 8 */
   int bs;
-  size_t smem;
   std::function<int(const ck_red_desc &, const ck_env *)> run;
 };
 
-template <class C>
-static Variant cfg(const char *name, const char *what) {
-  return Variant{name, what, (const void *)reduce_single_pass_kernel<SumF, C::BS, C::U, C::MINB, C::PF, C::S>, C::BS,
-                 C::smem, [](const ck_red_desc &d, const ck_env *e) { return launch_cfg<SumF, C>(d, e); }};
+static unsigned *g_zeroed = nullptr; /* 64 counters, zeroed once: the kernel leaves them zero */
+
+template <class C, bool ZEROED = false>
+static Variant cfg(const char *name, const char *what, const char *spelling) {
+  return Variant{name, what, spelling, (const void *)reduce_single_pass_kernel<SumF, C>, C::BS,
+                 [](const ck_red_desc &d, const ck_env *e) { return launch_cfg<SumF, C>(d, e, ZEROED ? g_zeroed : nullptr); }};
 }
-using sp::Cfg;
+/* name, what, then the Cfg's template arguments: BS, U, MINB, WAVES, MAP, VB, FIN */
+#define CFG(name, what, ...) cfg<sp::Cfg<__VA_ARGS__>>(name, what, "sp::Cfg<" #__VA_ARGS__ ">")
+#define CFGZ(name, what, ...) cfg<sp::Cfg<__VA_ARGS__>, true>(name, what, "")
 
 static void *g_cub_temp = nullptr;
-static unsigned *g_zeroed = nullptr; /* 64 counters, zeroed once: the kernel leaves them zero */
 static size_t g_cub_bytes = 0;
 
 static std::vector<Variant> variants() {
   std::vector<Variant> v;
-  v.push_back(Variant{"cub", "cub::DeviceReduce::Sum (reference)", nullptr, 256, 0,
+  v.push_back(Variant{"cub", "cub::DeviceReduce::Sum (reference)", "", nullptr, 256,
                       [](const ck_red_desc &d, const ck_env *e) {
                         size_t b = g_cub_bytes;
                         return (int)cub::DeviceReduce::Sum(g_cub_temp, b, (const float *)d.x, (float *)d.out, d.len,
                                                            (cudaStream_t)e->stream);
                       }});
-  v.push_back(Variant{"old09", "rung 9 before: fold_range_vec, 256x4, 4 waves", (const void *)old_single_pass_kernel<SumF, 256, 4>,
-                      256, 0, launch_old});
-  v.push_back(Variant{"rung08", "rung 8 shuffle_vec (two launches) via its launcher", nullptr, 256, 0,
+  v.push_back(Variant{"rung08", "rung 8 shuffle_vec (two launches) via its launcher", "", nullptr, 256,
                       [](const ck_red_desc &d, const ck_env *e) { return ck_reduce_shuffle_vec(&d, e); }});
-  v.push_back(cfg<SpDefault>("rung09", "rung 9 as built (SpDefault)"));
-  v.push_back(Variant{"rung09_nomem", "rung 9 as built, tickets kept zeroed instead of a memset per call",
-                      (const void *)reduce_single_pass_kernel<SumF, SpDefault::BS, SpDefault::U, SpDefault::MINB,
-                                                              SpDefault::PF, SpDefault::S>,
-                      SpDefault::BS, SpDefault::smem, [](const ck_red_desc &d, const ck_env *e) {
-                        return launch_cfg<SumF, SpDefault>(d, e, g_zeroed);
-                      }});
-  /* register tiles: occupancy (MINB caps registers), block size, loads per trip, waves */
-  v.push_back(cfg<Cfg<256, 4, 1, 4, 0, 0>>("t256u4w4", "tiles 256x4, no register cap, 4 waves"));
-  v.push_back(cfg<Cfg<256, 4, 8, 1, 0, 0>>("t256u4m8w1", "tiles 256x4, launch_bounds(256,8), 1 wave"));
-  v.push_back(cfg<Cfg<256, 4, 8, 2, 0, 0>>("t256u4m8w2", "tiles 256x4, launch_bounds(256,8), 2 waves"));
-  v.push_back(cfg<Cfg<256, 4, 8, 5, 0, 0>>("t256u4m8w5", "tiles 256x4, launch_bounds(256,8), 5 waves (CUB's grid)"));
-  v.push_back(cfg<Cfg<256, 4, 8, 8, 0, 0>>("t256u4m8w8", "tiles 256x4, launch_bounds(256,8), 8 waves"));
-  v.push_back(cfg<Cfg<512, 4, 4, 5, 0, 0>>("t512u4m4w5", "tiles 512x4, launch_bounds(512,4), 5 waves"));
-  v.push_back(cfg<Cfg<256, 8, 4, 5, 0, 0>>("t256u8m4w5", "tiles 256x8, launch_bounds(256,4), 5 waves"));
-  v.push_back(cfg<Cfg<128, 8, 8, 5, 0, 0>>("t128u8m8w5", "tiles 128x8, launch_bounds(128,8), 5 waves"));
-  /* register tiles + L2 bulk prefetch ahead (thread 0, cp.async.bulk.prefetch.L2) */
-  v.push_back(cfg<Cfg<256, 4, 8, 5, 1, 0>>("pf1m8w5", "t256u4m8w5 + L2 prefetch 1 tile (16 KB) ahead"));
-  v.push_back(cfg<Cfg<256, 4, 8, 5, 2, 0>>("pf2m8w5", "t256u4m8w5 + L2 prefetch 2 tiles ahead"));
-  v.push_back(cfg<Cfg<256, 4, 8, 5, 4, 0>>("pf4m8w5", "t256u4m8w5 + L2 prefetch 4 tiles ahead"));
-  v.push_back(cfg<Cfg<256, 4, 8, 1, 2, 0>>("pf2m8w1", "t256u4m8w1 + L2 prefetch 2 tiles ahead"));
-  /* bulk copies global -> shared (cp.async.bulk + mbarrier), S stages per block */
-  v.push_back(cfg<Cfg<256, 4, 1, 1, 0, 4>>("bulk4x16k_w1", "bulk copy, 4 stages x 16 KB, 1 wave"));
-  v.push_back(cfg<Cfg<256, 4, 1, 5, 0, 4>>("bulk4x16k_w5", "bulk copy, 4 stages x 16 KB, 5 waves"));
-  v.push_back(cfg<Cfg<256, 2, 1, 5, 0, 4>>("bulk4x8k_w5", "bulk copy, 4 stages x 8 KB, 5 waves"));
-  v.push_back(cfg<Cfg<256, 2, 1, 5, 0, 8>>("bulk8x8k_w5", "bulk copy, 8 stages x 8 KB, 5 waves"));
-  v.push_back(cfg<Cfg<256, 4, 1, 1, 0, 8>>("bulk8x16k_w1", "bulk copy, 8 stages x 16 KB, 1 wave"));
-  v.push_back(cfg<Cfg<256, 4, 1, 5, 0, 8>>("bulk8x16k_w5", "bulk copy, 8 stages x 16 KB, 5 waves"));
-  v.push_back(cfg<Cfg<512, 4, 1, 2, 0, 4>>("bulk4x32k_w2", "bulk copy, 512 threads, 4 stages x 32 KB, 2 waves"));
+  v.push_back(Variant{"rung09", "rung 9 as built (SpDefault, the library's launcher)", "",
+                      (const void *)reduce_single_pass_kernel<SumF, SpDefault>, SpDefault::BS,
+                      [](const ck_red_desc &d, const ck_env *e) { return launch<SumF>(d, e); }});
+  /* MAP 0: contiguous chunks of ~len / (WAVES x resident blocks), each ending in a one-vector-per-trip remainder */
+  v.push_back(CFG("m0w1", "chunks, 1 wave", 256, 4, 8, 1, 0, 16, 0));
+  v.push_back(CFG("m0w2", "chunks, 2 waves", 256, 4, 8, 2, 0, 16, 0));
+  v.push_back(CFG("m0w5", "chunks, 5 waves (round 1's default)", 256, 4, 8, 5, 0, 16, 0));
+  /* MAP 1: contiguous even shares of whole tiles (no per-block remainder) */
+  v.push_back(CFG("m1w1", "whole-tile shares, 1 wave", 256, 4, 8, 1, 1, 16, 0));
+  v.push_back(CFG("m1w2", "whole-tile shares, 2 waves", 256, 4, 8, 2, 1, 16, 0));
+  v.push_back(CFG("m1w5", "whole-tile shares, 5 waves", 256, 4, 8, 5, 1, 16, 0));
+  /* MAP 2: CUB's strip-mined tiles (block b: tiles b, b + G, ...) */
+  v.push_back(CFG("m2w1", "strip-mined tiles, 1 wave (a persistent grid)", 256, 4, 8, 1, 2, 16, 0));
+  v.push_back(CFG("m2w2", "strip-mined tiles, 2 waves", 256, 4, 8, 2, 2, 16, 0));
+  v.push_back(CFG("m2w5", "strip-mined tiles, 5 waves (CUB's map and grid)", 256, 4, 8, 5, 2, 16, 0));
+  /* the finish: CUB's second launch instead of tickets; tickets without the memset */
+  v.push_back(CFG("m2w5f", "m2w5 + second launch (CUB's whole structure)", 256, 4, 8, 5, 2, 16, 1));
+  v.push_back(CFGZ("m2w5z", "m2w5, tickets kept zeroed instead of a memset per call", 256, 4, 8, 5, 2, 16, 0));
+  v.push_back(CFG("m1w2f", "m1w2 + second launch", 256, 4, 8, 2, 1, 16, 1));
+  v.push_back(CFG("m0w5f", "m0w5 + second launch", 256, 4, 8, 5, 0, 16, 1));
+  /* load width: warp-striped 4-byte loads (16 per thread per tile), 8-byte loads (8 per tile) */
+  v.push_back(CFG("m2w5s4", "m2w5 with 16 scalar loads per thread (VB 4)", 256, 16, 8, 5, 2, 4, 0));
+  v.push_back(CFG("m2w5s8", "m2w5 with 8 float2 loads per thread (VB 8)", 256, 8, 8, 5, 2, 8, 0));
+  v.push_back(CFG("m1w2s4", "m1w2 with 16 scalar loads per thread (VB 4)", 256, 16, 8, 2, 1, 4, 0));
+  /* tile shape: 512 threads, or 8 vectors per thread */
+  v.push_back(CFG("m2w5b512", "m2w5 with 512 threads (launch_bounds(512,4))", 512, 4, 4, 5, 2, 16, 0));
+  v.push_back(CFG("m2w5u8", "m2w5 with 8 vectors per thread (32 KB tiles, launch_bounds(256,4))", 256, 8, 4, 5, 2, 16, 0));
   return v;
 }
 
@@ -196,7 +144,7 @@ static double median(std::vector<double> v) {
 }
 
 int main(int argc, char **argv) {
-  const int64_t POOL = (int64_t)1 << 28;
+  const int64_t POOL = (int64_t)1 << 28, OUTN = 8192;
   int dev = 0;
   CHECK(cudaSetDevice(dev));
   cudaDeviceProp prop;
@@ -217,7 +165,7 @@ int main(int argc, char **argv) {
 
   float *pool, *out;
   CHECK(cudaMalloc(&pool, (size_t)POOL * 4 + 64));
-  CHECK(cudaMalloc(&out, 64 * sizeof(float)));
+  CHECK(cudaMalloc(&out, OUTN * sizeof(float)));
   fill_kernel<<<4096, 256, 0, stream>>>(pool, POOL + 16, (uint32_t)time(nullptr));
   CHECK(cudaStreamSynchronize(stream));
   std::vector<float> h(POOL + 16);
@@ -253,16 +201,18 @@ int main(int argc, char **argv) {
     cudaFuncAttributes fa;
     CHECK(cudaFuncGetAttributes(&fa, v.kernel));
     int occ = 0;
-    if (v.smem > 48 * 1024) cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem);
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, v.kernel, v.bs, v.smem));
-    printf("INFO %-14s regs %3d  spill %zu B  blocks/SM %d  threads/SM %d  smem %zu B  | %s\n", v.name.c_str(),
-           fa.numRegs, (size_t)fa.localSizeBytes, occ, occ * v.bs, v.smem, v.what.c_str());
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, v.kernel, v.bs, 0));
+    printf("INFO %-10s regs %3d  spill %zu B  blocks/SM %d  threads/SM %d  | %s  %s\n", v.name.c_str(), fa.numRegs,
+           (size_t)fa.localSizeBytes, occ, occ * v.bs, v.what.c_str(), v.cfg.c_str());
   }
 
-  /* validation: buffer 0 of every size, a misaligned odd-length range, rows */
-  const int64_t sizes[] = {(int64_t)1 << 22, (int64_t)1 << 24, (int64_t)1 << 26, (int64_t)1 << 28};
+  /* validation: every size from buffer 0, misaligned / odd / tiny lengths, rows */
+  const int NS = 5;
+  const int64_t sizes[NS] = {(int64_t)1 << 22, (int64_t)1 << 24, (int64_t)1 << 26, (int64_t)1 << 27, (int64_t)1 << 28};
   std::vector<bool> ok(vs.size(), true);
   auto check = [&](size_t vi, const float *x, int64_t outer, int64_t len, const char *what) {
+    if (!ok[vi]) return;
+    if (vs[vi].name == "cub" && outer != 1) return; /* DeviceReduce: whole arrays only */
     ck_red_desc d{};
     d.dtype = CK_F32;
     d.op = CK_RED_SUM;
@@ -272,8 +222,7 @@ int main(int argc, char **argv) {
     d.inner = 1;
     d.out = out;
     d.idx = nullptr;
-    if (vs[vi].name == "cub" && outer != 1) return; /* DeviceReduce: whole arrays only */
-    CHECK(cudaMemsetAsync(out, 0xff, 64 * 4, stream)); /* poison: NaN */
+    CHECK(cudaMemsetAsync(out, 0xff, OUTN * 4, stream)); /* poison: NaN */
     int err = vs[vi].run(d, &env);
     if (!err) err = (int)cudaStreamSynchronize(stream);
     std::vector<float> r(outer);
@@ -282,7 +231,7 @@ int main(int argc, char **argv) {
       const double ref = host_sum((x - pool) + o * len, len);
       const double rel = std::fabs(r[o] - ref) / std::fabs(ref);
       if (err || !(rel <= 1e-5)) {
-        printf("FAILED %-14s %s row %lld: got %.9g want %.9g (rel %.2e) err %d\n", vs[vi].name.c_str(), what,
+        printf("FAILED %-10s %s row %lld: got %.9g want %.9g (rel %.2e) err %d\n", vs[vi].name.c_str(), what,
                (long long)o, r[o], ref, rel, err);
         ok[vi] = false;
         return;
@@ -291,68 +240,102 @@ int main(int argc, char **argv) {
   };
   for (size_t vi = 0; vi < vs.size(); ++vi) {
     for (int64_t n : sizes) check(vi, pool, 1, n, "full");
-    check(vi, pool + 1, 1, ((int64_t)1 << 24) - 3, "misaligned odd");
+    check(vi, pool + 1, 1, ((int64_t)1 << 24) - 3, "misaligned odd 2^24-3");
+    check(vi, pool + 3, 1, ((int64_t)1 << 27) + 4096 * 5 + 7, "misaligned 2^27+20487");
     check(vi, pool + 3, 1, 1000003, "misaligned odd 1e6");
+    check(vi, pool + 2, 1, 4096 * 3 + 5, "misaligned 3 tiles + 5");
     check(vi, pool, 1, 5, "n=5");
     check(vi, pool + 2, 1, 4099, "n=4099");
     check(vi, pool + 1, 7, ((int64_t)1 << 22) + 3, "rows 7 x (2^22+3)");
     check(vi, pool, 3, 1 << 20, "rows 3 x 2^20");
-    printf("VALID %-14s %s\n", vs[vi].name.c_str(), ok[vi] ? "ok" : "FAILED");
+    check(vi, pool + 1, 64, 50001, "rows 64 x 50001");
+    check(vi, pool + 2, 6000, 1001, "rows 6000 x 1001");
+    printf("VALID %-10s %s\n", vs[vi].name.c_str(), ok[vi] ? "ok" : "FAILED");
   }
 
-  /* timing */
+  /* timing: per size and variant, 30 alternating pairs (cub, variant) after a warm-up */
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
-  const int ROUNDS = 3, SAMPLES = 10;
-  std::vector<std::vector<double>> gbs(vs.size(), std::vector<double>(4, 0));
-  for (int si = 0; si < 4; ++si) {
+  const int PAIRS = 30;
+  std::vector<std::vector<double>> pct(vs.size(), std::vector<double>(NS, 0)), gbs = pct;
+  int64_t rot = 0;
+  for (int si = 0; si < NS; ++si) {
     const int64_t n = sizes[si];
     const int64_t nbuf = POOL / n;
     const int B = (int)std::max<int64_t>(1, ((int64_t)1 << 26) / n);
-    std::vector<std::vector<double>> ms(vs.size());
-    int64_t rot = 0;
-    for (int r = 0; r < ROUNDS; ++r)
-      for (size_t vi = 0; vi < vs.size(); ++vi) {
-        if (!ok[vi]) continue;
-        ck_red_desc d{};
-        d.dtype = CK_F32; d.op = CK_RED_SUM; d.outer = 1; d.len = n; d.inner = 1; d.out = out;
-        for (int w = 0; w < 3; ++w) {
-          d.x = pool + (rot++ % nbuf) * n;
-          vs[vi].run(d, &env);
-        }
-        for (int s = 0; s < SAMPLES; ++s) {
-          CHECK(cudaEventRecord(e0, stream));
-          for (int b = 0; b < B; ++b) {
-            d.x = pool + (rot++ % nbuf) * n;
-            vs[vi].run(d, &env);
-          }
-          CHECK(cudaEventRecord(e1, stream));
-          CHECK(cudaEventSynchronize(e1));
-          float t = 0;
-          CHECK(cudaEventElapsedTime(&t, e0, e1));
-          ms[vi].push_back(t / B);
-        }
+    ck_red_desc d{};
+    d.dtype = CK_F32; d.op = CK_RED_SUM; d.outer = 1; d.len = n; d.inner = 1; d.out = out;
+    auto sample = [&](size_t vi) { /* ms per call over B calls, each on the next buffer of the pool */
+      CHECK(cudaEventRecord(e0, stream));
+      for (int b = 0; b < B; ++b) {
+        d.x = pool + (rot++ % nbuf) * n;
+        vs[vi].run(d, &env);
       }
+      CHECK(cudaEventRecord(e1, stream));
+      CHECK(cudaEventSynchronize(e1));
+      float t = 0;
+      CHECK(cudaEventElapsedTime(&t, e0, e1));
+      return (double)t / B;
+    };
+    std::vector<double> cub_all;
+    for (size_t vi = 1; vi < vs.size(); ++vi) {
+      if (!ok[vi] || !ok[0]) continue;
+      sample(0), sample(vi), sample(0), sample(vi); /* warm-up */
+      std::vector<double> tc, tv;
+      for (int k = 0; k < PAIRS; ++k) {
+        tc.push_back(sample(0));
+        tv.push_back(sample(vi));
+      }
+      cub_all.insert(cub_all.end(), tc.begin(), tc.end());
+      const double mc = median(tc), mv = median(tv);
+      pct[vi][si] = 100.0 * mc / mv;
+      gbs[vi][si] = 4.0 * n / (mv * 1e-3) / 1e9;
+      printf("PAIR %-10s n=2^%d  cub %.2f us  variant %.2f us (min %.2f max %.2f)  %.1f GB/s  %.1f%% of cub\n",
+             vs[vi].name.c_str(), (int)std::log2((double)n), mc * 1e3, mv * 1e3,
+             *std::min_element(tv.begin(), tv.end()) * 1e3, *std::max_element(tv.begin(), tv.end()) * 1e3,
+             gbs[vi][si], pct[vi][si]);
+    }
     CHECK(cudaGetLastError());
-    for (size_t vi = 0; vi < vs.size(); ++vi) {
-      if (!ok[vi]) continue;
-      const double med = median(ms[vi]);
-      const double lo = *std::min_element(ms[vi].begin(), ms[vi].end());
-      const double hi = *std::max_element(ms[vi].begin(), ms[vi].end());
-      gbs[vi][si] = 4.0 * n / (med * 1e-3) / 1e9;
-      printf("TIME %-14s n=2^%d  median %.2f us  min %.2f  max %.2f  %.1f GB/s  %.1f%% of cub\n", vs[vi].name.c_str(),
-             (int)std::log2((double)n), med * 1e3, lo * 1e3, hi * 1e3, gbs[vi][si],
-             gbs[0][si] > 0 ? 100.0 * gbs[vi][si] / gbs[0][si] : 0.0);
+    if (!cub_all.empty()) {
+      const double mc = median(cub_all);
+      gbs[0][si] = 4.0 * n / (mc * 1e-3) / 1e9;
+      pct[0][si] = 100.0;
+      printf("PAIR %-10s n=2^%d  median of all its %zu samples %.2f us (min %.2f max %.2f)  %.1f GB/s\n", "cub",
+             (int)std::log2((double)n), cub_all.size(), mc * 1e3,
+             *std::min_element(cub_all.begin(), cub_all.end()) * 1e3,
+             *std::max_element(cub_all.begin(), cub_all.end()) * 1e3, gbs[0][si]);
     }
   }
-  /* summary rows for sum.sh's table */
+
+  /* summary rows for sum.sh's table: % of CUB (paired) per size; CUB's own row in GB/s */
   for (size_t vi = 0; vi < vs.size(); ++vi) {
     printf("ROW %s", vs[vi].name.c_str());
-    for (int si = 0; si < 4; ++si)
+    for (int si = 0; si < NS; ++si)
       if (!ok[vi]) printf(" FAILED");
-      else printf(" %.0f:%.1f", gbs[vi][si], 100.0 * gbs[vi][si] / gbs[0][si]);
+      else if (vi == 0) printf(" %.0f", gbs[0][si]);
+      else printf(" %.1f", pct[vi][si]);
     printf("\n");
   }
+
+  /* the rule: rung configurations valid everywhere, >= 97% of CUB at every size (2^22 included): best mean
+   * over 2^24..2^28; if none qualifies, the best minimum over all sizes */
+  int best = -1, best_min = -1;
+  double best_mean = -1, best_lo = -1;
+  for (size_t vi = 0; vi < vs.size(); ++vi) {
+    if (vs[vi].cfg.empty() || !ok[vi] || !ok[0]) continue;
+    double lo = 1e9, mean = 0;
+    for (int si = 0; si < NS; ++si) lo = std::min(lo, pct[vi][si]);
+    for (int si = 1; si < NS; ++si) mean += pct[vi][si] / (NS - 1);
+    printf("SCORE %-10s mean(2^24..2^28) %.1f%%  min %.1f%%\n", vs[vi].name.c_str(), mean, lo);
+    if (lo >= 97.0 && mean > best_mean) best = (int)vi, best_mean = mean;
+    if (lo > best_lo) best_min = (int)vi, best_lo = lo;
+  }
+  if (best >= 0)
+    printf("RULE %s: mean %.1f%% of CUB over 2^24..2^28, none below 97%%  ->  using SpDefault = %s;\n",
+           vs[best].name.c_str(), best_mean, vs[best].cfg.c_str());
+  else if (best_min >= 0)
+    printf("RULE none >= 97%% everywhere; best minimum: %s (%.1f%%)  ->  using SpDefault = %s;\n",
+           vs[best_min].name.c_str(), best_lo, vs[best_min].cfg.c_str());
   return 0;
 }

@@ -2,29 +2,35 @@
  * 09_single_pass.cu — one launch: a last-block finish instead of a second pass.
  *
  * Idea: step 8 needs a second launch for the partials (a few microseconds of launch and tail per call).
- * Here each block folds its (row, chunk) item with 16-byte loads and a shuffle block reduction, writes its
+ * Here each block folds its (row, item) share with 16-byte loads and a shuffle block reduction, writes its
  * partial, fences, and takes a ticket from the row's atomic counter: the block that draws the last ticket
  * reads the row's partials (through L2) and writes the result. No block ever waits on another, so there is
  * no deadlock whatever the scheduling. Tickets start from zero via cudaMemsetAsync on the stream (workspace
  * memory is not zeroed); the last block sets its row's counter back to zero, so a caller holding zeroed
- * counters may skip the memset (launch_cfg's `zeroed`). With one chunk per row there are no partials and
+ * counters may skip the memset (launch_cfg's `zeroed`). With one item per row there are no partials and
  * no tickets.
- * Changed (sum sweep, bench/exp/sum.sh): the first version folded with fold_range_vec (runtime strides, a
- * predicated U-vector remainder) in 44 registers, 5 blocks/SM, ~4 waves, and measured 95.4% of CUB on 2^28
- * f32 on the H100 (2852.7 vs 2990.6 GB/s; ~97% on the H200), with no gain from more waves, U = 8 or capping
- * registers (it spilled). CUB's sm_90 policy (tuning_reduce.cuh, Policy600) is 256 threads x 16 items as
- * 4 float4 loads per tile, 32 registers -> 8 blocks/SM, grid = 5 x resident blocks, contiguous even shares:
- * 2048 threads/SM with 64 bytes each in flight, 1.6x ours. Now the fold is CUB's shape: whole tiles of
- * BS x U vectors at compile-time offsets from one pointer (fold_tiles), then one vector at a time, then
- * scalars; that fits 32 registers without spilling for f32/i32 (__launch_bounds__(256, 8); other dtypes
- * and ops get the cap they fit, min_blocks). Two register-free ways to keep more bytes in flight are here
- * too (sm_90): an L2 bulk prefetch PF tiles ahead (cp.async.bulk.prefetch.L2) and tiles copied into shared
- * memory by the bulk-copy engine, S stages per block (fold_bulk: cp.async.bulk + mbarrier).
- * Configurations (sp::Cfg: BS, U, MINB, WAVES, PF, S): SpDefault is what the rung runs; bench/exp/sum.sh
- * times the others against cub::DeviceReduce::Sum with this file's own launcher. Not yet measured.
- * Launch: BS threads, grid = items (capped; blocks loop); full reductions cut the array into ~WAVES waves of
- * resident blocks (chunks a multiple of the vector width, >= one tile); S > 0: S x BS x U x 16 bytes of
- * dynamic shared memory.
+ * Changed, round 1 (bench/exp/sum.sh): the first version folded with fold_range_vec (runtime strides, a
+ * predicated U-vector remainder) in 44 registers, 5 blocks/SM, ~4 waves: 95.4% of CUB on 2^28 f32 on the
+ * H100. CUB's fold shape (whole tiles of BS x U vectors at compile-time offsets from one pointer, 32
+ * registers, 8 blocks/SM, 5 waves of contiguous chunks) measured the same, 95.6% (2903 vs 3044 GB/s):
+ * registers and occupancy were not the gap. Fewer waves helped at 2^28 (2 waves 99.3%) and hurt at 2^24
+ * (94.3%); an L2 bulk prefetch ahead (cp.async.bulk.prefetch.L2: 63-94%) and tiles moved into shared memory
+ * by the bulk-copy engine (49-98%) lost at every size and are gone (git history: c10412d).
+ * Changed, round 2: what CUB's DeviceReduceKernel does that round 1 did not (its SASS, CUB 3.0 on sm_90):
+ * its loads are the same (LDG.E.128 at +4 KB steps, 4 per thread per 16 KB tile; the scalar LDG.E.CONSTANT
+ * in its dump are its misaligned-input path and its last partial tile), but (a) its work map is
+ * GRID_MAPPING_STRIP_MINE: block b folds whole tiles b, b + G, b + 2G, ... (G = min(tiles, 5 x resident
+ * blocks)), so no block has a remainder except the one with the array's last partial tile, while our
+ * chunks were 12.4 tiles (2^28, 5 waves) and each block ended with ~0.4 tile folded one 16-byte vector per
+ * trip (unroll 1, one load in flight); and (b) it finishes with a second one-block launch, no memset, no
+ * tickets. These are knobs now: MAP (0: contiguous chunks as before; 1: contiguous whole-tile even shares;
+ * 2: CUB's strip-mined tiles), VB (bytes per load: 16, 8 or 4, warp-striped: lane t loads the t-th VB
+ * bytes of each BS x VB row of the tile), FIN (0: last-block ticket; 1: a separate one-block-per-row
+ * second launch). MAP 0 keeps round 1's per-chunk remainder (one vector per trip); MAP 1/2 have it once
+ * per row, in the last item.
+ * bench/exp/sum.sh times them against cub::DeviceReduce::Sum in alternating pairs. Not yet measured.
+ * Launch: BS threads, grid = items (capped; blocks loop); full reductions cut a row into ~WAVES waves of
+ * resident blocks (MAP 0: chunks a multiple of 16 bytes, >= one tile; MAP 1/2: at most one item per tile).
  * Operands: x contiguous [outer, len] (inner == 1), out/idx [outer]; any len >= 1, any alignment.
  */
 #include "red_ops.cuh"
@@ -33,44 +39,39 @@ using namespace ckred;
 
 namespace sp {
 
-// ---------------------------------------------------------------- sm_90 bulk-copy helpers
+/* One configuration of the rung: BS threads, U loads per thread per tile, MINB for __launch_bounds__
+ * (1: no cap), WAVES of blocks per resident slot, MAP (0 chunks, 1 whole-tile shares, 2 strip-mined tiles),
+ * VB bytes per load (16, 8, 4; at least one element), FIN (0 last-block ticket, 1 second launch). */
+template <int BS_, int U_, int MINB_, int WAVES_, int MAP_, int VB_, int FIN_>
+struct Cfg {
+  static constexpr int BS = BS_, U = U_, MINB = MINB_, WAVES = WAVES_, MAP = MAP_, VB = VB_, FIN = FIN_;
+  static_assert(VB_ == 4 || VB_ == 8 || VB_ == 16, "VB: 4, 8 or 16 bytes per load");
+  static_assert(MAP_ >= 0 && MAP_ <= 2 && (FIN_ == 0 || FIN_ == 1), "MAP 0-2, FIN 0-1");
+};
 
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-/* Ask L2 to fetch [p, p + bytes) (16-byte aligned, bytes a multiple of 16); no register waits for it. */
-__device__ __forceinline__ void prefetch_l2(const void *p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void mbar_init(uint64_t *b, uint32_t count) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(b)), "r"(count) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-}
-/* Thread 0: this stage's barrier expects `bytes`, then the copy engine moves them global -> shared. */
-__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(b)), "r"(bytes) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(smem_u32(b))
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void mbar_wait(uint64_t *b, uint32_t parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("{\n\t.reg .pred P;\n"
-               "WAIT:\n\t"
-               "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n\t"
-               "@!P bra WAIT;\n}" ::"r"(smem_u32(b)),
-               "r"(parity)
-               : "memory");
-#endif
-}
-
-// ---------------------------------------------------------------- folds of one chunk
+/* One load of B bytes of T (B = VB, or one element when T is wider), read-only path. */
+template <typename T, int VB>
+struct Ld {
+  static constexpr int B = VB > (int)sizeof(T) ? VB : (int)sizeof(T);
+  static constexpr int N = B / (int)sizeof(T);
+  struct alignas(B) V {
+    T e[N];
+  };
+  static __device__ __forceinline__ V ld(const T *p) {
+    V v;
+    if constexpr (B == 16) {
+      const float4 r = __ldg(reinterpret_cast<const float4 *>(p));
+      memcpy(&v, &r, 16);
+    } else if constexpr (B == 8) {
+      const float2 r = __ldg(reinterpret_cast<const float2 *>(p));
+      memcpy(&v, &r, 8);
+    } else {
+      const float r = __ldg(reinterpret_cast<const float *>(p));
+      memcpy(&v, &r, 4);
+    }
+    return v;
+  }
+};
 
 /* First element of [beg, end) at a 16-byte boundary (x + beg may be misaligned when len % N != 0). */
 template <typename T>
@@ -80,105 +81,93 @@ __device__ __forceinline__ int64_t aligned_start(const T *x, int64_t beg, int64_
   return beg + (head < end - beg ? head : end - beg);
 }
 
-template <class O, int N>
-__device__ __forceinline__ void fold_vec(typename O::acc_t &a, const Vec<typename O::value_t> &r, int64_t pos) {
+/* Geometry of a configuration's tiles for op O: NL elements per load, VS per row of loads, TILE per tile;
+ * A accumulators (load u folds into acc[u % A]). */
+template <class O, class C>
+struct Geo {
+  using T = typename O::value_t;
+  static constexpr int NL = Ld<T, C::VB>::N, VS = C::BS * NL, TILE = VS * C::U, A = C::U < 4 ? C::U : 4;
+};
+
+template <class O, int NL, class V>
+__device__ __forceinline__ void fold_ld(typename O::acc_t &a, const V &r, int64_t pos) {
 #pragma unroll
-  for (int j = 0; j < N; ++j) a = O::combine(a, O::make(r.e[j], O::indexed ? pos + j : 0));
+  for (int j = 0; j < NL; ++j) a = O::combine(a, O::make(r.e[j], O::indexed ? pos + j : 0));
 }
 
-/* After the whole tiles: p = this thread's next vector; the rest one vector at a time, then scalars. */
-template <class O, int BS>
-__device__ __forceinline__ typename O::acc_t fold_rest(const typename O::value_t *__restrict__ x, const typename O::value_t *p,
-                                                       int64_t vbeg, int64_t end, typename O::acc_t a) {
-  using T = typename O::value_t;
-  constexpr int N = Vec<T>::N;
-  const T *const vend = x + vbeg + (end - vbeg) / N * N;
+/* Whole tiles first, first + stride, ... (count of them) of the segment at base (16-byte aligned, row
+ * position pos0): U loads issued back to back at compile-time offsets from one pointer, then folded. */
+template <class O, class C>
+__device__ __forceinline__ void fold_tiles(typename O::acc_t (&acc)[Geo<O, C>::A], const typename O::value_t *base,
+                                           int64_t pos0, int64_t first, int64_t count, int64_t stride) {
+  using G = Geo<O, C>;
+  using L = Ld<typename O::value_t, C::VB>;
+  const typename O::value_t *p = base + first * G::TILE + threadIdx.x * G::NL;
+  const int64_t step = stride * G::TILE;
 #pragma unroll 1
-  for (; p < vend; p += BS * N) fold_vec<O, N>(a, ld_vec(p), p - x);
-#pragma unroll 1
-  for (int64_t j = (vend - x) + threadIdx.x; j < end; j += BS) a = O::combine(a, O::make(x[j], j));
-  return a;
+  for (int64_t i = 0; i < count; ++i, p += step) {
+    typename L::V r[C::U];
+#pragma unroll
+    for (int u = 0; u < C::U; ++u) r[u] = L::ld(p + u * G::VS);
+#pragma unroll
+    for (int u = 0; u < C::U; ++u) fold_ld<O, G::NL>(acc[u % G::A], r[u], pos0 + (p - base) + u * G::VS);
+  }
 }
 
-/* Elements [beg, end) of row x, tiles of BS*U vectors through registers: U loads issued back to back at
- * compile-time offsets (one base pointer per thread), each folded into its own accumulator. PF > 0: thread 0
- * has L2 fetch the tile PF ahead. */
-template <class O, int BS, int U, int PF>
-__device__ __forceinline__ typename O::acc_t fold_tiles(const typename O::value_t *__restrict__ x, int64_t beg,
-                                                        int64_t end) {
+/* The segment's elements [ntile * TILE, n) after its whole tiles (fewer than a tile): one load per trip
+ * (loads in flight cost registers, and a predicated trip of U loads spilled at the 32-register cap), then
+ * scalars. */
+template <class O, class C>
+__device__ __forceinline__ void fold_tail(typename O::acc_t (&acc)[Geo<O, C>::A], const typename O::value_t *base,
+                                          int64_t pos0, int64_t ntile, int64_t n) {
+  using G = Geo<O, C>;
   using T = typename O::value_t;
-  using acc_t = typename O::acc_t;
-  constexpr int N = Vec<T>::N, VS = BS * N, TILE = VS * U;
+  using L = Ld<T, C::VB>;
+  const T *const vend = base + n / G::NL * G::NL;
+#pragma unroll 1
+  for (const T *p = base + ntile * G::TILE + threadIdx.x * G::NL; p < vend; p += G::VS)
+    fold_ld<O, G::NL>(acc[0], L::ld(p), pos0 + (p - base));
+#pragma unroll 1
+  for (int64_t j = (vend - base) + threadIdx.x; j < n; j += C::BS) acc[0] = O::combine(acc[0], O::make(base[j], pos0 + j));
+}
+
+/* Item c (of per_row) of row x[0, len): MAP 0 folds the contiguous chunk [c * chunk, ...); MAP 1 the c-th
+ * even share of whole tiles (contiguous; the first ntile % per_row items get one tile more); MAP 2 tiles
+ * c, c + per_row, ... . MAP 1/2: item 0 also folds the misaligned head, the last item the sub-tile tail. */
+template <class O, class C>
+__device__ __forceinline__ typename O::acc_t fold_item(const typename O::value_t *__restrict__ x, int64_t len, int64_t c,
+                                                       int64_t per_row, int64_t chunk) {
+  using G = Geo<O, C>;
+  typename O::acc_t acc[G::A];
+#pragma unroll
+  for (int k = 0; k < G::A; ++k) acc[k] = O::identity();
   const int t = threadIdx.x;
-  acc_t acc[U];
-#pragma unroll
-  for (int u = 0; u < U; ++u) acc[u] = O::identity();
-  const int64_t vbeg = aligned_start(x, beg, end);
+  if constexpr (C::MAP == 0) {
+    const int64_t beg = c * chunk, end = beg + chunk < len ? beg + chunk : len;
+    const int64_t vbeg = aligned_start(x, beg, end);
 #pragma unroll 1
-  for (int64_t j = beg + t; j < vbeg; j += BS) acc[0] = O::combine(acc[0], O::make(x[j], j));
-  const int64_t ntile = (end - vbeg) / TILE;
-  const T *p = x + vbeg + t * N;
-  const T *const pend = p + ntile * TILE;
-  if (PF > 0 && t == 0)
-    for (int64_t i = 0; i < PF && i < ntile; ++i) prefetch_l2(p + i * TILE, TILE * sizeof(T));
+    for (int64_t j = beg + t; j < vbeg; j += C::BS) acc[0] = O::combine(acc[0], O::make(x[j], j));
+    const int64_t ntile = (end - vbeg) / G::TILE;
+    fold_tiles<O, C>(acc, x + vbeg, vbeg, 0, ntile, 1);
+    fold_tail<O, C>(acc, x + vbeg, vbeg, ntile, end - vbeg);
+  } else {
+    const int64_t vbeg = aligned_start(x, 0, len);
+    if (c == 0) {
 #pragma unroll 1
-  for (; p < pend; p += TILE) {
-    if (PF > 0 && t == 0 && p + PF * TILE < pend) prefetch_l2(p + PF * TILE, TILE * sizeof(T));
-    Vec<T> r[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) r[u] = ld_vec(p + u * VS);
-#pragma unroll
-    for (int u = 0; u < U; ++u) fold_vec<O, N>(acc[u], r[u], (p - x) + u * VS);
+      for (int64_t j = t; j < vbeg; j += C::BS) acc[0] = O::combine(acc[0], O::make(x[j], j));
+    }
+    const int64_t ntile = (len - vbeg) / G::TILE;
+    if constexpr (C::MAP == 1) {
+      const int64_t k = ntile / per_row, big = ntile - k * per_row;
+      fold_tiles<O, C>(acc, x + vbeg, vbeg, c * k + (c < big ? c : big), k + (c < big), 1);
+    } else {
+      fold_tiles<O, C>(acc, x + vbeg, vbeg, c, c < ntile ? (ntile - 1 - c) / per_row + 1 : 0, per_row);
+    }
+    if (c == per_row - 1) fold_tail<O, C>(acc, x + vbeg, vbeg, ntile, len - vbeg);
   }
 #pragma unroll
-  for (int u = 1; u < U; ++u) acc[0] = O::combine(acc[0], acc[u]);
-  return fold_rest<O, BS>(x, p, vbeg, end, acc[0]);
-}
-
-/* The same walk with tiles moved global -> shared memory by the bulk-copy engine: S stages (tiles) in flight
- * per block; thread 0 refills a stage once the whole block has read it (__syncthreads). k counts the tiles
- * this block has consumed so far (all chunks), which gives each stage's barrier parity. */
-template <class O, int BS, int U, int S>
-__device__ __forceinline__ typename O::acc_t fold_bulk(const typename O::value_t *__restrict__ x, int64_t beg,
-                                                       int64_t end, unsigned char *smem, uint64_t *bar, uint32_t &k) {
-  using T = typename O::value_t;
-  using acc_t = typename O::acc_t;
-  constexpr int N = Vec<T>::N, VS = BS * N, TILE = VS * U;
-  constexpr uint32_t TB = TILE * sizeof(T);
-  static_assert((S & (S - 1)) == 0, "stages: a power of two (barrier parity across 2^32 tiles)");
-  const int t = threadIdx.x;
-  acc_t acc[U];
-#pragma unroll
-  for (int u = 0; u < U; ++u) acc[u] = O::identity();
-  const int64_t vbeg = aligned_start(x, beg, end);
-#pragma unroll 1
-  for (int64_t j = beg + t; j < vbeg; j += BS) acc[0] = O::combine(acc[0], O::make(x[j], j));
-  const int64_t ntile = (end - vbeg) / TILE;
-  const T *const base = x + vbeg;
-  if (t == 0)
-    for (int64_t i = 0; i < S && i < ntile; ++i) {
-      const uint32_t s = (k + (uint32_t)i) % S;
-      bulk_load(smem + s * TB, base + i * TILE, TB, &bar[s]);
-    }
-#pragma unroll 1
-  for (int64_t i = 0; i < ntile; ++i, ++k) {
-    const uint32_t s = k % S;
-    mbar_wait(&bar[s], (k / S) & 1u);
-    const float4 *tile = reinterpret_cast<const float4 *>(smem + s * TB); /* LDS.128 (Vec<T> is T-aligned) */
-    Vec<T> r[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const float4 v = tile[u * BS + t];
-      memcpy(&r[u], &v, 16);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) fold_vec<O, N>(acc[u], r[u], vbeg + i * TILE + (int64_t)(u * BS + t) * N);
-    __syncthreads(); /* the whole block is done with stage s */
-    if (t == 0 && i + S < ntile) bulk_load(smem + s * TB, base + (i + S) * TILE, TB, &bar[s]);
-  }
-#pragma unroll
-  for (int u = 1; u < U; ++u) acc[0] = O::combine(acc[0], acc[u]);
-  return fold_rest<O, BS>(x, base + ntile * TILE + t * N, vbeg, end, acc[0]);
+  for (int k = 1; k < G::A; ++k) acc[0] = O::combine(acc[0], acc[k]);
+  return acc[0];
 }
 
 /* __launch_bounds__ minimum blocks per SM (the register cap) per op type, by what ptxas showed without
@@ -194,43 +183,29 @@ constexpr int min_blocks() {
   return MINB < mid ? MINB : mid;
 }
 
-/* One configuration of the rung: BS threads, U vectors per thread per tile, MINB for __launch_bounds__
- * (1: no cap), WAVES of blocks per resident slot, PF tiles of L2 prefetch (regs), S bulk stages (0: regs). */
-template <int BS_, int U_, int MINB_, int WAVES_, int PF_, int S_>
-struct Cfg {
-  static constexpr int BS = BS_, U = U_, MINB = MINB_, WAVES = WAVES_, PF = PF_, S = S_;
-  static constexpr size_t smem = (size_t)S_ * BS_ * U_ * 16;
-};
-
 } // namespace sp
 
 // ---------------------------------------------------------------- kernel
 
-template <class O, int BS, int U, int MINB, int PF, int S>
-__global__ void __launch_bounds__(BS, sp::min_blocks<O, BS, MINB>()) reduce_single_pass_kernel(const typename O::value_t *__restrict__ x,
-                                                                      int64_t outer, int64_t len, int64_t per_row,
-                                                                      int64_t chunk, typename O::acc_t *part,
-                                                                      unsigned *tickets, typename O::value_t *out,
-                                                                      int32_t *idx) {
+template <class O, class C>
+__global__ void __launch_bounds__(C::BS, sp::min_blocks<O, C::BS, C::MINB>())
+    reduce_single_pass_kernel(const typename O::value_t *__restrict__ x, int64_t outer, int64_t len, int64_t per_row,
+                              int64_t chunk, typename O::acc_t *part, unsigned *tickets, typename O::value_t *out,
+                              int32_t *idx) {
   using acc_t = typename O::acc_t;
-  extern __shared__ __align__(128) unsigned char sp_stages[];
-  __shared__ __align__(8) uint64_t sp_bar[S > 0 ? S : 1];
+  constexpr int BS = C::BS;
   __shared__ bool am_last;
-  uint32_t k = 0;
-  if constexpr (S > 0) {
-    if (threadIdx.x == 0)
-      for (int s = 0; s < S; ++s) sp::mbar_init(&sp_bar[s], 1);
-    __syncthreads();
-  }
   for (int64_t b = blockIdx.x; b < outer * per_row; b += gridDim.x) {
     const int64_t row = b / per_row, c = b - row * per_row;
-    const int64_t beg = c * chunk, end = beg + chunk < len ? beg + chunk : len;
-    acc_t a;
-    if constexpr (S > 0) a = sp::fold_bulk<O, BS, U, S>(x + row * len, beg, end, sp_stages, sp_bar, k);
-    else a = sp::fold_tiles<O, BS, U, PF>(x + row * len, beg, end);
+    acc_t a = sp::fold_item<O, C>(x + row * len, len, c, per_row, chunk);
     a = block_reduce<O, BS>(a);
     if (per_row == 1) {
       if (threadIdx.x == 0) O::store(a, out, idx, row, len);
+      __syncthreads();
+      continue;
+    }
+    if constexpr (C::FIN == 1) { /* the second launch finishes */
+      if (threadIdx.x == 0) part[b] = a;
       __syncthreads();
       continue;
     }
@@ -255,49 +230,61 @@ __global__ void __launch_bounds__(BS, sp::min_blocks<O, BS, MINB>()) reduce_sing
 
 // ---------------------------------------------------------------- launcher
 
-/* The configuration the rung runs (bench/exp/sum.sh times the others against CUB). */
-using SpDefault = sp::Cfg<256, 4, 8, 5, 0, 0>;
+/* The configuration the rung runs (bench/exp/sum.sh times the others against CUB and prints the line that
+ * would replace this one by its rule). */
+using SpDefault = sp::Cfg<256, 4, 8, 5, 0, 16, 0>;
 
 /* zeroed: d.outer counters that are zero and that the kernel leaves zero (bench/exp/sum.sh measures the
- * cost of the memset that a NULL here means). */
+ * cost of the memset that a NULL here means; FIN 1 needs none). */
 template <class O, class C>
 static int launch_cfg(const ck_red_desc &d, const ck_env *env, unsigned *zeroed = nullptr) {
   using acc_t = typename O::acc_t;
-  constexpr int N = Vec<typename O::value_t>::N;
-  if constexpr (C::S > 0 || C::PF > 0) { /* bulk copies and bulk prefetches are sm_90 instructions */
-    if (env->cc_major < 9) return launch_cfg<O, sp::Cfg<C::BS, C::U, C::MINB, C::WAVES, 0, 0>>(d, env, zeroed);
-  }
-  auto kernel = reduce_single_pass_kernel<O, C::BS, C::U, C::MINB, C::PF, C::S>;
+  using G = sp::Geo<O, C>;
+  auto kernel = reduce_single_pass_kernel<O, C>;
   cudaStream_t s = (cudaStream_t)env->stream;
   static int occ = 0;
-  if (!occ) {
-    if (C::smem > 48 * 1024) {
-      const int err = (int)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::smem);
-      if (err) return err;
-    }
-    occ = occupancy((const void *)kernel, C::BS, C::smem);
+  if (!occ) occ = occupancy((const void *)kernel, C::BS, 0);
+  const int64_t target = (int64_t)env->sm_count * occ * C::WAVES;
+  Plan p;
+  if constexpr (C::MAP == 0) {
+    p = plan_rows(d.outer, d.len, target, (int64_t)G::TILE, Vec<typename O::value_t>::N);
+  } else { /* at most one item per whole tile; the head/tail go to the first/last item */
+    int64_t per = d.outer >= target ? 1 : target / d.outer;
+    const int64_t ntile = d.len / G::TILE;
+    if (per > ntile) per = ntile;
+    if (per < 1) per = 1;
+    p.per_row = per;
+    p.chunk = 0;
+    p.items = d.outer * per;
   }
-  const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * C::WAVES, (int64_t)C::BS * N * C::U, N);
   const unsigned grid = grid_for(p.items);
   typename O::value_t *out = (typename O::value_t *)d.out;
-  ck_note(env, kernel, C::BS, C::smem); /* one kernel either way: the last block finishes */
+  ck_note(env, kernel, C::BS, 0);
   if (p.per_row == 1) {
-    kernel<<<grid, C::BS, C::smem, s>>>((const typename O::value_t *)d.x, d.outer, d.len, 1, p.chunk, nullptr,
-                                        nullptr, out, d.idx);
+    kernel<<<grid, C::BS, 0, s>>>((const typename O::value_t *)d.x, d.outer, d.len, 1, p.chunk, nullptr, nullptr, out,
+                                  d.idx);
     return (int)cudaGetLastError();
   }
   const size_t part_bytes = ((size_t)p.items * sizeof(acc_t) + 255) & ~(size_t)255;
-  Ws w(env, part_bytes + (zeroed ? 0 : (size_t)d.outer * sizeof(unsigned)));
+  const bool memset_tickets = C::FIN == 0 && !zeroed;
+  Ws w(env, part_bytes + (memset_tickets ? (size_t)d.outer * sizeof(unsigned) : 0));
   if (!w.p) return (int)cudaErrorMemoryAllocation;
-  unsigned *tickets = zeroed;
-  if (!tickets) {
+  unsigned *tickets = C::FIN == 0 ? zeroed : nullptr;
+  if (memset_tickets) {
     tickets = (unsigned *)((char *)w.p + part_bytes);
     const int err = (int)cudaMemsetAsync(tickets, 0, (size_t)d.outer * sizeof(unsigned), s);
     if (err) return err;
   }
-  kernel<<<grid, C::BS, C::smem, s>>>((const typename O::value_t *)d.x, d.outer, d.len, p.per_row, p.chunk,
-                                      (acc_t *)w.p, tickets, out, d.idx);
-  return (int)cudaGetLastError();
+  kernel<<<grid, C::BS, 0, s>>>((const typename O::value_t *)d.x, d.outer, d.len, p.per_row, p.chunk, (acc_t *)w.p,
+                                tickets, out, d.idx);
+  int err = (int)cudaGetLastError();
+  if (C::FIN == 1 && !err) { /* one block per row folds the row's per_row partials */
+    ck_note(env, red_acc_rows_kernel<O, 256>, 256, 0);
+    red_acc_rows_kernel<O, 256><<<grid_for(d.outer), 256, 0, s>>>((const acc_t *)w.p, d.outer, p.per_row, p.per_row, 1,
+                                                                  nullptr, out, d.idx, d.len);
+    err = (int)cudaGetLastError();
+  }
+  return err;
 }
 
 template <class O>
