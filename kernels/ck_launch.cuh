@@ -1,7 +1,7 @@
 /*
- * ck_launch.cuh — ck_launch_drv(kernel, grid, block, smem, stream, args...): a kernel launch through the driver
- * API (cuLaunchKernel on the runtime's function for the kernel, cached per kernel; kernels/launch.c says why
- * and when it falls back to cudaLaunchKernel). Returns 0 or a cudaError_t, like `<<<>>>` followed by
+ * ck_launch.cuh — ck_launch_drv(kernel, grid, block, smem, stream, args...): a kernel launch through
+ * cudaLaunchKernel, or with CUKERN_LAUNCH=driver through the driver API (cuLaunchKernel on the runtime's
+ * function for the kernel, cached per kernel; kernels/launch.c says why it is opt-in: measured, it did not pay). Returns 0 or a cudaError_t, like `<<<>>>` followed by
  * cudaGetLastError(). The arguments are converted to the kernel's parameter types, as `<<<>>>` converts them.
  * Used by the rungs on the small-op paths: 02_contiguous (fill and dense elementwise ops), 10_rows_warp (tiny
  * whole-array reductions), matmul 03_smem (tiny matmuls); the other launchers keep `<<<>>>`.

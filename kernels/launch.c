@@ -11,8 +11,12 @@
  * the runtime cannot resolve, or when the cache is full, the launch goes through cudaLaunchKernel as before.
  * A failed cuLaunchKernel is retried through cudaLaunchKernel, so errors come back as the runtime's codes
  * (and its last-error state) exactly as a <<<>>> launch reports them.
- * CUKERN_LAUNCH=runtime (read at the first launch) sends every launch through cudaLaunchKernel, to time the
- * two paths against each other in one run (bench/exp/small.sh).
+ * Measured in the library, though, it did not pay: in one run on the H100 (bench/exp/small.sh, the small-op
+ * bench with each path) fill / a + b / add_ / sum of 16 took 5.41 / 8.56 / 6.18 / 6.66 us per op through
+ * cuLaunchKernel and 4.91 / 5.98 / 5.21 / 6.38 through cudaLaunchKernel (the 8x8 matmul 6.63 vs 6.99), while
+ * the bare launches of launch_floor.cu in the same run gave 3.77 vs 4.11 us; the two earlier runs disagreed
+ * on which bare launch is faster. So the default is cudaLaunchKernel, and CUKERN_LAUNCH=driver (read at the
+ * first launch) opts in to the driver path, to measure it again.
  * Stream capture (ck.graph) records a cuLaunchKernel on the capturing stream like any launch; the capture
  * runs in relaxed mode, so the first-launch lookups are allowed inside it too.
  */
@@ -36,8 +40,8 @@ static PFN_cuLaunchKernel_v4000 driver_launch(void) {
   if (s == 2) return NULL;
   void *p = NULL;
   enum cudaDriverEntryPointQueryResult q;
-  const char *env = getenv("CUKERN_LAUNCH"); /* "runtime": every launch through cudaLaunchKernel (A/B timing) */
-  if (env && strcmp(env, "runtime") == 0) {
+  const char *env = getenv("CUKERN_LAUNCH"); /* "driver": opt in to cuLaunchKernel (see the header) */
+  if (!env || strcmp(env, "driver") != 0) {
     atomic_store_explicit(&state, 2, memory_order_release);
     return NULL;
   }

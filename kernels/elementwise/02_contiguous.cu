@@ -11,7 +11,7 @@
  * Alignment: packs need every operand at the same misalignment modulo the pack. The first `head`
  * elements (< one pack) bring the output to a 16-byte boundary; if a and b are then aligned too the
  * body runs on packs, else the whole array takes the scalar path. The tail (< one pack) is scalar.
- * Launch (through the driver API, ck_launch.cuh: fill and small dense ops are launch-bound): 256 threads, grid = min(ceil(packs / (256*U)), 64 blocks per SM) (several waves: the tail of
+ * Launch (through ck_launch.cuh, where the driver-API path is opt-in: fill and small dense ops are launch-bound): 256 threads, grid = min(ceil(packs / (256*U)), 64 blocks per SM) (several waves: the tail of
  * the grid-stride loop is shorter than with one wave).
  * Operands: out, a, b contiguous, numel elements, a scalar operand from desc->s1. Not for EYE (needs the
  * 2-D index), broadcasts or strided views: supports() says why, and the dispatcher runs 01_strided.

@@ -9,7 +9,7 @@
  * As[ty][kk]) and 32 consecutive B elements (Bs[kk][tx], 32 different banks): no bank conflicts.
  * Edge tiles (m, n or k not a multiple of 32) are zero-filled, so the inner loop never branches.
  * Changed from step 2: shared-memory tiling; block 32 x 32 threads, one result per thread.
- * Launch (through the driver API, ck_launch.cuh; this rung is the default for products up to 64^3
+ * Launch (through ck_launch.cuh, the driver-API path opt-in; this rung is the default for products up to 64^3
  * multiply-adds, src/op_matmul.c: 8x8 via cuBLAS cost 11.62 us of host time on the H100 host, this path is
  * not yet measured): block 32 x 32; grid x = row tiles, y = column tiles (capped at 65535), z = batch (capped at
  * 65535); the kernel loops over what the caps cut off. Shared: 8 KB (f32) or 16 KB (f64).
@@ -61,7 +61,7 @@ template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kern
 
 // ---------------------------------------------------------------- launcher
 
-/* launch_f32_f64 (mm_common.cuh) with the launch through ck_launch_drv (the driver API): this rung is also the
+/* launch_f32_f64 (mm_common.cuh) with the launch through ck_launch_drv (the driver API on request): this rung is also the
  * default for tiny matmuls (src/op_matmul.c), where the launch is most of the time. */
 extern "C" int ck_matmul_smem(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;

@@ -19,7 +19,7 @@
  * Changed from step 9: tensor cores (WMMA 16x16x16 fragments) instead of FFMA, f16/bf16 inputs with f32
  * accumulation, results through shared memory.
  * Launch: block (BM/WM)*(BN/WN) warps; grid x = column tiles, y = row tiles (grouped by 8), z = batch, split
- * past 65535. Large problems: 128 x 128 x 32 with 4 warps of 64 x 64, 4 stages, 74 KB dynamic shared memory,
+ * past 65535. Large problems: 128 x 128 x 64 with 4 warps of 64 x 64, 3 stages, 105 KB dynamic shared memory,
  * 2 blocks per SM (configurations below; CUKERN_MM_CFG=<i> forces one).
  * Measured (H100, bench/exp/mma.sh, 2026-11-24, 8192^3, cuBLAS in the same run): the old default (128 x 256
  * x 32, 3 stages) bf16 216 TFLOP/s = 27% of cuBLAS, f16 285 = 37%; the configuration that is now the default
@@ -27,8 +27,9 @@
  * load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88 for B; 1.11 SASS instructions per HMMA in the k loop);
  * for bf16, nvcc 13.0 emits plain shared loads and MOVM transposes instead (no LDSM; 1.53 per HMMA). The
  * rung stays on the WMMA API, so what is left for bf16 is reuse per fragment load (warp tiles past 64 x 64
- * need more than 255 registers for the 16x16 f32 accumulators) and the stage count / BK (W3, W4: not yet
- * measured). Step 11 writes the loads itself.
+ * need more than 255 registers for the 16x16 f32 accumulators) and the stage count / BK: W3 (BK 64, now the
+ * default) measured bf16 245 = 31%, f16 327 = 43% at 8192^3 (second run, W0 236 / 313 in it). Step 11 writes
+ * the loads itself.
  * Limits: f16/bf16 only; k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; c_dtype = dtype or f32; alpha/beta in f32, beta == 0 never reads C.
@@ -131,14 +132,15 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 // cuBLAS in the same run): bf16 W0 238 / 222 (30% / 29%), W1 234 / 209, W2 156 / 146; f16 W0 314 / 285 (41% /
 // 38%), W1 313 / 278, W2 168 / 155. Dropped, slower everywhere: 128x256x32 3 stages (the default until then;
 // bf16 222 / 206, f16 285 / 264), 128x128x32 with warps of 64 x 32 (199 / 186, 307 / 274), 256x128x32 3 stages
-// (214 / 200, 275 / 256). W3, W4: not yet measured. W1 spills 3 words in bf16 (ptxas -v).
+// (214 / 200, 275 / 256). Second run (8192^3, cuBLAS bf16 798 / f16 753): W0 236 / 313, W1 230 / 308, W2 155 /
+// 167, W3 245 / 327 (31% / 43%: the default since), W4 238 / 310. W1 spills 3 words in bf16 (ptxas -v).
 //                BM   BN  BK  WM  WN ST MINB
 using W0 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 0: large problems; 4 warps of 64 x 64, 4 stages, 74 KB, 2 per SM
 using W1 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 1: 8 warps of 64 x 64, BK 64 (half the barriers), 153 KB
 using W2 = Cfg<64, 64, 32, 32, 32, 3, 4>;   // 2: small problems, 28.5 KB
 using W3 = Cfg<128, 128, 64, 64, 64, 3, 2>; // 3: W0 with BK 64 and 3 stages, 105 KB, 2 per SM
 using W4 = Cfg<128, 128, 32, 64, 64, 5, 2>; // 4: W0 with 5 stages, 92.5 KB, 2 per SM
-constexpr int kNCfg = 5, kLarge = 0, kSmall = 2;
+constexpr int kNCfg = 5, kLarge = 3, kSmall = 2; // W3: measured fastest (header)
 using G = Cfg<64, 64, 32, 32, 32, 3, 1>; // operands without 16-byte copies (plain element loads), any size
 
 template <class C, typename T, bool VEC> int launch(const ck_mm_desc *d, const ck_env *env) {

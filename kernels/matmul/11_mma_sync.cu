@@ -48,11 +48,16 @@
  * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
  * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: f16/bf16 128 x 256 x 32,
  * 8 warps of 64 x 64, 4 stages, fragments double-buffered in registers (PIPE 1), 96 KB, 1 block per SM;
- * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, 96 KB, 2 blocks per SM.
+ * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, PIPE 1, inputs truncated, 96 KB, 2 blocks per SM.
  * Measured (H100, bench/exp/mma.sh, 2026-11-24, cuBLAS in the same run), with the copies above and the old
  * defaults: 8192^3 bf16 433 TFLOP/s = 54% of cuBLAS (804), f16 423 = 55% (768), TF32 145 = 36% (408); the
  * configurations that are now the defaults: bf16 448 = 56%, f16 453 = 59%, TF32 (with cvt.rna) 157 = 39%;
- * 4096^3: bf16 420 = 55%, f16 420 = 56%, TF32 150 = 39%. Truncating TF32: not yet measured. Before the
+ * 4096^3: bf16 420 = 55%, f16 420 = 56%, TF32 150 = 39%. Second run (truncating TF32, cuBLAS 798 / 753 /
+ * 403): bf16 457 = 57.3%, f16 452 = 60.0%, TF32 T0 187 = 46%, T2 196 = 49% (the default since); 4096^3 bf16
+ * 54%, f16 55%, TF32 45%. ncu at 8192^3 bf16: 12.5% occupancy (8 warps per SM), issue slots 32% busy,
+ * 6.1 cycles per issued instruction, clock 1.82 GHz; HMMA issued at 23.8% of the pipe's peak sustained rate
+ * (sm__inst_executed_pipe_tensor_op_hmma), one per 8.4 cycles per sub-partition: ~1950 flop per clock per
+ * SM, about half of what wgmma reaches (steps 12-14). Before the
  * per-thread copy pointers, bf16 was 287 (36%): issuing a k tile's 8 cp.async took each thread ~200
  * instructions (64-bit address arithmetic, per-chunk edge tests). The f16/bf16 k loop is now ~1.17 SASS
  * instructions per HMMA (PIPE 0; bench/exp/mma.sh's census), so little is left to cut there: mma.sync is not
@@ -228,7 +233,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // at 8192^3, cuBLAS 804 / 768 in the same run): H0 448 / 453 (56% / 59%), H1 448 / 444, H2 433 / 422 (the
 // default until then), H4 298 / 279; 4096^3: H0 420 / 420, H2 400 / 398. Dropped, slower everywhere:
 // 128x256x32 PIPE 0 359 / 351, 256x128x32 PIPE 1 436 / 435, 128x128x64 3 stages 415 / 411, 128x128x32 PIPE 1
-// 436 / 424. H3: not yet measured. No register spills (ptxas -v, sm_90a).
+// 436 / 424. Second run (cuBLAS 798 / 753): H0 458 / 450 (57.4% / 59.8%), H1 438 / 440, H2 423 / 423, H3 431 /
+// 429, H4 298 / 274. No register spills (ptxas -v, sm_90a).
 //                BM   BN  BK  WM  WN ST MINB PIPE
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
 using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
@@ -240,14 +246,15 @@ constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below on
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. Measured with cvt.rna on every fragment
 // element (H100, same run, TFLOP/s at 8192^3 / 4096^3, cuBLAS TF32 408 / 387): T1 157 / 150 (39%), 128x128x16
 // 4 stages 147 / 140, 128x256x32 3 stages 145 / 137, T4 87 / 84; dropped: 128x256x16 4 stages 132 / 125. The
-// truncating ones (TF32_TRUNC: no conversion instruction): not yet measured.
+// truncating ones (TF32_TRUNC: no conversion instruction), second run (cuBLAS 403): T0 183 (45%), T1 (rna) 158,
+// T2 196 (49%: the default since), T3 177, T4 134.
 //                BM   BN  BK  WM  WN ST MINB PIPE RND
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
 using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
 using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC>; // 3: 8 warps, BK 32, 3 stages, 144 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-constexpr int kNT = 5, kLargeT = 0, kSmallT = 4;
+constexpr int kNT = 5, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
