@@ -88,7 +88,7 @@ report:
 	$(LUA) examples/report.lua bench/results bench/results --readme
 
 gpu-check:
-	sh .ci/gpu-check
+	bash .ci/gpu-check
 
 install: cukern/core.so
 	mkdir -p $(INST_LIBDIR)/cukern $(INST_LUADIR)/cukern
