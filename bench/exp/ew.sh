@@ -4,7 +4,6 @@
 # Needs: the library built (make -j16 all), lua5.4 + busted (.gpu-lua/env.sh), python3. Expected ~80-110 s:
 #   1. sh spec/run.sh spec/elementwise_spec.lua        every path of the new kernel against the host (<= 60 s)
 #   2. examples/elementwise_bench.lua, all variants    new tiled kernel, strided, contiguous, memcpy (<= 45 s)
-#   3. the same, tiled only, CUKERN_EW_TILED=old       the 32 x 32 kernel, memcpy measured again (<= 30 s)
 # Full output in $OUT/ew.txt (bench JSON under $OUT/ew-results/, spec log in $OUT/ew-spec.log); a short
 # table is printed last: per case, GB/s and % of memcpy (bytes read + written) of the new and the old tiled
 # kernel, the strided rung's %, the kernel that ran when asked for "tiled", and whether it validated.
@@ -32,11 +31,8 @@ echo "== bench, all variants, new tiled kernel" >>"$log"
 CUKERN_RESULTS=$R/new CUKERN_PROGRESS=0 timeout 45 lua5.4 examples/elementwise_bench.lua >>"$log" 2>&1
 echo "bench new rc $? ($(( $(date +%s) - t1 )) s)" >>"$log"
 
-t1=$(date +%s)
-echo "== bench, tiled only, CUKERN_EW_TILED=old (32 x 32 kernel)" >>"$log"
-CUKERN_EW_TILED=old CUKERN_EW_VARIANTS=tiled CUKERN_RESULTS=$R/old CUKERN_PROGRESS=0 timeout 30 \
-  lua5.4 examples/elementwise_bench.lua >>"$log" 2>&1
-echo "bench old rc $? ($(( $(date +%s) - t1 )) s)" >>"$log"
+# (step 3, the 32 x 32 kernel behind CUKERN_EW_TILED=old, is gone with that kernel since 0b898c5: the "old"
+# columns stay empty; bench/results/experiments/2026-11-24-elementwise-tiled.txt has the comparison)
 
 python3 - "$R" "$spec_rc" "$spec_sum" >>"$log" 2>&1 <<'PY'
 import glob, json, sys
