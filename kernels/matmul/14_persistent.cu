@@ -57,38 +57,6 @@ constexpr int CBOX = 64;           // a C box: 64 x 64 elements, 128-byte rows (
 template <bool TMA_EPI> constexpr int smem_bytes() { return STAGES * STAGE_BYTES + (TMA_EPI ? STAGING : 0) + 1024 + 2 * STAGES * 8; }
 static_assert(smem_bytes<true>() <= 227 * 1024, "one block per SM: at most 227 KB of shared memory");
 
-// ---------------------------------------------------------------- PTX: TMA stores, proxy fence, named barriers
-
-/* The box at coordinates (c0 inner, c1, c2) of `map` from shared memory at src (a bulk group of this thread). */
-__device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
-#ifdef CK_HAS_TMA
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(src), "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void bulk_commit() {
-#ifdef CK_HAS_TMA
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-#endif
-}
-/* This thread's bulk groups have finished reading shared memory (R = 1) or are complete (R = 0: written). */
-template <bool READ> __device__ __forceinline__ void bulk_wait() {
-#ifdef CK_HAS_TMA
-  if constexpr (READ) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-  else asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-#endif
-}
-/* Ordinary shared-memory stores made visible to the copy engine (before the barrier that precedes its use). */
-__device__ __forceinline__ void fence_async_smem() {
-#ifdef CK_HAS_TMA
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-/* A barrier of `count` threads (named barrier id; 0 is __syncthreads'). */
-__device__ __forceinline__ void named_sync(int id, int count) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory"); }
-
 __device__ __forceinline__ uint32_t pack2(float a, float b, __half) {
   const __half2 h = __floats2half2_rn(a, b);
   return *reinterpret_cast<const uint32_t *>(&h);

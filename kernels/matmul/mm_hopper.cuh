@@ -13,7 +13,8 @@
  * - the shared-memory tile of one operand and one k tile (BK = 64 two-byte elements = one 128-byte swizzle
  *   row), its TMA loads and its wgmma descriptors (OpTile below);
  * - PTX wrappers: mbarriers (init, arrive, arrive with an expected transaction count, parity wait), the TMA
- *   load, wgmma (fence, commit, wait, and m64nNk16 for N = 128 and 256), setmaxnreg;
+ *   load and store (with its bulk-group commit and waits, and the proxy fence its shared-memory source
+ *   needs), named barriers, wgmma (fence, commit, wait, and m64nNk16 for N = 128 and 256), setmaxnreg;
  * - the epilogue from wgmma's accumulator layout (alpha/beta, c_dtype, any C strides: mm_tc.cuh's
  *   store_pair) and supports().
  *
@@ -132,6 +133,37 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #endif
 }
+
+
+/* The box at coordinates (c0 inner, c1, c2) of `map` from shared memory at src (a bulk group of this thread). */
+__device__ __forceinline__ void tma_store(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2) {
+#ifdef CK_HAS_TMA
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#ifdef CK_HAS_TMA
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+/* This thread's bulk groups have finished reading shared memory (R = 1) or are complete (R = 0: written). */
+template <bool READ> __device__ __forceinline__ void bulk_wait() {
+#ifdef CK_HAS_TMA
+  if constexpr (READ) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+  else asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+/* Ordinary shared-memory stores made visible to the copy engine (before the barrier that precedes its use). */
+__device__ __forceinline__ void fence_async_smem() {
+#ifdef CK_HAS_TMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+/* A barrier of `count` threads (named barrier id; 0 is __syncthreads'). */
+__device__ __forceinline__ void named_sync(int id, int count) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory"); }
 
 __device__ __forceinline__ void wgmma_fence() {
 #ifdef CK_HAS_WGMMA
