@@ -1,5 +1,6 @@
 -- Host time per small op, the way a script issues them: a Lua loop of N ops (results dropped, so the GC and
--- the allocator are in the figure), then one sync; µs per op, median of 7 rounds. Cases: fill on 16
+-- the allocator are in the figure), then one sync (which includes the device time of the batched launches);
+-- µs per op, median of 7 rounds; each case with batching on (the default) and off. Cases: fill on 16
 -- elements, a + b (new result), a:add_(b), the sum of 16 elements, an 8x8 matmul. With --torch, PyTorch
 -- runs the same cases in the same process tree on the same GPU (python3 -c ...), so the ratio is measured in
 -- one run.
@@ -43,10 +44,15 @@ local function time_per_op(f, n, ops, warm)
   return us[(#us + 1) // 2], us[1]
 end
 
+-- Each case twice: as a script issues it (small ops batched, kernels/batched/: one launch per up to 56 ops),
+-- and with batching off (ck.batching(false): one launch per op, the launching rungs).
 local rows = {}
 for _, c in ipairs(cases) do
   local med, min = time_per_op(c[2], N, 1, 2000)
-  rows[#rows + 1] = {case = c[1], us_per_op = med, us_min = min}
+  ck.batching(false)
+  local emed = time_per_op(c[2], N, 1, 2000)
+  ck.batching(true)
+  rows[#rows + 1] = {case = c[1], us_per_op = med, us_min = min, us_eager = emed}
 end
 
 -- A chain of 20 small elementwise ops, issued one by one vs replayed as one CUDA graph (ck.graph), µs per op.
@@ -57,7 +63,10 @@ if dev == "cuda" and ck.graph then
     for _ = 1, 5 do x:add_(y); x:mul_(0.5); x:sub_(y); x:abs_() end
   end
   local g = ck.graph(chain)
-  chain_rows = {{case = "20-op chain, issued op by op", us_per_op = (time_per_op(chain, 1000, 20, 200))},
+  ck.batching(false)
+  local eager = time_per_op(chain, 1000, 20, 200)
+  ck.batching(true)
+  chain_rows = {{case = "20-op chain, issued op by op", us_per_op = (time_per_op(chain, 1000, 20, 200)), us_eager = eager},
                 {case = "20-op chain, graph replay", us_per_op = (time_per_op(function() g:replay() end, 1000, 20, 200)),
                  nodes = g:nodes()}}
 end
@@ -90,13 +99,16 @@ for f in cases:
   p:close()
 end
 
-print(("%-22s %10s %10s %8s"):format("case (" .. dev .. ")", "cukern us", "torch us", "ratio"))
+-- ratio: cukern (batched, the default) / PyTorch; eager: cukern with batching off / PyTorch
+print(("%-22s %10s %10s %10s %8s %8s"):format("case (" .. dev .. ")", "cukern us", "eager us", "torch us", "ratio", "eager"))
+local function ratio(a, b) return (a and b) and ("%.2f"):format(a / b) or "-" end
 for _, r in ipairs(rows) do
-  print(("%-22s %10.2f %10s %8s"):format(r.case, r.us_per_op, r.torch_us and ("%.2f"):format(r.torch_us) or "-",
-    r.torch_us and ("%.2f"):format(r.us_per_op / r.torch_us) or "-"))
+  print(("%-22s %10.2f %10.2f %10s %8s %8s"):format(r.case, r.us_per_op, r.us_eager,
+    r.torch_us and ("%.2f"):format(r.torch_us) or "-", ratio(r.us_per_op, r.torch_us), ratio(r.us_eager, r.torch_us)))
 end
 for _, r in ipairs(chain_rows) do
-  print(("%-30s %10.2f us/op%s"):format(r.case, r.us_per_op, r.nodes and (" (%d graph nodes)"):format(r.nodes) or ""))
+  print(("%-30s %10.2f us/op%s%s"):format(r.case, r.us_per_op,
+    r.us_eager and (" (batching off: %.2f)"):format(r.us_eager) or "", r.nodes and (" (%d graph nodes)"):format(r.nodes) or ""))
   rows[#rows + 1] = r
 end
 if json_path then

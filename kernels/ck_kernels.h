@@ -44,6 +44,32 @@ typedef struct ck_launch_note {
   ck_launch k[CK_NOTE_MAX];
 } ck_launch_note;
 
+/* ---------------------------------------------------------------- the batch of small ops
+ * A dense op on a few elements costs one kernel launch (~4 us of host time on the H100 host) and almost no
+ * device time. The `batched` variant of the elementwise, reduce and matmul ladders (kernels/batched/) does not
+ * launch: it appends one record to the context's batch, and ck_batch_flush starts ONE kernel (one block)
+ * that runs the records in order, a block barrier between consecutive records. The core flushes before any
+ * other work touches the stream (every other launch, copies, synchronisation, events, graph capture,
+ * cudaFree) and when the batch is full, so the device sees exactly the order the ops were issued in.
+ * Records are passed by value as the kernel's parameter (<= 4 KB: every CUDA version takes that). */
+#define CK_BATCH_MAX 56          /* records per launch: 56 x 64 B + 8 B of parameters */
+#define CK_BATCH_MAX_ELEMS 4096  /* per op: elementwise numel, reduce outer*len*inner, matmul m*n (k <= 256) */
+enum { CK_BATCH_EW = 0, CK_BATCH_RED = 1, CK_BATCH_MM = 2 };
+typedef struct ck_batch_rec {
+  void *out;
+  const void *a, *b; /* reduce: b is the i32 index output (or NULL) */
+  double s1, s2;     /* elementwise scalars; matmul alpha, beta */
+  int32_t n0, n1, n2; /* elementwise: numel; reduce: outer, len, inner; matmul: m, n, k */
+  int16_t op;         /* CK_EW_* / CK_RED_* (the effective one) / 0 */
+  uint8_t kind, odt, adt, mode; /* CK_BATCH_*, out and input dtypes, elementwise b mode (ew_math.cuh BM_*) */
+} ck_batch_rec;
+typedef struct ck_batch {
+  int32_t n, pad_;
+  ck_batch_rec rec[CK_BATCH_MAX];
+} ck_batch;
+/* Launch the batch's records (if any) on `stream` and empty it: 0 or a cudaError_t. */
+int ck_batch_flush(ck_batch *q, void *stream);
+
 /* What a launcher gets besides its descriptor. */
 typedef struct ck_env {
   void *stream;  /* cudaStream_t */
@@ -56,6 +82,8 @@ typedef struct ck_env {
   void (*ws_free)(void *owner, void *p);
   void *owner;
   ck_launch_note *note; /* where launches are recorded; NULL: nobody is listening */
+  ck_batch *batch;      /* where `batched` variants append; NULL: they launch their record at once (batching
+                           off, CUKERN_SYNC, graph capture) */
 } ck_env;
 
 /* Record one launch of kernel `fn` (before its <<<...>>>). Repeats of one configuration (a grid split into
@@ -90,6 +118,7 @@ typedef struct ck_variant {
 #define CK_VF_BLAS 2u       /* matmul: each operand has a unit stride in one of its two dims (cuBLAS) */
 #define CK_VF_CONTIGUOUS 4u /* elementwise: every operand contiguous, same shape (scalars allowed) */
 #define CK_VF_TMA 8u        /* matmul: A and B as a TMA tensor map takes them (kernels/matmul/mm_tma.h), else copies */
+#define CK_VF_BATCHED 16u   /* the launcher only appends to env->batch: the dispatcher does not flush before it */
 
 enum { CK_MM_EXACT = 0, CK_MM_TF32 = 1 };
 

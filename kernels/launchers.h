@@ -65,6 +65,12 @@ CK_LAUNCHER_S(ck_ew_strided)
 CK_LAUNCHER_S(ck_ew_contiguous)
 CK_LAUNCHER_S(ck_ew_tiled)
 
+/* the batch of small ops (kernels/batched/batched.cu): a `batched` row in the elementwise, reduce and matmul
+ * ladders */
+CK_LAUNCHER_S(ck_ew_batched)
+CK_LAUNCHER_S(ck_reduce_batched)
+CK_LAUNCHER_S(ck_matmul_batched)
+
 #undef CK_LAUNCHER
 #undef CK_SUPPORTS
 #undef CK_LAUNCHER_S

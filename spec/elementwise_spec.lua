@@ -442,7 +442,9 @@ end)
 -- ---------------------------------------------------------------- GPU variants vs the host
 
 describe("elementwise on cuda", function()
-  local VARIANTS = {"strided", "contiguous", "tiled"} -- one that declines a case falls back (and says so)
+  -- one that declines a case falls back (and says so); batched runs each op at once here (the result is read
+  -- before the next op), spec/batched_spec.lua runs many per launch
+  local VARIANTS = {"strided", "contiguous", "tiled", "batched"}
 
   local function on_cuda_all(fn_host, fn_cuda, label, dt, tol)
     local want = fn_host()
@@ -571,7 +573,8 @@ describe("elementwise on cuda", function()
   end))
 
   it("variants: explicit choice, and the fallback note for contiguous on a strided view", gpu(function()
-    local a, bb = ck.rand(64, 64, {device = "cuda"}), ck.rand(64, 64, {device = "cuda"})
+    -- 72 x 72 elements: past the batch's 4096, so the defaults below are the launching rungs
+    local a, bb = ck.rand(72, 72, {device = "cuda"}), ck.rand(72, 72, {device = "cuda"})
     for _, v in ipairs {"strided", "contiguous"} do
       ck.add(a, bb, {variant = v})
       assert.equal(v, ck.last_ran().name)

@@ -561,11 +561,11 @@ describe("f16/bf16 on cuda", function()
     end
   end))
 
-  it("every elementwise op on both variants matches the host over awkward shapes and views", gpu(function()
+  it("every elementwise op on every dense variant matches the host over awkward shapes and views", gpu(function()
     for _, dt in ipairs(HALVES) do
       local tol = {rtol = 2 * FMT[dt].u, atol = 2.0 ^ (FMT[dt].emin - FMT[dt].mbits)}
       for _, shape in ipairs(SHAPES) do
-        for _, v in ipairs {"strided", "contiguous"} do
+        for _, v in ipairs {"strided", "contiguous", "batched"} do
           for _, name in ipairs(UNARY) do
             local x = operands(dt, name, shape)
             local out = poisoned(shape, dt)
@@ -624,7 +624,7 @@ describe("f16/bf16 on cuda", function()
       -- the elementwise COPY of one half dtype to itself on both rungs (whole 16-byte packs on contiguous)
       for _, n in ipairs {1, 7, 4099} do
         local x = rnd({n}, dt)
-        for _, v in ipairs {"strided", "contiguous"} do
+        for _, v in ipairs {"strided", "contiguous", "batched"} do
           local out = H.poison(ck.empty({n}, {dtype = dt, device = "cuda"}))
           core.unary("copy", x:cuda(), out, 0, 0, v)
           H.assert_equal(out, x, ("copy %s [%d] (%s)"):format(dt, n, v))

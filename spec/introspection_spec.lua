@@ -127,7 +127,7 @@ describe("introspection on the GPU", function()
     end
   end))
 
-  it("small problems take one launch of ours by default (tiny matmul: smem; small whole-array sums: rows_warp, single_pass)", H.gpu(function()
+  it("small problems: batched by default, one launch of ours each with batching off (tiny matmul: smem; small whole-array sums: rows_warp, single_pass)", H.gpu(function()
     local function mm_ran(a, b, opts)
       local c = ck.matmul(a, b, opts)
       local ran = ck.last_ran() -- before the host reference replaces it
@@ -137,39 +137,48 @@ describe("introspection on the GPU", function()
       H.assert_close(c, ck.matmul(a:host(), b:host()), {rtol = tol, atol = tol}, "matmul")
       return ran
     end
-    for _, dt in ipairs {"f32", "f64"} do
-      local ran = mm_ran(H.rand({8, 8}, dt, "cuda"), H.rand({8, 8}, dt, "cuda"))
-      assert.equals("smem", ran.name)
-      assert.equals("matmul_smem_kernel", check_kernel(ran.kernels[1], "tiny matmul").name)
-      assert.equals("smem", mm_ran(H.rand({64, 64}, dt, "cuda"), H.rand({64, 64}, dt, "cuda")).name)
-      assert.equals("smem", mm_ran(H.rand({4, 1, 7}, dt, "cuda"), H.rand({7, 3}, dt, "cuda")).name)
-      assert.equals("cublas", mm_ran(H.rand({65, 64}, dt, "cuda"), H.rand({64, 64}, dt, "cuda")).name)
-      -- a transposed operand would need a copy for smem: cuBLAS takes it as it is
-      assert.equals("cublas", mm_ran(H.rand({8, 8}, dt, "cuda"):t(), H.rand({8, 8}, dt, "cuda")).name)
-    end
-    assert.equals("cublas", mm_ran(H.rand({8, 8}, "f32", "cuda"), H.rand({8, 8}, "f32", "cuda"), {precision = "tf32"}).name)
-    assert.equals("cublas", mm_ran(H.rand({8, 8}, "f16", "cuda"), H.rand({8, 8}, "f16", "cuda")).name)
-    -- whole-array reductions by size: <= 2 KiB rows_warp, <= 16 KiB single_pass, then CUB
-    for _, c in ipairs {{{4, 4}, "f32", "rows_warp"}, {{512}, "f32", "rows_warp"}, {{256}, "f64", "rows_warp"},
-                        {{513}, "f32", "single_pass"}, {{4096}, "f32", "single_pass"}, {{4097}, "f32", "cub"},
-                        {{100000}, "f32", "cub"}} do
-      for _, op in ipairs {"sum", "max", "mean"} do
-        local x = H.rand(c[1], c[2], "cuda")
-        local got = ck[op](x)
-        local ran = ck.last_ran()
-        assert.equals(c[3], ran.name, op .. " " .. c[2] .. " " .. #c[1])
-        if c[3] ~= "cub" then check_kernel(ran.kernels[1], op) end
-        H.assert_close(got, ck[op](x:host()), {rtol = 1e-4, atol = 1e-4}, op .. " " .. c[3])
+    assert.is_true(ck.batching(), "batching is on by default")
+    for _, batching in ipairs {true, false} do
+      ck.batching(batching)
+      local tiny = batching and "batched" or "smem"
+      for _, dt in ipairs {"f32", "f64"} do
+        local ran = mm_ran(H.rand({8, 8}, dt, "cuda"), H.rand({8, 8}, dt, "cuda"))
+        assert.equals(tiny, ran.name)
+        assert.equals(batching and "batched_kernel" or "matmul_smem_kernel", check_kernel(ran.kernels[1], "tiny matmul").name)
+        assert.equals(tiny, mm_ran(H.rand({64, 64}, dt, "cuda"), H.rand({64, 64}, dt, "cuda")).name)
+        -- a batch of products is not for the batch's one-product records: smem
+        assert.equals("smem", mm_ran(H.rand({4, 1, 7}, dt, "cuda"), H.rand({7, 3}, dt, "cuda")).name)
+        assert.equals("cublas", mm_ran(H.rand({65, 64}, dt, "cuda"), H.rand({64, 64}, dt, "cuda")).name)
+        -- a transposed operand would need a copy for smem (and is not dense for the batch): cuBLAS takes it
+        assert.equals("cublas", mm_ran(H.rand({8, 8}, dt, "cuda"):t(), H.rand({8, 8}, dt, "cuda")).name)
       end
+      assert.equals("cublas", mm_ran(H.rand({8, 8}, "f32", "cuda"), H.rand({8, 8}, "f32", "cuda"), {precision = "tf32"}).name)
+      assert.equals("cublas", mm_ran(H.rand({8, 8}, "f16", "cuda"), H.rand({8, 8}, "f16", "cuda")).name)
+      -- whole-array reductions by size: up to 4096 elements batched; with batching off <= 2 KiB rows_warp,
+      -- <= 16 KiB single_pass; then CUB
+      local function small(name) return batching and "batched" or name end
+      for _, c in ipairs {{{4, 4}, "f32", small "rows_warp"}, {{512}, "f32", small "rows_warp"},
+                          {{256}, "f64", small "rows_warp"}, {{513}, "f32", small "single_pass"},
+                          {{4096}, "f32", small "single_pass"}, {{4097}, "f32", "cub"}, {{100000}, "f32", "cub"}} do
+        for _, op in ipairs {"sum", "max", "mean"} do
+          local x = H.rand(c[1], c[2], "cuda")
+          local got = ck[op](x)
+          local ran = ck.last_ran()
+          assert.equals(c[3], ran.name, op .. " " .. c[2] .. " " .. #c[1])
+          if c[3] ~= "cub" then check_kernel(ran.kernels[1], op) end
+          H.assert_close(got, ck[op](x:host()), {rtol = 1e-4, atol = 1e-4}, op .. " " .. c[3])
+        end
+      end
+      -- fill and dense elementwise ops: batched, or the contiguous rung
+      local a, b = H.rand({4, 4}, "f32", "cuda"), H.rand({4, 4}, "f32", "cuda")
+      a:fill(2)
+      H.assert_close(a, ck.full({4, 4}, 2), {rtol = 0, atol = 0}, "fill")
+      local d = a + b
+      assert.equals(batching and "batched" or "contiguous", ck.last_ran().name)
+      assert.equals(batching and "batched_kernel" or "ew_contiguous_kernel", check_kernel(ck.last_ran().kernels[1], "a + b").name)
+      H.assert_close(d, b:host() + 2, {rtol = 1e-6, atol = 1e-6}, "a + b")
     end
-    -- fill and dense elementwise ops: the contiguous rung
-    local a, b = H.rand({4, 4}, "f32", "cuda"), H.rand({4, 4}, "f32", "cuda")
-    a:fill(2)
-    H.assert_close(a, ck.full({4, 4}, 2), {rtol = 0, atol = 0}, "fill")
-    local d = a + b
-    assert.equals("contiguous", ck.last_ran().name)
-    assert.equals("ew_contiguous_kernel", check_kernel(ck.last_ran().kernels[1], "a + b").name)
-    H.assert_close(d, b:host() + 2, {rtol = 1e-6, atol = 1e-6}, "a + b")
+    ck.batching(true)
   end))
 
   it("library references say so: cuBLAS lists no kernel, CUB lists only our store kernel", H.gpu(function()

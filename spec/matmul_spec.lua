@@ -311,6 +311,7 @@ describe("matmul GPU variants vs the host reference", function()
       -- f16/bf16 and TF32 (mma_sync's f32 is TF32 only, opt-in) have their own spec: spec/tensorcore_spec.lua
       if (dt == "f32" or dt == "f64") and not (v.name == "mma_sync") then
       it(("%d %s %s"):format(v.id, v.name, dt), gpu(function()
+        local took = 0
         for ci, c in ipairs(CASES) do
           local d = case_data(dt, ci)
           local out = H.poison(ck.empty(d.shape, {dtype = dt, device = "cuda"}))
@@ -318,10 +319,17 @@ describe("matmul GPU variants vs the host reference", function()
           ck.gemm(out, d.a, d.b, d.alpha, d.beta, {variant = v.name})
           local ran = ck.last_ran()
           local label = ("%s %s %s"):format(v.name, dt, c[1])
-          assert.equal(v.name, ran.name, label .. ": ran " .. ran.name .. " (" .. tostring(ran.note) .. ")")
+          -- batched takes only one dense product of <= 4096 results (k <= 256); past that it declines, says why,
+          -- and the default order runs the case
+          local declined = v.name == "batched" and ran.name ~= v.name and ran.note:find("asked for 'batched'", 1, true)
+          if not declined then
+            assert.equal(v.name, ran.name, label .. ": ran " .. ran.name .. " (" .. tostring(ran.note) .. ")")
+            took = took + 1
+          end
           check(out, d.ref, d.mag, dt, label, d.on)
           out:free()
         end
+        assert.truthy(took > 0, v.name .. " ran no case")
       end))
       end
     end

@@ -102,6 +102,14 @@ ck_devkind ck_default_device(const ck_ctx *ctx);
 void ck_set_default_device(ck_ctx *ctx, ck_devkind dev);
 bool ck_sync_mode(const ck_ctx *ctx);   /* CUKERN_SYNC=1 */
 void ck_set_sync_mode(ck_ctx *ctx, bool on);
+/* Small dense ops are batched (kernels/batched/: one launch runs up to CK_BATCH_MAX of them in order);
+ * CUKERN_BATCH=0 starts with batching off. Turning it off flushes. */
+bool ck_batching(const ck_ctx *ctx);
+ck_status ck_set_batching(ck_ctx *ctx, bool on);
+bool ck_batch_active(const ck_ctx *ctx); /* batching on, and no CUKERN_SYNC or graph capture in progress */
+/* Launch the batched ops waiting in the context (if any). Everything that touches the stream otherwise (other
+ * launches, copies, synchronisation, events, graph capture, cudaFree) calls this first. */
+ck_status ck_flush(ck_ctx *ctx);
 /* Launch environment for kernels/ (stream, cuBLAS handle created lazily, device properties, workspace). */
 ck_status ck_env_get(ck_ctx *ctx, ck_env *env);
 /* After a launcher returns `kerr` (0, a cudaError_t or CK_KERR_CUBLAS(s)): record the error with `what`
@@ -308,6 +316,8 @@ const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant 
                                   const void *desc, ck_ran *ran);
 /* The row a request names (decimal id or name), or NULL. (kernels/registry.c) */
 const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *requested);
+/* A default preference order as it applies now: without the `batched` head when batching is not active. */
+const int *ck_active_order(ck_ctx *ctx, const ck_variant *tab, int n, const int *order);
 
 /* ---------------------------------------------------------------- run-time kernels (rtc.c) */
 typedef struct ck_rtc_kernel ck_rtc_kernel;

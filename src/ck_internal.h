@@ -45,6 +45,9 @@ struct ck_ctx {
   ck_status alloc_st; /* why the last ck_dev_alloc returned NULL */
   void (*oom_hook)(void *ud);
   void *oom_ud;
+  /* small ops waiting for one launch (kernels/batched/): flushed by ck_flush before other stream work */
+  ck_batch batch;
+  bool batching; /* CUKERN_BATCH=0 or ck.batching(false) turns it off */
   /* graph capture in progress (graph.c), or NULL */
   struct ck_graph *cap;
   /* introspection (kinfo.c): per ladder row, what it launched last; the kernel attribute cache */

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "ck_internal.h"
+#include "ew_ops.h"
+#include "reduce_ops.h"
 
 // ---------------------------------------------------------------- errors
 
@@ -84,6 +86,8 @@ ck_status ck_synchronize(ck_ctx *ctx) {
   if (ctx->cap)
     return ck_error(ctx, CK_ERR_ARG, "cannot synchronise or read values on the host while a graph is being "
                                      "captured (ck.graph records device work only)");
+  ck_status st = ck_flush(ctx);
+  if (st) return st;
   cudaError_t e = cudaStreamSynchronize(ctx->stream);
   if (e != cudaSuccess)
     return ck_error(ctx, CK_ERR_CUDA, "synchronize: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
@@ -149,6 +153,8 @@ ck_status ck_ctx_create(ck_ctx **out) {
   if (dev && strcmp(dev, "host") == 0) ctx->default_dev = CK_HOST;
   const char *sync = getenv("CUKERN_SYNC");
   ctx->sync = sync && sync[0] && strcmp(sync, "0") != 0;
+  const char *batch = getenv("CUKERN_BATCH");
+  ctx->batching = !(batch && strcmp(batch, "0") == 0);
   *out = ctx;
   return CK_OK;
 }
@@ -156,6 +162,7 @@ ck_status ck_ctx_create(ck_ctx **out) {
 void ck_ctx_destroy(ck_ctx *ctx) {
   if (!ctx) return;
   if (ctx->has_cuda) {
+    (void)ck_flush(ctx); /* what the script issued last still runs */
     cudaStreamSynchronize(ctx->stream);
     if (ctx->flush_buf) ck_dev_free(ctx, ctx->flush_buf);
     if (ctx->cublas) cublasDestroy(ctx->cublas);
@@ -170,7 +177,42 @@ bool ck_has_cuda(const ck_ctx *ctx) { return ctx->has_cuda; }
 ck_devkind ck_default_device(const ck_ctx *ctx) { return ctx->default_dev; }
 void ck_set_default_device(ck_ctx *ctx, ck_devkind dev) { ctx->default_dev = dev; }
 bool ck_sync_mode(const ck_ctx *ctx) { return ctx->sync; }
-void ck_set_sync_mode(ck_ctx *ctx, bool on) { ctx->sync = on; }
+void ck_set_sync_mode(ck_ctx *ctx, bool on) {
+  if (on) (void)ck_flush(ctx); /* (a failure stays in the message for the next call to report) */
+  ctx->sync = on;
+}
+bool ck_batching(const ck_ctx *ctx) { return ctx->batching; }
+bool ck_batch_active(const ck_ctx *ctx) { return ctx->batching && !ctx->sync && !ctx->cap; }
+ck_status ck_set_batching(ck_ctx *ctx, bool on) {
+  ck_status st = on ? CK_OK : ck_flush(ctx);
+  ctx->batching = on;
+  return st;
+}
+
+/* The op names of the batch's records, for the message of a failed launch ("add, add, sum, ... (+n)"). */
+static void batch_describe(const ck_batch *q, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int i = 0; i < q->n && k + 40 < n; ++i) {
+    const ck_batch_rec *r = &q->rec[i];
+    const char *name = r->kind == CK_BATCH_EW ? ck_ew_op_name(r->op) : r->kind == CK_BATCH_RED ? ck_reduce_op_name(r->op) : "matmul";
+    k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", name ? name : "?");
+    if (k + 40 >= n && i + 1 < q->n) snprintf(buf + k, n - k, ", ... (%d more)", q->n - i - 1);
+  }
+}
+
+ck_status ck_flush(ck_ctx *ctx) {
+  if (!ctx->batch.n) return CK_OK;
+  const int e = ck_batch_flush(&ctx->batch, ctx->stream);
+  if (e == 0) return CK_OK;
+  char ops[256];
+  batch_describe(&ctx->batch, ops, sizeof ops);
+  const int n = ctx->batch.n;
+  ctx->batch.n = 0; /* dropped: the launch did not happen */
+  (void)cudaGetLastError();
+  return ck_error(ctx, CK_ERR_CUDA, "batched small ops (%d: %s): kernel launch failed: %s (%s)", n, ops,
+                  cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
+}
 
 ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
   if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
@@ -188,6 +230,7 @@ ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
     ctx->env.cublas = ctx->cublas;
   }
   *env = ctx->env;
+  env->batch = ck_batch_active(ctx) ? &ctx->batch : NULL;
   return CK_OK;
 }
 
@@ -244,11 +287,13 @@ ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int 
   ev = calloc((size_t)reps * 2, sizeof *ev);
   if (!ev) return ck_error(ctx, CK_ERR_OOM, "benchmark: out of host memory");
   for (int i = 0; i < 2 * reps; ++i) CK_CUDA(ctx, cudaEventCreate(&ev[i]));
+  if ((st = ck_flush(ctx))) goto cleanup;
   CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
   for (int i = 0; i < reps; ++i) {
     if (flush_bytes) CK_CUDA(ctx, cudaMemsetAsync(ctx->flush_buf, i & 0xff, flush_bytes, ctx->stream));
     CK_CUDA(ctx, cudaEventRecord(ev[2 * i], ctx->stream));
     if ((st = fn(ctx, ud)) != CK_OK) goto cleanup;
+    if ((st = ck_flush(ctx))) goto cleanup; /* the batched ops the rep issued run inside its events */
     CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], ctx->stream));
   }
   CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
@@ -292,8 +337,10 @@ cleanup:
 
 ck_status ck_timer_start(ck_ctx *ctx, ck_timer *t) {
   ck_status st = CK_OK;
-  if (t->cuda) CK_CUDA(ctx, cudaEventRecord(t->start, ctx->stream));
-  else t->t0 = now_ms();
+  if (t->cuda) {
+    if ((st = ck_flush(ctx))) return st; /* earlier batched ops run before the start event */
+    CK_CUDA(ctx, cudaEventRecord(t->start, ctx->stream));
+  } else t->t0 = now_ms();
 cleanup:
   return st;
 }
@@ -305,6 +352,7 @@ ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms) {
     return CK_OK;
   }
   float f = 0;
+  if ((st = ck_flush(ctx))) return st;
   CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->stream));
   CK_CUDA(ctx, cudaEventSynchronize(t->stop));
   CK_CUDA(ctx, cudaEventElapsedTime(&f, t->start, t->stop));

@@ -46,12 +46,15 @@ ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
 
 static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   ck_status st;
-  if (dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src)) {
+  /* small copies join the batch (the elementwise `batched` variant); the rest are one memcpy */
+  const bool batch = ck_batch_active(ctx) && ck_numel(dst) <= CK_BATCH_MAX_ELEMS;
+  if (!batch && dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src)) {
+    if ((st = ck_flush(ctx))) return st;
     cudaError_t e = cudaMemcpyAsync(ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
                                     cudaMemcpyDeviceToDevice, ctx->stream);
     return ck_after_launch(ctx, (int)e, "copy (memcpy)");
   }
-  if (dst->dtype == src->dtype) {
+  if (!batch && dst->dtype == src->dtype) {
     st = ck_copy_permuted(ctx, dst, src);
     if (st != CK_NOT_APPLICABLE) return st;
   }
@@ -61,9 +64,10 @@ static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   copy_desc(&d, dst, src);
   ck_ew_order(&d);
   if ((st = ck_env_get(ctx, &env))) return st;
-  const ck_variant *v =
-      ck_pick_variant(ctx, "copy", ck_ew_variants, ck_ew_nvariants, NULL, ck_ew_preferred, dst->dtype, &d, &ran);
+  const int *order = ck_active_order(ctx, ck_ew_variants, ck_ew_nvariants, ck_ew_preferred);
+  const ck_variant *v = ck_pick_variant(ctx, "copy", ck_ew_variants, ck_ew_nvariants, NULL, order, dst->dtype, &d, &ran);
   if (!v) return CK_ERR_UNSUPPORTED;
+  if (!(v->flags & CK_VF_BATCHED) && (st = ck_flush(ctx))) return st;
   char what[256], a[96], b[96];
   snprintf(what, sizeof what, "copy (%s) %s <- %s", v->name, ck_describe(dst, a, sizeof a),
            ck_describe(src, b, sizeof b));
@@ -91,6 +95,7 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   }
   if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
   if ((st = not_capturing(ctx, "copy"))) return st;
+  if ((st = ck_flush(ctx))) return st; /* batched ops that write the source (or read the destination) first */
 
   size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
   if (sd == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */

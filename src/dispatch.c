@@ -83,6 +83,15 @@ char *ck_plan_operands(const ck_plan *p, char *buf, size_t n) {
   return buf;
 }
 
+/* With batching off (ck.batching(false), CUKERN_SYNC, a graph capture) the defaults launch op by op: a
+ * `batched` variant heading the order is skipped (asked for by name, it runs its one record at once). */
+const int *ck_active_order(ck_ctx *ctx, const ck_variant *tab, int n, const int *order) {
+  if (order[0] < 0 || ck_batch_active(ctx)) return order;
+  for (int i = 0; i < n; ++i)
+    if (tab[i].id == order[0]) return (tab[i].flags & CK_VF_BATCHED) ? order + 1 : order;
+  return order;
+}
+
 static unsigned cuda_dtypes(const ck_opdef *def) {
   unsigned m = 0;
   for (int i = 0; i < *def->ntab; ++i) m |= def->tab[i].dtypes;
@@ -293,6 +302,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
     const int *order = def->preferred_for ? def->preferred_for(&desc) : def->preferred;
+    order = ck_active_order(ctx, def->tab, *def->ntab, order);
     const ck_variant *v = ck_pick_variant(ctx, p->name, def->tab, *def->ntab, c->variant, order, p->in_dt, &desc, ran);
     if (done) { /* say which variant would have run, and why nothing did (after any fallback note) */
       if (!v && ran) ran->id = -1, memcpy(ran->name, "none", 5), ran->note[0] = 0;
@@ -309,6 +319,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       }
       ck_env env;
       if ((st = ck_env_get(ctx, &env))) return st;
+      /* batched ops waiting in the context run first, unless this one joins them */
+      if (!(v->flags & CK_VF_BATCHED) && (st = ck_flush(ctx))) return st;
       ck_launch_note launched = {0};
       env.note = &launched;
       const int kerr = v->launch(&desc, &env);

@@ -78,6 +78,7 @@ ck_status ck_graph_begin(ck_ctx *ctx) {
   ck_graph *g = calloc(1, sizeof *g);
   if (!g) return ck_error(ctx, CK_ERR_OOM, "graph: out of host memory");
   g->ctx = ctx;
+  if ((st = ck_flush(ctx))) goto cleanup; /* ops issued before the capture are not part of the graph */
   CK_CUDA(ctx, cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeRelaxed));
   ctx->cap = g;
   return CK_OK;
@@ -125,6 +126,8 @@ void ck_graph_abort(ck_ctx *ctx) {
 
 ck_status ck_graph_replay(ck_ctx *ctx, ck_graph *g) {
   if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: cannot replay a graph while capturing another");
+  ck_status st = ck_flush(ctx); /* batched ops issued before the replay run before it */
+  if (st) return st;
   cudaError_t e = cudaGraphLaunch(g->exec, ctx->stream);
   return ck_after_launch(ctx, (int)e, "graph replay");
 }
@@ -134,7 +137,10 @@ int ck_graph_nodes(const ck_graph *g) { return g->nodes; }
 void ck_graph_free(ck_graph *g) {
   if (!g) return;
   ck_ctx *ctx = g->ctx;
-  if (ctx->has_cuda) cudaStreamSynchronize(ctx->stream); /* no replay may still be running on the memory */
+  if (ctx->has_cuda) { /* no replay (or batched op) may still be running on the memory */
+    (void)ck_flush(ctx);
+    cudaStreamSynchronize(ctx->stream);
+  }
   if (g->exec) cudaGraphExecDestroy(g->exec);
   if (g->graph) cudaGraphDestroy(g->graph);
   for (size_t i = 0; i < g->nkeep; ++i) ck_storage_release(g->keep[i]);

@@ -289,6 +289,16 @@ static int l_sync_mode(lua_State *L) {
   return 1;
 }
 
+/* ck.batching([on]) -> whether small ops are batched (kernels/batched/); turning it off flushes the batch */
+static int l_batching(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    if (ck_set_batching(CKL_CTX(L), lua_toboolean(L, 1))) return ckl_fail(L);
+  }
+  lua_pushboolean(L, ck_batching(CKL_CTX(L)));
+  return 1;
+}
+
 static int l_seed(lua_State *L) {
   lua_Integer s = luaL_checkinteger(L, 1);
   /* the seed travels to the kernels as a double (ck_ew_desc.s1): keep it exact */
@@ -384,7 +394,7 @@ static void oom_hook(void *ud) {
 
 static const luaL_Reg FUNCS[] = {
     {"device", l_device}, {"has_cuda", l_has_cuda}, {"default_device", l_default_device}, {"sync", l_sync},
-    {"sync_mode", l_sync_mode}, {"seed", l_seed}, {"memory", l_memory}, {"empty_cache", l_empty_cache},
+    {"sync_mode", l_sync_mode}, {"batching", l_batching}, {"seed", l_seed}, {"memory", l_memory}, {"empty_cache", l_empty_cache},
     {"last_ran", l_last_ran}, {"variants", l_variants}, {NULL, NULL}};
 
 int luaopen_cukern_core(lua_State *L) {

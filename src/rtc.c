@@ -445,6 +445,7 @@ cleanup:
 ck_status ck_rtc_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3], size_t smem,
                         void **args) {
   ck_status st = CK_OK;
+  if ((st = ck_flush(ctx))) return st; /* batched ops issued before this kernel run before it */
   if (smem > 48 * 1024)
     CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, 0));
   dim3 g = {grid[0], grid[1], grid[2]}, b = {block[0], block[1], block[2]};

@@ -105,6 +105,7 @@ void ck_alloc_init(ck_ctx *ctx) { (void)ctx; }
 
 void ck_empty_cache(ck_ctx *ctx) {
   if (!ctx->has_cuda || ctx->cap) return; /* no cudaFree (or synchronise) while a graph is being captured */
+  (void)ck_flush(ctx); /* queued ops may still use a cached block (a failure stays in the message) */
   cudaStreamSynchronize(ctx->stream);
   for (int b = 0; b < CK_NBUCKETS; ++b) {
     ck_block *blk = ctx->free_[b];
@@ -196,7 +197,8 @@ void ck_cache_block(ck_ctx *ctx, void *p, size_t cap) {
   int b = size_class(cap, &c2);
   ck_block *blk = ctx->spare_blocks;
   if (blk) ctx->spare_blocks = blk->next;
-  else if (!(blk = malloc(sizeof *blk))) { /* cannot cache it: give it back */
+  else if (!(blk = malloc(sizeof *blk))) { /* cannot cache it: give it back, after the ops queued on it */
+    (void)ck_flush(ctx);
     cudaFree(p);
     return;
   }

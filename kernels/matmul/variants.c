@@ -47,6 +47,8 @@ const ck_variant ck_matmul_variants[] = {
      HALVES, CK_VF_TMA, ck_matmul_warp_specialized, ck_matmul_warp_specialized_supports},
     {14, "persistent", "Hopper: step 13 as one block per SM walking the tiles, 2-CTA clusters sharing B by TMA multicast, epilogue through shared memory and TMA stores",
      HALVES, CK_VF_TMA, ck_matmul_persistent, ck_matmul_persistent_supports},
+    {15, "batched", "tiny dense f32/f64 products (<= 4096 results, k <= 256) queued and run in issue order, up to 56 per launch, by one block (kernels/batched/)",
+     F32_F64, CK_VF_BATCHED, ck_matmul_batched, ck_matmul_batched_supports},
 };
 
 const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matmul_variants[0]);
@@ -61,4 +63,4 @@ const int ck_matmul_preferred_tma[] = {14, 0, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 
 /* Tiny f32/f64 products (src/op_matmul.c picks this by size and layout): the time is the host's, and
  * cuBLAS's call (its heuristics, then its own launch) costs more than the whole product; the smem rung is
  * one launch through the driver API (kernels/ck_launch.cuh). */
-const int ck_matmul_preferred_tiny[] = {3, 0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 2, 1, -1};
+const int ck_matmul_preferred_tiny[] = {15, 3, 0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 2, 1, -1};

@@ -29,20 +29,23 @@ const ck_variant ck_reduce_variants[] = {
     ROWH(10, rows_warp, "a warp (or part of one) per row: many short rows"),
     ROWH(11, rows_block, "a block per row: many long rows"),
     ROWH(12, cols, "leading-dim reduction: coalesced across inner, len split across blocks"),
+    {13, "batched", "small reductions (<= 4096 elements) queued and run in issue order, up to 56 per launch, by one block (kernels/batched/)",
+     CK_DT_ALL5, CK_VF_BATCHED, ck_reduce_batched, ck_reduce_batched_supports},
 };
 const int ck_reduce_nvariants = (int)(sizeof ck_reduce_variants / sizeof ck_reduce_variants[0]);
 
-/* The picker takes the first whose supports() says yes, so the specialised variants come first and pick
+/* Every order starts with `batched`, which takes only reductions of at most 4096 elements (their time is the
+ * launch's) and appends them to the context's batch instead of launching. After it, the picker takes the first whose supports() says yes, so the specialised variants come first and pick
  * themselves by shape: short rows -> rows_warp; >= 1024 long rows -> rows_block; full reductions and few long
  * rows -> single_pass; inner > 1 -> cols. CUB and the rest stay as fallbacks. */
-const int ck_reduce_preferred[] = {10, 11, 9, 12, 8, 0, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_reduce_preferred[] = {13, 10, 11, 9, 12, 8, 0, 7, 6, 5, 4, 3, 2, 1, -1};
 /* Whole-array reductions (outer == inner == 1): CUB's DeviceReduce measured 3-9% ahead of single_pass and
  * shuffle_vec on every f32 sum from 2^22 to 2^28 on the H200 (bench/results/reduce-nvidia-h200.json), so it
  * is the default there; our kernels lead on every row and column layout. */
-const int ck_reduce_preferred_full[] = {0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_reduce_preferred_full[] = {13, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
 /* Small whole arrays (src/op_reduce.c picks these by size): the time is the host's, and CUB's call costs two
  * entries into the library (sizing, then the reduction), a workspace and its own launch. Up to 2 KiB, one warp
  * (rows_warp with outer == 1: 32 lanes x 4 x 16-byte loads, one round trip) in one launch; up to 16 KiB,
  * single_pass's one-block case (one chunk: no partials, no tickets, one launch). */
-const int ck_reduce_preferred_tiny[] = {10, 9, 0, 8, 7, 6, 5, 4, 3, 2, 1, -1};
-const int ck_reduce_preferred_small[] = {9, 0, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_reduce_preferred_tiny[] = {13, 10, 9, 0, 8, 7, 6, 5, 4, 3, 2, 1, -1};
+const int ck_reduce_preferred_small[] = {13, 9, 0, 8, 7, 6, 5, 4, 3, 2, 1, -1};

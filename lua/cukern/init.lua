@@ -163,7 +163,7 @@ local function module_fn(name, record)
     return r
   end
 end
-for _, k in ipairs {"has_cuda", "default_device", "sync", "sync_mode", "seed", "empty_cache"} do module_fn(k) end
+for _, k in ipairs {"has_cuda", "default_device", "sync", "sync_mode", "batching", "seed", "empty_cache"} do module_fn(k) end
 for _, k in ipairs {"device", "memory", "last_ran"} do module_fn(k, true) end
 do
   local where = where_of("ck.variants")
