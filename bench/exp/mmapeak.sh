@@ -85,9 +85,11 @@ echo "# part 2 rc $rc2, $((t2 - t1)) s; total $((t2 - t0)) s" >>"$log"
 # ---- summary
 echo "== mmapeak: part 1 rc $rc1 ($((t1 - t0)) s), part 2 rc $rc2 ($((t2 - t1)) s); full output in $log"
 grep -m 5 'FAIL\|SPILL\|warning' "$log" | cut -c1-160
-grep '^check ' "$log" | sed -E 's/^check +//; s/ mma.sync//; s/ +\(max.*//; s/  +/ /g' | paste -sd'|' | sed 's/^/check: /' | cut -c1-200
+grep '^check ' "$log" | grep -v 1000x1100 | sed -E 's/^check +//; s/ mma.sync//; s/ +\(max.*//; s/  +/ /g' | paste -sd'|' | sed 's/^/check: /' | cut -c1-200
 grep '^cublas' "$log" | cut -c1-160
 sed -n '/== summary/,/^validation:/p' "$log" | grep -v '^==' | sed 's/ flop\/clk\/SM/ f\/clk/; s/clk\/inst\/SMSP/cpi/' | cut -c1-170
-grep '^calib\|^check .*1000x1100\|^speed\|^sass' "$log" | sed 's/ TFLOP\/s/ TF/' | cut -c1-150
+grep '^calib' "$log" | cut -c1-150
+grep '^check .*1000x1100' "$log" | sed -E 's/^check +//; s/ +1000x1100x1030 max rel err /:/; s/, 2048\^3 sampled /\//; s/: (ok|FAILED)$/ \1/' | paste -sd'|' | sed 's/^/check2: /' | cut -c1-200
+grep '^speed\|^sass' "$log" | sed 's/ TFLOP\/s/ TF/' | cut -c1-150
 [ $rc1 -ne 0 ] && exit $rc1
 exit $rc2
