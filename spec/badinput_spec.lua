@@ -78,6 +78,7 @@ add("ck.scalar", {C("ck.scalar('x')"), C("ck.scalar(1, {dtype = 'x'})"), C("ck.s
 -- module functions
 add("ck.default_device", {C("ck.default_device('tpu')"), C("ck.default_device(7)")})
 add("ck.sync_mode", {C("ck.sync_mode({}, 'x') + 1")})
+add("ck.batching", {C("ck.batching('on')"), C("ck.batching(1)"), C("ck.batching({})")})
 add("ck.seed", {C("ck.seed('x')"), C("ck.seed(0/0)"), C("ck.seed({})")})
 add("ck.variants", {C("ck.variants('nope')"), C("ck.variants()"), C("ck.variants(7)")})
 for _, f in ipairs {"device", "has_cuda", "sync", "memory", "empty_cache", "last_ran", "is_array"} do

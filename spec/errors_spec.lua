@@ -34,6 +34,7 @@ local CASES = {
   -- module
   {"ck.default_device", [[ck.default_device("tpu")]], "unknown device 'tpu'"},
   {"ck.seed", [[ck.seed("x")]], "number expected"},
+  {"ck.batching", [[ck.batching("on")]], "boolean expected"},
   {"ck.variants", [[ck.variants("nope")]], "unknown op 'nope'"},
   {"ck.variants", [[ck.variants(1)]], "must be a string"},
   -- creation

@@ -56,7 +56,7 @@ if [ -x "$objdump" ] && [ -x build/exp/wmma_bf16 ]; then
     function flush() {
       if (name != "" && hmma > 0) {
         n = name
-        if (n ~ /wmma_var_kernel/) { m = n; sub(/.*ELi8EEELi/, "", m); sub(/EEEv.*/, "", m); n = (m == 1 ? "colB" : m == 2 ? "hB(undoc)" : "hAB(undoc)") }
+        if (n ~ /wmma_var_kernel/) { m = n; sub(/.*ELi8EEELi/, "", m); sub(/EEEv.*/, "", m); n = (m == 1 ? "colB" : m == 2 ? "hB(undoc)" : m == 3 ? "hAB(undoc)" : "ptx.shared") }
         else if (n ~ /matmul_wmma_kernel.*ILi128ELi128ELi64ELi64ELi64ELi3ELi2ELi8EEE13__nv_bfloat16Lb1/) n = "rung"
         else if (n ~ /matmul_wmma_kernel.*ILi128ELi128ELi64ELi64ELi64ELi3ELi2ELi8EEE6__halfLb1/) n = "rung_f16"
         else n = ""

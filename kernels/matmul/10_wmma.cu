@@ -60,6 +60,28 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int G
 
 // ---------------------------------------------------------------- kernel
 
+/* A bf16 fragment from shared memory. nvcc 13.0 turns load_matrix_sync for bf16 into a wmma.load with a
+ * generic address (for f16 it writes wmma.load...shared), and ptxas lowers that to plain shared loads and
+ * MOVM transposes instead of ldmatrix (bench/exp/mmapeak.sh's SASS census: 64 MOVM, 0 LDSM in the rung's
+ * k loop, 1.97 instructions per HMMA; f16 32 LDSM, 0 MOVM, 1.49). So bf16 issues the same WMMA instruction
+ * in PTX with the .shared state space spelled out: the fragment's four registers in the order the builtin
+ * fills them (the PTX fragment is the API's fragment), and ptxas emits ldmatrix as for f16. */
+template <class F> __device__ __forceinline__ void wmma_ld_a_bf16(F &f, uint32_t addr, unsigned ldm) {
+  uint32_t *r = reinterpret_cast<uint32_t *>(&f.x[0]);
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr), "r"(ldm));
+}
+template <class F> __device__ __forceinline__ void wmma_ld_b_bf16(F &f, uint32_t addr, unsigned ldm) {
+  uint32_t *r = reinterpret_cast<uint32_t *>(&f.x[0]);
+  asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr), "r"(ldm));
+}
+static_assert(sizeof(wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>) == 16 &&
+                  sizeof(wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major>) == 16,
+              "a bf16 m16n16k16 operand fragment is the four 32-bit registers wmma.load writes");
+
 template <class C, typename T> struct Frags { // one k16 step of a warp
   wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[C::FM];
   wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b[C::FN];
@@ -90,10 +112,17 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
   auto load = [&](Frags<C, T> &f, int stage, int ks) {
     const T *as = As + stage * (C::A_ST / 2) + (wm * C::WM) * C::LDA + ks * 16;
     const T *bs = Bs + stage * (C::B_ST / 2) + ks * 16 * C::LDB + wn * C::WN;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) { // the same loads, with their state space (above)
 #pragma unroll
-    for (int i = 0; i < C::FM; ++i) wmma::load_matrix_sync(f.a[i], as + i * 16 * C::LDA, C::LDA);
+      for (int i = 0; i < C::FM; ++i) wmma_ld_a_bf16(f.a[i], smem_u32(as + i * 16 * C::LDA), C::LDA);
 #pragma unroll
-    for (int j = 0; j < C::FN; ++j) wmma::load_matrix_sync(f.b[j], bs + j * 16, C::LDB);
+      for (int j = 0; j < C::FN; ++j) wmma_ld_b_bf16(f.b[j], smem_u32(bs + j * 16), C::LDB);
+    } else {
+#pragma unroll
+      for (int i = 0; i < C::FM; ++i) wmma::load_matrix_sync(f.a[i], as + i * 16 * C::LDA, C::LDA);
+#pragma unroll
+      for (int j = 0; j < C::FN; ++j) wmma::load_matrix_sync(f.b[j], bs + j * 16, C::LDB);
+    }
   };
   auto mma = [&](const Frags<C, T> &f) {
 #pragma unroll
