@@ -169,7 +169,7 @@ struct Rung {
 static const Rung kRungs[] = {
     {"cublas", ck_matmul_cublas, nullptr, 0, 0},
     {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 5, 0},
-    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 5, 5},
+    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 8, 8},
 };
 
 static void set_cfg(int cfg) {
@@ -375,6 +375,8 @@ struct Shape {
   double alpha, beta;
 };
 
+static bool g_tune = false; // --tune: part 1 checks mma_sync only (every configuration on more shapes); tune() times
+
 static void part1() {
   printf("\n== correctness: every rung on awkward shapes (C poisoned with NaN; padding columns must survive)\n");
   const Shape shapes[] = {
@@ -401,19 +403,25 @@ static void part1() {
       snprintf(label, sizeof label, "%lldx%lldx%lld b%lld%s%s%s%s a=%g b=%g", (long long)s.m, (long long)s.n,
                (long long)s.k, (long long)s.batch, s.ta ? " At" : "", s.tb ? " Bt" : "", s.pad ? " ld8" : "",
                s.bcast ? " Bbcast" : "", s.alpha, s.beta);
-      for (const Rung &r : kRungs) run_check(r, -1, P, 4096, label);
+      for (const Rung &r : kRungs)
+        if (!g_tune || !strcmp(r.name, "mma_sync")) run_check(r, -1, P, 4096, label);
       free_problem(P);
     }
     // every configuration on a tail-heavy shape with 16-byte rows (the fast path), and a 2-block-wide one
     const Shape cs[] = {{300, 520, 200, 1, false, false, true, false, 1, 0},
-                        {257, 515, 1000, 2, false, false, true, false, 1, 0.5}};
-    for (const Shape &s : cs) {
+                        {257, 515, 1000, 2, false, false, true, false, 1, 0.5},
+                        {400, 784, 104, 1, false, false, true, false, 1, 0},
+                        {193, 257, 24, 1, false, false, true, false, -2, 0},
+                        {585, 300, 360, 1, false, false, true, false, 1, 0}};
+    for (int si = 0; si < (g_tune ? 5 : 2); ++si) {
+      const Shape &s = cs[si];
       Problem P = make_problem(kc.kind, kc.cdt, s.m, s.n, s.k, s.batch, false, false, true, false, s.alpha, s.beta,
                                seed += 7, true);
       char label[96];
       snprintf(label, sizeof label, "%lldx%lldx%lld b%lld ld8 (forced cfg) b=%g", (long long)s.m, (long long)s.n,
                (long long)s.k, (long long)s.batch, s.beta);
       for (const Rung &r : kRungs) {
+        if (g_tune && strcmp(r.name, "mma_sync")) continue;
         const int nc = kc.kind == K_TF32 ? r.ncfg_tf32 : r.ncfg_half;
         for (int c = 0; c < nc; ++c) run_check(r, c, P, 4096, label);
       }
@@ -535,6 +543,89 @@ static void part2() {
     }
 }
 
+
+/* --tune: mma_sync (every configuration at 8192^3, the default at 8192^3 and 4096^3) in bf16 and TF32, each
+ * timed in alternating launches with cuBLAS (rung, cuBLAS, rung, ...: cuBLAS's rate drifts on a power-limited
+ * GPU), 3 warm-up pairs then REPS pairs; reports the medians of both and the median of the per-pair ratios;
+ * every timed configuration is checked on 64 sampled elements. */
+static void tune(int reps) {
+  printf("\n== tune: mma_sync vs cuBLAS in alternating launches, %d pairs after 3 warm-up pairs\n", reps);
+  const Rung &cub = kRungs[0], &rung = kRungs[2];
+  const Kind kinds[] = {K_BF16, K_TF32};
+  const int64_t sizes[] = {8192, 4096};
+  cudaEvent_t ev[4];
+  for (auto &e : ev) CK(cudaEventCreate(&e));
+  std::vector<std::string> summary;
+  for (int64_t N : sizes)
+    for (Kind kind : kinds) {
+      const int cdt = kind == K_TF32 ? CK_F32 : in_dt(kind);
+      Problem P = make_problem(kind, cdt, N, N, N, 1, false, false, false, false, 1, 0, 777 + (uint32_t)N, true);
+      P.c_rs = N, P.c_bs = N * N;
+      const ck_mm_desc d = desc_of(P);
+      const double flop = 2.0 * N * N * N;
+      const int nc = kind == K_TF32 ? rung.ncfg_tf32 : rung.ncfg_half;
+      for (int c = -1; c < (N == 8192 ? nc : 0); ++c) {
+        char name[32];
+        snprintf(name, sizeof name, c < 0 ? "def" : "c%d", c);
+        std::vector<float> tr, tc, ratio;
+        bool ok = true;
+        for (int i = 0; i < reps + 3 && ok; ++i) {
+          set_cfg(c);
+          CK(cudaEventRecord(ev[0], g_stream));
+          ok = rung.launch(&d, &g_env) == 0;
+          CK(cudaEventRecord(ev[1], g_stream));
+          set_cfg(-1);
+          ok = ok && cub.launch(&d, &g_env) == 0;
+          CK(cudaEventRecord(ev[2], g_stream));
+          CK(cudaEventSynchronize(ev[2]));
+          float a, b;
+          CK(cudaEventElapsedTime(&a, ev[0], ev[1]));
+          CK(cudaEventElapsedTime(&b, ev[1], ev[2]));
+          if (i >= 3) tr.push_back(a), tc.push_back(b), ratio.push_back(b / a);
+        }
+        set_cfg(-1);
+        cudaError_t e = cudaStreamSynchronize(g_stream);
+        if (e != cudaSuccess) printf("  %s %lld %s: %s\n", kind_name(kind), (long long)N, name, cudaGetErrorString(e)), exit(3);
+        // the last launch wrote cuBLAS's C: run the configuration once more, then check it
+        CheckResult R;
+        if (ok) {
+          reset_c(P);
+          set_cfg(c);
+          ok = rung.launch(&d, &g_env) == 0;
+          set_cfg(-1);
+          CK(cudaStreamSynchronize(g_stream));
+          std::vector<unsigned char> hc(P.c_elems * dt_size(cdt));
+          CK(cudaMemcpy(hc.data(), P.dc, hc.size(), cudaMemcpyDeviceToHost));
+          R = check(P, hc, 64, false);
+          ok = ok && R.bad == 0;
+        }
+        if (!ok) {
+          printf("  %-5s %5lld^3 mma_sync/%-4s FAILED %s\n", kind_name(kind), (long long)N, name, R.first);
+          g_fail++;
+          char line[160];
+          snprintf(line, sizeof line, "%-5s %5lld^3 %-4s FAILED", kind_name(kind), (long long)N, name);
+          summary.push_back(line);
+          continue;
+        }
+        auto med = [](std::vector<float> v) { std::sort(v.begin(), v.end()); return (double)v[v.size() / 2]; };
+        const double mr = med(tr), mc = med(tc), rr = med(ratio);
+        const double tfr = flop / (mr * 1e-3) / 1e12, tfc = flop / (mc * 1e-3) / 1e12;
+        printf("  %-5s %5lld^3 mma_sync/%-4s %7.3f ms %6.1f TFLOP/s | cuBLAS %7.3f ms %6.1f TFLOP/s (min %.1f max %.1f)"
+               " | %5.1f%% of cuBLAS (median of pair ratios; ratio of medians %.1f%%) ok\n",
+               kind_name(kind), (long long)N, name, mr, tfr, mc, tfc, flop / (*std::max_element(tc.begin(), tc.end()) * 1e-3) / 1e12,
+               flop / (*std::min_element(tc.begin(), tc.end()) * 1e-3) / 1e12, 100 * rr, 100 * mc / mr);
+        char line[160];
+        snprintf(line, sizeof line, "%-5s %5lld^3 %-4s %6.1f TFLOP/s %5.1f%% of cuBLAS (%.0f)", kind_name(kind),
+                 (long long)N, name, tfr, 100 * rr, tfc);
+        summary.push_back(line);
+      }
+      free_problem(P);
+    }
+  for (auto &e : ev) cudaEventDestroy(e);
+  printf("\n== tune summary (median of %d alternating pairs; cuBLAS median in parentheses)\n", reps);
+  for (const std::string &l : summary) printf("  %s\n", l.c_str());
+}
+
 /* --prof KIND N RUNG CFG: REPS launches of one rung (configuration CFG, -1: its default) on C = A B, N^3, for a
  * profiler (ncu --launch-skip 1 --launch-count 1); checks the result on 64 sampled elements. */
 static int prof(int argc, char **argv) {
@@ -569,8 +660,13 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--prof")) return prof(argc, argv);
   const bool speed_only = argc > 1 && !strcmp(argv[1], "--speed"), check_only = argc > 1 && !strcmp(argv[1], "--check");
   for (int i = 1; i < argc; ++i) g_quick = g_quick || !strcmp(argv[i], "--quick");
+  for (int i = 1; i < argc; ++i) g_tune = g_tune || !strcmp(argv[i], "--tune");
   if (!speed_only) part1();
-  if (!check_only) part2();
+  if (g_tune) {
+    if (!check_only) tune(15);
+  } else if (!check_only) {
+    part2();
+  }
   printf("\n%d checks passed, %d failed, %d refused\n", g_pass, g_fail, g_refused);
   return g_fail ? 1 : 0;
 }
