@@ -22,14 +22,16 @@
  * past 65535. Large problems: 128 x 128 x 64 with 4 warps of 64 x 64, 3 stages, 105 KB dynamic shared memory,
  * 2 blocks per SM (configurations below; CUKERN_MM_CFG=<i> forces one).
  * Measured (H100, bench/exp/mma.sh, 2026-11-24, 8192^3, cuBLAS in the same run): the old default (128 x 256
- * x 32, 3 stages) bf16 216 TFLOP/s = 27% of cuBLAS, f16 285 = 37%; the configuration that is now the default
- * bf16 238 = 30%, f16 314 = 41% (4096^3: 222 = 29%, 285 = 38%). The bf16 / f16 gap is the library's: for f16,
- * load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88 for B; 1.11 SASS instructions per HMMA in the k loop);
- * for bf16, nvcc 13.0 emits plain shared loads and MOVM transposes instead (no LDSM; 1.53 per HMMA). The
- * rung stays on the WMMA API, so what is left for bf16 is reuse per fragment load (warp tiles past 64 x 64
- * need more than 255 registers for the 16x16 f32 accumulators) and the stage count / BK: W3 (BK 64, now the
- * default) measured bf16 245 = 31%, f16 327 = 43% at 8192^3 (second run, W0 236 / 313 in it). Step 11 writes
- * the loads itself.
+ * x 32, 3 stages) bf16 216 TFLOP/s = 27% of cuBLAS, f16 285 = 37%; W0 bf16 238 = 30%, f16 314 = 41%; W3 (BK 64,
+ * now the default) bf16 245 = 31%, f16 327 = 43%. The bf16 / f16 gap was the toolchain's: for f16,
+ * load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88 for B; 1.49 SASS instructions per HMMA in the k loop); for
+ * bf16, nvcc 13.0 emits wmma.load with a generic address, which ptxas lowers to plain shared loads and MOVM
+ * transposes (64 MOVM, no LDSM; 1.97 per HMMA: bench/results/experiments/2026-11-24-mmapeak-run1.txt). bf16 now
+ * issues the same wmma.load in PTX with the .shared state space (wmma_ld_*_bf16 below): LDSM as for f16, no
+ * MOVM, and bf16 W3 325.7 TFLOP/s = 41.4% of cuBLAS at 8192^3, 285 = 40% at 4096^3 (f16 324.6 = 43.1%; third
+ * run, 2026-11-24). The register-only wmma rate on the same GPU is 84.5% of cuBLAS bf16 (bench/exp/mma_peak.cu):
+ * what is left is reuse per fragment load (warp tiles past 64 x 64 need more than 255 registers for the 16x16 f32
+ * accumulators) and the pipeline; step 11 writes the loads itself.
  * Limits: f16/bf16 only; k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; c_dtype = dtype or f32; alpha/beta in f32, beta == 0 never reads C.
@@ -162,7 +164,9 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 // 38%), W1 313 / 278, W2 168 / 155. Dropped, slower everywhere: 128x256x32 3 stages (the default until then;
 // bf16 222 / 206, f16 285 / 264), 128x128x32 with warps of 64 x 32 (199 / 186, 307 / 274), 256x128x32 3 stages
 // (214 / 200, 275 / 256). Second run (8192^3, cuBLAS bf16 798 / f16 753): W0 236 / 313, W1 230 / 308, W2 155 /
-// 167, W3 245 / 327 (31% / 43%: the default since), W4 238 / 310. W1 spills 3 words in bf16 (ptxas -v).
+// 167, W3 245 / 327 (31% / 43%: the default since), W4 238 / 310. Third run, bf16
+// loads through PTX .shared (cuBLAS 787 / 754): W0 314 / 314, W1 309 / 309, W2 167 / 167, W3 325 / 325, W4 311 /
+// 310; no spills (ptxas -v; W1 bf16 spilled 3 words before).
 //                BM   BN  BK  WM  WN ST MINB
 using W0 = Cfg<128, 128, 32, 64, 64, 4, 2>; // 0: large problems; 4 warps of 64 x 64, 4 stages, 74 KB, 2 per SM
 using W1 = Cfg<128, 256, 64, 64, 64, 3, 1>; // 1: 8 warps of 64 x 64, BK 64 (half the barriers), 153 KB

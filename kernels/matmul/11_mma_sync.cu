@@ -234,39 +234,34 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // default until then), H4 298 / 279; 4096^3: H0 420 / 420, H2 400 / 398. Dropped, slower everywhere:
 // 128x256x32 PIPE 0 359 / 351, 256x128x32 PIPE 1 436 / 435, 128x128x64 3 stages 415 / 411, 128x128x32 PIPE 1
 // 436 / 424. Second run (cuBLAS 798 / 753): H0 458 / 450 (57.4% / 59.8%), H1 438 / 440, H2 423 / 423, H3 431 /
-// 429, H4 298 / 274. No register spills (ptxas -v, sm_90a). H5-H7 (2026-11-24, bench/exp/mmatune.sh): not yet
-// measured. Why 96 x 64 warp tiles (H6, H7): at the HMMA peak a 64 x 64 warp tile's ldmatrix reads (1 byte per 32
-// flop) and a 128 x 256 block's cp.async writes (1 per 85) would need ~92% of the SM's 128 B/clk of shared
-// bandwidth; 96 x 64 warps (1 per 38) in a 192 x 256 block (1 per 110) need ~75%. 192 accumulators per lane fit
-// only without the register double buffer (PIPE 1 spilled ~550 bytes): 243 registers, no spills.
+// 429, H4 298 / 274. No register spills (ptxas -v, sm_90a). Third run (bench/exp/mmatune.sh: 15 alternating
+// pairs with cuBLAS, which ran at ~797 there): H0 455 (56.9%), H1 418, H2 391, H3 400, H4 294. Tried and dropped,
+// slower: H0 with 5 stages 421 (52.9%); 192 x 256 blocks of 96 x 64 warps (less shared traffic per flop, PIPE 0
+// because PIPE 1 spilled) 292 (36.7%) with BK 32 and 336 (42.1%) with BK 64. The register-only mma.sync rate on
+// the same GPU is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA per sub-partition, 2731
+// flop/clk/SM) and 81% with ldmatrix loads of a 64 x 64 warp tile: the rung loses the rest in its pipeline.
 //                BM   BN  BK  WM  WN ST MINB PIPE
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
 using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
 using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
 using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
-using H5 = Cfg<128, 256, 32, 64, 64, 5, 1, 1>; // 5: H0 with 5 stages, 120 KB
-using H6 = Cfg<192, 256, 32, 96, 64, 4, 1, 0>; // 6: 8 warps of 96 x 64 (less shared traffic per flop), PIPE 0, 112 KB
-using H7 = Cfg<192, 256, 64, 96, 64, 3, 1, 0>; // 7: H6 with BK 64 (half the barriers), 3 stages, 168 KB
-constexpr int kNH = 8, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
+constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. Measured with cvt.rna on every fragment
 // element (H100, same run, TFLOP/s at 8192^3 / 4096^3, cuBLAS TF32 408 / 387): T1 157 / 150 (39%), 128x128x16
 // 4 stages 147 / 140, 128x256x32 3 stages 145 / 137, T4 87 / 84; dropped: 128x256x16 4 stages 132 / 125. The
 // truncating ones (TF32_TRUNC: no conversion instruction), second run (cuBLAS 403): T0 183 (45%), T1 (rna) 158,
-// T2 196 (49%: the default since), T3 177, T4 134. T5-T7 (2026-11-24): not yet measured. TF32 moves twice the
-// shared bytes per flop of bf16: T2 (128 x 128 blocks, 64 x 64 warps) would need ~100% of the shared bandwidth at
-// the HMMA peak, 128 x 256 (T5) ~92%, 192 x 256 with 96 x 64 warps (T6, T7) ~75%.
+// T2 196 (49%: the default since), T3 177, T4 134. Third run (mmatune.sh, pairs, cuBLAS ~405): T0 172 (44.2%),
+// T2 171 (43.1%), T3 161. Tried and dropped: T3 with PIPE 1 173 (42.9%), 192 x 256 blocks of 96 x 64 warps 155
+// (37.8%, 3 or 4 stages). Register-only mma.sync TF32 runs at 87.6% of cuBLAS TF32 on the same GPU.
 //                BM   BN  BK  WM  WN ST MINB PIPE RND
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
 using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
 using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC>; // 3: 8 warps, BK 32, 3 stages, 144 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-using T5 = Cfg<128, 256, 32, 64, 64, 3, 1, 1, TF32_TRUNC>; // 5: T3 with PIPE 1, 144 KB
-using T6 = Cfg<192, 256, 32, 96, 64, 3, 1, 0, TF32_TRUNC>; // 6: 8 warps of 96 x 64, PIPE 0, 168 KB
-using T7 = Cfg<192, 256, 32, 96, 64, 4, 1, 0, TF32_TRUNC>; // 7: T6 with 4 stages, 224 KB
-constexpr int kNT = 8, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
+constexpr int kNT = 5, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -303,9 +298,6 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
-  case 5: return launch_h<H5, T>(d, env);
-  case 6: return launch_h<H6, T>(d, env);
-  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -320,9 +312,6 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
   case 4: return launch_t<T4>(d, env);
-  case 5: return launch_t<T5>(d, env);
-  case 6: return launch_t<T6>(d, env);
-  case 7: return launch_t<T7>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }
