@@ -240,6 +240,11 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // because PIPE 1 spilled) 292 (36.7%) with BK 32 and 336 (42.1%) with BK 64. The register-only mma.sync rate on
 // the same GPU is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA per sub-partition, 2731
 // flop/clk/SM) and 81% with ldmatrix loads of a 64 x 64 warp tile: the rung loses the rest in its pipeline.
+// More warps per scheduler do not buy it back (fourth run, pairs, cuBLAS ~803; H0 424.7 = 52.9% there): 16 warps
+// of 32 x 64 in 128 x 256 blocks 291 (36.4%), 2 blocks of 8 warps of 32 x 64 336 (41.8%), 16 warps of 64 x 32 303
+// (37.8%): smaller warp tiles read more shared memory per flop. ncu of H0 (bf16 8192^3): tensor pipe 23.8% of its
+// peak sustained rate (the register-only loop's 6 cycles per HMMA reads ~33% there), shared pipe 71% busy, stalls
+// per issued instruction: wait (fixed latency) 2.39, math pipe throttle 1.70, barrier 0.04, long scoreboard 0.07.
 //                BM   BN  BK  WM  WN ST MINB PIPE
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
 using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
@@ -254,7 +259,9 @@ constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below on
 // truncating ones (TF32_TRUNC: no conversion instruction), second run (cuBLAS 403): T0 183 (45%), T1 (rna) 158,
 // T2 196 (49%: the default since), T3 177, T4 134. Third run (mmatune.sh, pairs, cuBLAS ~405): T0 172 (44.2%),
 // T2 171 (43.1%), T3 161. Tried and dropped: T3 with PIPE 1 173 (42.9%), 192 x 256 blocks of 96 x 64 warps 155
-// (37.8%, 3 or 4 stages). Register-only mma.sync TF32 runs at 87.6% of cuBLAS TF32 on the same GPU.
+// (37.8%, 3 or 4 stages); fourth run (cuBLAS ~407): 2 blocks of 8 warps of 32 x 64 150 (37.2%), 16 warps of
+// 32 x 64 152 (37.0%), 16 warps of 64 x 32 154 (37.4%), against T2 177 (43.2%). Register-only mma.sync TF32 runs
+// at 87.6% of cuBLAS TF32 on the same GPU.
 //                BM   BN  BK  WM  WN ST MINB PIPE RND
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
