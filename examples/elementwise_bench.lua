@@ -27,7 +27,7 @@ local variants = {}
 if gpu then
   local only = os.getenv("CUKERN_EW_VARIANTS")
   for _, v in ipairs(ck.variants("elementwise")) do
-    if not v.bench_only and (not only or ("," .. only .. ","):find("," .. v.name .. ",", 1, true)) then
+    if not v.bench_only and not v.batched and (not only or ("," .. only .. ","):find("," .. v.name .. ",", 1, true)) then
       variants[#variants + 1] = v
     end
   end

@@ -93,7 +93,7 @@ local BUDGET_S = 20 -- skip a variant whose timed run is estimated to take longe
 
 local variants = {}
 if on_gpu then
-  for _, v in ipairs(ck.variants("matmul")) do if not v.bench_only then variants[#variants + 1] = v end end
+  for _, v in ipairs(ck.variants("matmul")) do if not v.bench_only and not v.batched then variants[#variants + 1] = v end end
   table.sort(variants, function(a, b) return a.id < b.id end)
 else
   variants = {{id = -1, name = "host", dtypes = {"f32", "f64"}}}

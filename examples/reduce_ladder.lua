@@ -51,7 +51,7 @@ end
 -- The variants to run, ladder order (1..12), the library reference (CUB) last.
 local variants = {}
 if on_gpu then
-  for _, v in ipairs(ck.variants("reduce")) do if not v.bench_only then variants[#variants + 1] = v end end
+  for _, v in ipairs(ck.variants("reduce")) do if not v.bench_only and not v.batched then variants[#variants + 1] = v end end
   table.sort(variants, function(a, b)
     local ka, kb = a.id == 0 and 1e9 or a.id, b.id == 0 and 1e9 or b.id
     return ka < kb

@@ -363,6 +363,10 @@ static int l_variants(lua_State *L) {
         lua_rawseti(L, -2, ++k);
       }
     lua_setfield(L, -2, "dtypes");
+    if (tab[i].flags & CK_VF_BATCHED) { /* the batch of small ops: not a rung to time at ladder sizes */
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, "batched");
+    }
     ck_launch_note kernels;
     bool library;
     if (ck_variant_last(CKL_CTX(L), tab, i, &kernels, &library)) { /* it ran on the GPU in this process */
