@@ -115,7 +115,9 @@ if json_path then
   local ok, json = pcall(require, "cukern.json")
   local f = assert(io.open(json_path, "w"))
   if ok then
-    f:write(json.encode({device = ck.device().name, backend = dev, n = N, rounds = ROUNDS, rows = rows}))
+    local bok, bench = pcall(require, "cukern.bench") -- device, driver, date, commit of the run
+    f:write(json.encode({device = ck.device().name, backend = dev, n = N, rounds = ROUNDS, rows = rows,
+                         meta = bok and bench.meta() or nil}))
   else
     for _, r in ipairs(rows) do f:write(("%s\t%.3f\n"):format(r.case, r.us_per_op)) end
   end
