@@ -7,6 +7,7 @@
 # Expected wall time on the H100 host (16 cores): build ~20-30 s (16 slices of sgemm_cfgs.h compiled in
 # parallel), sweep ~40 s (50 configurations x ~0.7 s; hard budget 60 s: configurations not started by then are
 # SKIPPED), SASS stats ~5 s, ncu <= 45 s (skipped when ncu is missing or the time is gone): ~120 s in all.
+# SGEMM_ONLY="0,4,50" times only those configurations (indices of sgemm_cfgs.h).
 # Full output: $OUT/sgemm.txt (sweep table, cuBLAS spread, SASS mix, ncu). Stdout: a short summary, the top 15
 # last.
 set -u
@@ -43,7 +44,7 @@ echo "build: $(($(date +%s) - T0)) s" | tee -a "$LOG"
 
 echo "== sweep" >>"$LOG"
 BUDGET=${SGEMM_BUDGET:-60}
-build/exp/sgemm_sweep --sizes 4096,8192 --reps 10 --warmup 3 --budget "$BUDGET" --top 15 >"$OUT/sweep.txt" 2>&1
+build/exp/sgemm_sweep ${SGEMM_ONLY:+--only "$SGEMM_ONLY"} --sizes 4096,8192 --reps 10 --warmup 3 --budget "$BUDGET" --top 15 >"$OUT/sweep.txt" 2>&1
 rc=$?
 cat "$OUT/sweep.txt" >>"$LOG"
 echo "sweep rc=$rc, at $(($(date +%s) - T0)) s" | tee -a "$LOG"

@@ -22,7 +22,7 @@
  * Changed from the other variants: one launch per up to 56 ops instead of one (or more) per op.
  * Measured (H100, examples/small_ops_bench.lua --torch, 2026-11-24, one run beside PyTorch 2.11): host time per
  * op 0.66-1.86 us batched against 4.5-6.5 us one launch per op, 0.08-0.17x PyTorch's (fill, a + b, add_, the
- * sum of 16 elements, an 8x8 matmul); ptxas: 64 registers, 16 bytes of spills (an f64 transcendental path).
+ * sum of 16 elements, an 8x8 matmul); ptxas -v: 64 registers, 16 bytes of spill stores.
  */
 #include <cuda_runtime.h>
 

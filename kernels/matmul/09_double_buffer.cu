@@ -82,8 +82,9 @@ __device__ __forceinline__ void cp16(float *dst, const float *src) {
 // ---------------------------------------------------------------- configuration
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int TM_, int TN_, int ST_, int MINB_, int GROUP_ = 1,
-          int LOOP_ = 0, int ISSUE_ = 0>
+          int LOOP_ = 0, int ISSUE_ = 0, int ORD_ = 0>
 struct Cfg {
+  static constexpr int ORD = ORD_; // FFMA order of a k step: 0 rows (ra[i] reused), 1 rows zig-zag, 2 columns
   static constexpr int LOOP = LOOP_; // 1: barrier before the last k step, STAGES tiles in flight (see kernel)
   static constexpr int ISSUE = ISSUE_; // 1: interior tiles' copies from running pointers (see issue())
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, TM = TM_, TN = TN_;
@@ -104,6 +105,26 @@ struct Cfg {
 };
 
 // ---------------------------------------------------------------- kernel
+
+/* One k step's outer product, acc[i][j] += ra[i] * rb[j], in the order C::ORD gives (the order decides which
+ * operands the FFMAs can take from the reuse cache, and so how many register-bank conflicts are left). */
+template <class C>
+__device__ __forceinline__ void outer(float (&acc)[C::TM][C::TN], const float (&ra)[C::TM], const float (&rb)[C::TN]) {
+  if constexpr (C::ORD == 2) {
+#pragma unroll
+    for (int j = 0; j < C::TN; ++j)
+#pragma unroll
+      for (int i = 0; i < C::TM; ++i) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < C::TM; ++i)
+#pragma unroll
+      for (int jj = 0; jj < C::TN; ++jj) {
+        const int j = (C::ORD == 1 && (i & 1)) ? C::TN - 1 - jj : jj;
+        acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+      }
+  }
+}
 
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(const MmArgsV p, int64_t y0, int64_t z0) {
@@ -247,10 +268,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 #pragma unroll
         for (int j = 0; j < C::TN / 4; ++j)
           *reinterpret_cast<float4 *>(&rb[4 * j]) = *reinterpret_cast<const float4 *>(bs + kk * C::BN + j * C::TWN * 4);
-#pragma unroll
-        for (int i = 0; i < C::TM; ++i)
-#pragma unroll
-          for (int j = 0; j < C::TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        outer<C>(acc, ra, rb);
       }
       st = st + 1 == C::STAGES ? 0 : st + 1;
       st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
@@ -294,10 +312,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
           cp_commit();
           if (t + 1 < ktiles) frag(0, st1, 0);
         }
-#pragma unroll
-        for (int i = 0; i < C::TM; ++i)
-#pragma unroll
-          for (int j = 0; j < C::TN; ++j) acc[i][j] = fmaf(ra[kk & 1][i], rb[kk & 1][j], acc[i][j]);
+        outer<C>(acc, ra[kk & 1], rb[kk & 1]);
       }
       st = st1;
     }
@@ -318,16 +333,24 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 // H100 80GB HBM3, 50 configurations in one run (bench/exp/sgemm.sh; each timing followed by one of cuBLAS,
 // % = cuBLAS time / ours): the k tile of 32 instead of 16 (C0 now; C7 is the former C0) went from 90.5 / 91.7%
 // to 93.2 / 95.7% of cuBLAS at 4096 / 8192 (46.8 / 47.5 TFLOP/s); no other configuration did better at both.
-//                BM   BN  BK  WM  WN TM  TN ST MINB GROUP LOOP
-using C0 = Cfg<128, 128, 32, 64, 32, 8, 8, 3, 2, 8, 0>;  // 0: large problems (>= one 128 x 128 tile per SM)
+// The rest of the gap was the FFMA order (ORD, see outer()): ncu showed the same FFMA and instruction counts as
+// cuBLAS at the same clock but issue slots 79% busy against 88%, and a register-bank census of the k loop
+// (bench/exp/sass_stats.py: two non-reused sources in one of the two banks) counted 256 such FFMAs of 1024 in
+// C7's loop. Same sweep, second run (2026-11-24, % at 4096 / 8192): C0 with rows (ORD 0) 92.6 / 95.9, zig-zag
+// rows 91.0 / 93.4, columns (ORD 2: rb[j] reused down a column) 96.3 / 98.8; C7 with rows 90.6 / 91.7, zig-zag
+// 95.5 / 96.6 (184 bank-conflicted FFMAs), columns 95.2 / 95.8; C8's shape (64 x 256 x 16, running-pointer
+// copies) with rows 92.1 / 94.3, zig-zag 96.7 / 98.7, columns 95.8 / 98.0. C0 takes the columns since.
+//                BM   BN  BK  WM  WN TM  TN ST MINB GROUP LOOP ISSUE ORD
+using C0 = Cfg<128, 128, 32, 64, 32, 8, 8, 3, 2, 8, 0, 0, 2>; // 0: large problems (>= one 128 x 128 tile per SM)
 using C1 = Cfg<64, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1>;   // 1: medium: 4-warp blocks, 4 per SM
 using C2 = Cfg<64, 64, 16, 32, 32, 8, 4, 3, 4, 8, 1>;    // 2: small problems
 using C3 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 0>;  // 3: C0 with row-by-row block order
 using C4 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 1>;  // 4: C3 with the early-barrier loop
 using C5 = Cfg<128, 256, 8, 64, 64, 8, 16, 3, 1, 8, 0>;  // 5: 8 x 16 results per thread, one block per SM
 using C6 = Cfg<128, 128, 8, 64, 32, 8, 8, 4, 2, 8, 0>;   // 6: BK 8, 4 stages
-using C7 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 7: C0 with BK 16 (the default until 2026-11-24)
-constexpr int kNCfg = 8;
+using C7 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 7: C0 with BK 16, rows (the default until 2026-11-24)
+using C8 = Cfg<64, 256, 16, 32, 64, 8, 8, 3, 2, 8, 0, 1, 1>; // 8: 64 x 256 tiles, running-pointer copies, zig-zag
+constexpr int kNCfg = 9;
 
 template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   const bool vec = al16(d->b, d->b_rs, d->batch > 1 ? d->b_bs : 0); // A moves in 4-byte copies: any alignment
@@ -369,6 +392,7 @@ extern "C" int ck_matmul_double_buffer(const void *desc, const ck_env *env) {
   case 5: return launch<C5>(d, env);
   case 6: return launch<C6>(d, env);
   case 7: return launch<C7>(d, env);
+  case 8: return launch<C8>(d, env);
   default: return launch<C0>(d, env);
   }
 }
