@@ -29,13 +29,15 @@
  * Changed from step 8: cp.async multi-stage pipeline instead of register staging; grouped block order.
  * Launch: block NT = (BM/WM)*(BN/WN)*32 threads (1-D); grid x = column tiles, y = row tiles, z = batch; the
  * launcher issues several launches when y or z would pass 65535. Dynamic shared memory
- * STAGES*BK*(BM+4+BN)*4 bytes (97.5 KB for the default 128 x 128 x 32, 3 stages: opted in past 48 KB; two
+ * STAGES*BK*(BM+4+BN)*4 bytes (60.8 KB for the default 64 x 256 x 16, 3 stages: opted in past 48 KB; two
  * blocks per SM).
- * Where the rest of the gap to cuBLAS is (H100, ncu at 4096^3, same run): both execute the same 6.9e10 FFMA
+ * Where the gap to cuBLAS was (H100, ncu at 4096^3, same run): both execute the same 6.9e10 FFMA
  * thread-instructions in about the same number of warp instructions (2.39e9 vs 2.43e9), at the same clock
- * (1.59 GHz), but cuBLAS (sm80_xmma_gemm_f32f32, 256 x 128 x 8 tiles, 3 stages) keeps the issue slots 88%
- * busy against our 79% (no eligible warp 9% vs 19% of cycles): the stall is latency not covered by 2
- * blocks x 8 warps per SM, not instruction count; FFMA is 77% of our k loop's static instructions.
+ * (1.59 GHz), but cuBLAS (sm80_xmma_gemm_f32f32, 256 x 128 x 8 tiles, 3 stages) kept the issue slots 88%
+ * busy against our 79% (no eligible warp 9% vs 19% of cycles). Not the warp count: the FFMA order. Two of an
+ * FFMA's sources in one register bank cost an extra operand cycle, and the order of the outer product decides
+ * which operand the reuse cache holds; the order is now a template choice (ORD, outer()) and the default's
+ * zig-zag rows measured 96.7 / 98.7% of cuBLAS at 4096 / 8192 in the sweep (configuration table below).
  * Limits: k < 2^31 (supports()); otherwise any m, n, k >= 0.
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
  * C [m,n] at c + b*c_bs + i*c_rs + j; f32 only.
@@ -339,9 +341,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 // C7's loop. Same sweep, second run (2026-11-24, % at 4096 / 8192): C0 with rows (ORD 0) 92.6 / 95.9, zig-zag
 // rows 91.0 / 93.4, columns (ORD 2: rb[j] reused down a column) 96.3 / 98.8; C7 with rows 90.6 / 91.7, zig-zag
 // 95.5 / 96.6 (184 bank-conflicted FFMAs), columns 95.2 / 95.8; C8's shape (64 x 256 x 16, running-pointer
-// copies) with rows 92.1 / 94.3, zig-zag 96.7 / 98.7, columns 95.8 / 98.0. C0 takes the columns since.
+// copies) with rows 92.1 / 94.3, zig-zag 96.7 / 98.7, columns 95.8 / 98.0. In the ladder (cuBLAS re-timed
+// beside each rung) the 128 x 128 x 32 shape with columns (now C8) gave 93.9 / 97.1%: its 2.812 ms at 4096 is
+// slower than the 64 x 256 zig-zag's 2.756 in the sweep, where the cuBLAS beside it ran at its usual 2.666. So
+// C0 is the 64 x 256 x 16 shape with zig-zag rows since (the kernel file keeps both).
 //                BM   BN  BK  WM  WN TM  TN ST MINB GROUP LOOP ISSUE ORD
-using C0 = Cfg<128, 128, 32, 64, 32, 8, 8, 3, 2, 8, 0, 0, 2>; // 0: large problems (>= one 128 x 128 tile per SM)
+using C0 = Cfg<64, 256, 16, 32, 64, 8, 8, 3, 2, 8, 0, 1, 1>; // 0: large problems: 64 x 256 tiles, running-pointer copies, zig-zag
 using C1 = Cfg<64, 128, 16, 32, 64, 8, 8, 3, 4, 8, 1>;   // 1: medium: 4-warp blocks, 4 per SM
 using C2 = Cfg<64, 64, 16, 32, 32, 8, 4, 3, 4, 8, 1>;    // 2: small problems
 using C3 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 0>;  // 3: C0 with row-by-row block order
@@ -349,7 +354,7 @@ using C4 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 1, 1>;  // 4: C3 with the early
 using C5 = Cfg<128, 256, 8, 64, 64, 8, 16, 3, 1, 8, 0>;  // 5: 8 x 16 results per thread, one block per SM
 using C6 = Cfg<128, 128, 8, 64, 32, 8, 8, 4, 2, 8, 0>;   // 6: BK 8, 4 stages
 using C7 = Cfg<128, 128, 16, 64, 32, 8, 8, 3, 2, 8, 0>;  // 7: C0 with BK 16, rows (the default until 2026-11-24)
-using C8 = Cfg<64, 256, 16, 32, 64, 8, 8, 3, 2, 8, 0, 1, 1>; // 8: 64 x 256 tiles, running-pointer copies, zig-zag
+using C8 = Cfg<128, 128, 32, 64, 32, 8, 8, 3, 2, 8, 0, 0, 2>; // 8: 128 x 128 x 32, columns (C0 on 2026-11-24)
 constexpr int kNCfg = 9;
 
 template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
@@ -360,7 +365,8 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
 
 #ifndef CK_MM09_KERNEL_ONLY // bench/exp/sgemm_sweep.cu includes this file for the kernel and launch<C> only
 
-/* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: 128 x 128 tiles once there are
+/* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: C0 (64 x 256 tiles, counted as
+ * 128 x 128 ones: the same area) once there are
  * at least as many as SMs, 64 x 128 tiles while they still give half the SMs a block, 64 x 64 below. */
 int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
   const int forced = forced_cfg(kNCfg);
