@@ -204,17 +204,6 @@ int push(const ck_env *env, const Rec &r) {
   return 0;
 }
 
-/* Dense row-major over `shape` (size-1 dims may have any stride). */
-bool dense(int ndim, const int64_t *shape, const int64_t *st) {
-  int64_t want = 1;
-  for (int k = ndim - 1; k >= 0; --k) {
-    if (shape[k] == 1) continue;
-    if (st[k] != want) return false;
-    want *= shape[k];
-  }
-  return true;
-}
-
 const char *const kTooBig = "more than 4096 elements (the batch is for launch-bound sizes)";
 
 } // namespace
@@ -230,17 +219,9 @@ extern "C" int ck_batch_flush(ck_batch *q, void *stream) {
 
 extern "C" const char *ck_ew_batched_supports(const void *desc) {
   const ck_ew_desc *d = (const ck_ew_desc *)desc;
-  if (d->ndim < 0 || d->ndim > CK_MAX_DIMS) return "ndim out of range";
-  if (d->op == CK_EW_EYE) return "eye needs the 2-D index";
   if (d->op < 0 || d->op >= CK_EW_NOPS) return "unknown op";
-  if (d->op == CK_EW_COPY && (d->a_dtype < 0 || d->a_dtype >= CK_NDTYPES)) return "copy source dtype unknown";
   if (d->numel > CK_BATCH_MAX_ELEMS) return kTooBig;
-  const int nin = ckew::arity(d->op);
-  if (!dense(d->ndim, d->shape, d->out_st)) return "output not contiguous";
-  if (nin >= 1 && !dense(d->ndim, d->shape, d->a_st)) return "operands not contiguous (strided view or broadcast)";
-  if (nin == 2 && !d->b_scalar && !dense(d->ndim, d->shape, d->b_st))
-    return "operands not contiguous (strided view or broadcast)";
-  return nullptr;
+  return ck_ew_contiguous_supports(desc); /* the same dense layouts the contiguous rung takes (and not eye) */
 }
 
 extern "C" int ck_ew_batched(const void *desc, const ck_env *env) {
