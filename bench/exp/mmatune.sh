@@ -11,7 +11,9 @@
 #           % of cuBLAS = median of the per-pair ratios; each timed configuration checked on 64 sampled elements.
 # Then a SASS census per kernel (cuobjdump): HMMA / LDSM / LDS / LDGSTS / BAR / IMAD / IADD counts and the
 # instructions per HMMA between a kernel's first and last HMMA (the unrolled k loop).
-# Then, while time is left, ncu of bf16 8192^3 cfg 0 and cfg 6 (shared-memory wavefronts, HMMA pipe, stalls).
+# Then, while time is left (NCU_BUDGET s from the start, default 145), ncu of NCU_CFGS ("kind:cfg ...", default
+# "bf16:0 bf16:6": shared-memory wavefronts, HMMA pipe, stalls) and, per NCU_SRC ("kind:cfg ..."), warp-state
+# samples per SASS instruction ($OUT/mmatune_src.csv); SASS_KEEP=<regex> keeps those kernels' whole SASS (gzipped).
 # Expected wall time: ~50 s build (16 cores) + ~35 s checks + ~10 s timing + ~5 s census + ncu (cut at 145 s).
 # Output: $OUT/mmatune.txt (everything), $OUT/mmatune_{sass,build,ncu}.txt; short table last.
 set -uo pipefail
@@ -42,7 +44,7 @@ spills=$(wc -l <"$OUT/mmatune_spills.txt")
 echo "# build $(( $(date +%s) - t0 )) s; mma_sync kernels with spills: $spills" >>"$log"
 cat "$OUT/mmatune_spills.txt" >>"$log"
 t1=$(date +%s)
-timeout 120 "$bin" --tune >>"$log" 2>&1
+timeout ${TUNE_TIMEOUT:-120} "$bin" --tune >>"$log" 2>&1
 rc=$?
 t2=$(date +%s)
 echo "# tc_tune --tune exit status $rc, $((t2 - t1)) s" >>"$log"
@@ -87,6 +89,7 @@ fi
 # ncu, while time is left (<= 145 s in all): bf16 8192^3 H0 (cfg 0) and H6 (cfg 6): is the shared-memory pipe the
 # limit (l1tex shared wavefronts % of peak) and where do the warps stall.
 NCU=$(command -v ncu || ls "$CUDA_HOME"/bin/ncu 2>/dev/null || true)
+NCU_BUDGET=${NCU_BUDGET:-145} # seconds since the start after which no ncu run begins
 ncu_out=$OUT/mmatune_ncu.txt
 : >"$ncu_out"
 if [ -n "$NCU" ] && [ -x "$bin" ]; then
@@ -101,15 +104,33 @@ if [ -n "$NCU" ] && [ -x "$bin" ]; then
     fi
   done
   mets=${mets#,}
-  for cfg in 0 6; do
-    left=$((145 - ($(date +%s) - t0)))
-    [ $left -gt 20 ] || { echo "(ncu cfg $cfg skipped: ${left} s left)" >>"$ncu_out"; continue; }
-    echo "== ncu bf16 8192^3 cfg $cfg" >>"$ncu_out"
+  for kc in ${NCU_CFGS:-bf16:0 bf16:6}; do
+    kind=${kc%%:*} cfg=${kc#*:}
+    left=$((NCU_BUDGET - ($(date +%s) - t0)))
+    [ $left -gt 20 ] || { echo "(ncu $kind cfg $cfg skipped: ${left} s left)" >>"$ncu_out"; continue; }
+    echo "== ncu $kind 8192^3 cfg $cfg" >>"$ncu_out"
     timeout $((left - 5)) "$NCU" --clock-control none -k regex:mma_sync --launch-skip 1 --launch-count 1 \
-      ${mets:+--metrics "$mets"} "$bin" --prof bf16 8192 mma_sync $cfg 2 >>"$ncu_out" 2>&1
+      ${mets:+--metrics "$mets"} "$bin" --prof $kind 8192 mma_sync $cfg 2 >>"$ncu_out" 2>&1
     echo "ncu rc=$?" >>"$ncu_out"
   done
+  # NCU_SRC="kind:cfg ...": per-SASS-instruction warp-state samples (SourceCounters) of those kernels, as CSV
+  for kc in ${NCU_SRC:-}; do
+    kind=${kc%%:*} cfg=${kc#*:}
+    left=$((NCU_BUDGET - ($(date +%s) - t0)))
+    [ $left -gt 30 ] || { echo "(ncu source $kind cfg $cfg skipped: ${left} s left)" >>"$ncu_out"; continue; }
+    rep=build/exp/src_${kind}_$cfg
+    timeout $((left - 5)) "$NCU" --clock-control none -k regex:mma_sync --launch-skip 1 --launch-count 1 \
+      --section SourceCounters --section WarpStateStats -f -o "$rep" "$bin" --prof $kind 8192 mma_sync $cfg 2 >>"$ncu_out" 2>&1
+    echo "ncu source $kind cfg $cfg rc=$?" >>"$ncu_out"
+    { echo "== source $kind cfg $cfg"; "$NCU" -i "$rep.ncu-rep" --page source --csv --print-source sass 2>&1 ||
+        "$NCU" -i "$rep.ncu-rep" --page source --csv 2>&1; } >>"$OUT/mmatune_src.csv"
+    "$NCU" -i "$rep.ncu-rep" --page details 2>&1 | sed -n '/Warp State Statistics/,/Section:/p' | head -40 >>"$ncu_out"
+  done
   cat "$ncu_out" >>"$log"
+fi
+# SASS_KEEP=regex: the whole SASS of the kernels whose names match, gzipped
+if [ -n "${SASS_KEEP:-}" ] && [ -x "$objdump" ]; then
+  "$objdump" -sass "$bin" 2>/dev/null | awk -v re="$SASS_KEEP" '/Function :/ { keep = $0 ~ re } keep' | gzip >"$OUT/mmatune_sass_keep.txt.gz"
 fi
 t3=$(date +%s)
 echo "# total $((t3 - t0)) s" >>"$log"

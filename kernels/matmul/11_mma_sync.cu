@@ -82,10 +82,19 @@ namespace {
  * fragment element with cvt.rna.tf32.f32 (to nearest, ties away from zero) after its shared load. */
 enum { TF32_TRUNC, TF32_RNA };
 
+/* OPT bits: LANE_OFF keeps each lane's ldmatrix / shared-load byte offsets in registers (computed once per block; a
+ * load is then one register + constant address); SERP walks the warp's n8 tiles back and forth from one m16 row
+ * of fragments to the next (the last B fragment of a row is the first of the next). B32 (TF32 kernel): each B
+ * fragment register comes from its own 4-byte shared load (layout SW_TF32B, unpermuted columns) instead of two
+ * 16-byte loads per row and register moves into the (b0, b1) pairs that mma.sync needs. RUNPTR: the copies'
+ * source pointers advance tile by tile (StageCopy::issue_seq) instead of being offset by kt * tile bytes. */
+enum { LANE_OFF = 1, SERP = 2, B32 = 4, RUNPTR = 8 };
+
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int RND_ = TF32_TRUNC,
-          int GROUP_ = 8>
+          int GROUP_ = 8, int OPT_ = 0>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
+  static constexpr int OPT = OPT_;
   static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
   static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
@@ -114,33 +123,46 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  const StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
+  StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
+  if constexpr (C::OPT & RUNPTR) copier.seq_start();
   auto issue = [&](int kt, int st) {
-    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    if constexpr (VEC && (C::OPT & RUNPTR)) copier.issue_seq(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
     else load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
   };
   // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
   // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
   // of the first n8 tile, then b0, b1 of the second).
+  // LANE_OFF: the swizzle's XOR term depends only on the lane (fragment rows 16 apart, k rows 16 apart keep it),
+  // so A's offsets per k step and B's per 16-column pair are fixed; fragment i and step ks add constants.
+  constexpr int KS = C::BK / 16;
+  uint32_t a_off[KS], b_off[C::N8 / 2];
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 15), ks * 2 + (lane >> 4));
+#pragma unroll
+  for (int j = 0; j < C::N8 / 2; ++j) b_off[j] = swz<BCH, SW_XOR>(lane & 15, (wn * C::WN + j * 16) / 8 + (lane >> 4));
   auto load = [&](FragH<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
     for (int i = 0; i < C::MT; ++i)
-      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      ldsm_x4(f.a[i], C::OPT & LANE_OFF ? a_st + a_off[ks] + i * 16 * ACH * 16
+                                        : a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
 #pragma unroll
     for (int j = 0; j < C::N8 / 2; ++j)
-      ldsm_x4_t(f.b[j], b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
+      ldsm_x4_t(f.b[j], C::OPT & LANE_OFF ? b_st + b_off[j] + ks * 16 * BCH * 16
+                                          : b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
   };
   auto mma = [&](const FragH<C> &f) {
 #pragma unroll
     for (int i = 0; i < C::MT; ++i)
 #pragma unroll
-      for (int j = 0; j < C::N8 / 2; ++j) {
+      for (int jj = 0; jj < C::N8 / 2; ++jj) {
+        const int j = C::OPT & SERP && (i & 1) ? C::N8 / 2 - 1 - jj : jj;
         mma16816<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
         mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
       }
   };
-  k_loop<C::STAGES, C::PIPE, C::BK / 16, FragH<C>>(bt.ktiles, issue, load, mma);
+  k_loop<C::STAGES, C::PIPE, KS, FragH<C>>(bt.ktiles, issue, load, mma);
 
   store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
@@ -174,7 +196,8 @@ __device__ __forceinline__ void store_acc_nperm(const TcArgs &p, void *cb, const
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
   constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
-  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32N>(C::BK);
+  constexpr int BMODE = C::OPT & B32 ? SW_TF32B : SW_TF32N;
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, BMODE>(C::BK);
   constexpr int P = C::N8 / 4; // B chunks per lane and k row
   static_assert(C::BK % 8 == 0 && C::N8 % 4 == 0, "k8 steps; warp tiles >= 32 columns");
   extern __shared__ __align__(128) unsigned char smem[];
@@ -186,28 +209,53 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  const StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32N, C::NT> copier(p, bt, tid);
+  StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, BMODE, C::NT> copier(p, bt, tid);
+  if constexpr (C::OPT & RUNPTR) copier.seq_start();
   auto issue = [&](int kt, int st) {
-    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32N, C::NT, false>(p, bt, kt, sA + st * A_ST,
-                                                                                 sB + st * B_ST, tid);
+    if constexpr (VEC && (C::OPT & RUNPTR)) copier.issue_seq(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, BMODE, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
+                                                                              tid);
   };
   // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
   // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n] at the permuted columns above (g = lane / 4, t = lane % 4).
   const int g = lane >> 2, t4 = lane & 3;
+  // LANE_OFF (see the f16/bf16 kernel): SW_TF32N's XOR term depends on the row's low 2 bits only (t4 here).
+  constexpr int KS = C::BK / 8;
+  // B32: lane (g, t) of n8 tile j = 4a + b reads column 8j + g of rows t and t + 4: chunk c0 + 8a + 2b + g / 4,
+  // whose SW_TF32B XOR (2t) stays inside the 8-chunk group, so the offsets of b = 0..3 serve every a.
+  constexpr int NB = C::OPT & B32 ? (C::N8 < 4 ? C::N8 : 4) : P;
+  uint32_t a_off[KS], b_off[NB];
+#pragma unroll
+  for (int ks = 0; ks < KS; ++ks) a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 15), ks * 2 + (lane >> 4));
+#pragma unroll
+  for (int q = 0; q < NB; ++q)
+    b_off[q] = C::OPT & B32 ? swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 2 * q + (g >> 2)) + (g & 3) * 4
+                            : swz<BCH, SW_TF32N>(t4, (wn * C::WN + g * C::N8) / 4 + q);
   auto load = [&](FragT<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
-      ldsm_x4(f.a[i], a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      ldsm_x4(f.a[i], C::OPT & LANE_OFF ? a_st + a_off[ks] + i * 16 * ACH * 16
+                                        : a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
       if constexpr (C::RND == TF32_RNA)
 #pragma unroll
         for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
     }
+    if constexpr (C::OPT & B32) {
+      static_assert(C::WN % 32 == 0, "B32: warp tiles of whole 8-chunk groups");
+#pragma unroll
+      for (int j = 0; j < C::N8; ++j) {
+        const uint32_t o = b_st + b_off[j % 4] + (j / 4) * 128 + ks * 8 * BCH * 16;
+        f.b0[j] = lds32(o), f.b1[j] = lds32(o + 4 * BCH * 16);
+      }
+    } else
 #pragma unroll
     for (int q = 0; q < P; ++q) {
       const int ch = (wn * C::WN + g * C::N8) / 4 + q, k = ks * 8 + t4;
-      const uint4 v0 = lds128(b_st + swz<BCH, SW_TF32N>(k, ch)), v1 = lds128(b_st + swz<BCH, SW_TF32N>(k + 4, ch));
+      const uint32_t o0 = C::OPT & LANE_OFF ? b_st + b_off[q] + ks * 8 * BCH * 16 : b_st + swz<BCH, SW_TF32N>(k, ch);
+      const uint32_t o1 = C::OPT & LANE_OFF ? o0 + 4 * BCH * 16 : b_st + swz<BCH, SW_TF32N>(k + 4, ch);
+      const uint4 v0 = lds128(o0), v1 = lds128(o1);
       f.b0[4 * q] = v0.x, f.b0[4 * q + 1] = v0.y, f.b0[4 * q + 2] = v0.z, f.b0[4 * q + 3] = v0.w;
       f.b1[4 * q] = v1.x, f.b1[4 * q + 1] = v1.y, f.b1[4 * q + 2] = v1.z, f.b1[4 * q + 3] = v1.w;
     }
@@ -219,11 +267,15 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 #pragma unroll
     for (int i = 0; i < C::MT; ++i)
 #pragma unroll
-      for (int j = 0; j < C::N8; ++j) mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
+      for (int jj = 0; jj < C::N8; ++jj) {
+        const int j = C::OPT & SERP && (i & 1) ? C::N8 - 1 - jj : jj;
+        mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
+      }
   };
-  k_loop<C::STAGES, C::PIPE, C::BK / 8, FragT<C>>(bt.ktiles, issue, load, mma);
+  k_loop<C::STAGES, C::PIPE, KS, FragT<C>>(bt.ktiles, issue, load, mma);
 
-  store_acc_nperm(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  if constexpr (C::OPT & B32) store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  else store_acc_nperm(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -251,7 +303,11 @@ using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 
 using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
 using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
+using H5 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF>;        // 5: H0 + lane offsets
+using H6 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP>; // 6: H5 + serpentine order
+using H7 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP | RUNPTR>; // 7: H6 + running pointers
+using H8 = Cfg<128, 256, 64, 64, 64, 3, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP | RUNPTR>; // 8: H7 with BK 64, 3 stages
+constexpr int kNH = 9, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. Measured with cvt.rna on every fragment
 // element (H100, same run, TFLOP/s at 8192^3 / 4096^3, cuBLAS TF32 408 / 387): T1 157 / 150 (39%), 128x128x16
@@ -268,7 +324,15 @@ using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cv
 using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
 using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC>; // 3: 8 warps, BK 32, 3 stages, 144 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-constexpr int kNT = 5, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
+using T5 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC, 8, LANE_OFF>;        // 5: T2 + lane offsets
+using T6 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC, 8, LANE_OFF | B32>;  // 6: T5 with 4-byte B loads
+using T7 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32>;  // 7: H0's bytes: BK 16, 8 warps, 96 KB
+using T8 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 8: T7 + SERP, RUNPTR
+using T9 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32>;  // 9: T6 with PIPE 0
+using T10 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 10: T9 + SERP, RUNPTR
+using T11 = Cfg<128, 256, 32, 64, 64, 3, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 11: BK 32, 144 KB
+using T12 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32 | SERP>; // 12: T9 + SERP
+constexpr int kNT = 13, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -305,6 +369,10 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
+  case 5: return launch_h<H5, T>(d, env);
+  case 6: return launch_h<H6, T>(d, env);
+  case 7: return launch_h<H7, T>(d, env);
+  case 8: return launch_h<H8, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -319,6 +387,14 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
   case 4: return launch_t<T4>(d, env);
+  case 5: return launch_t<T5>(d, env);
+  case 6: return launch_t<T6>(d, env);
+  case 7: return launch_t<T7>(d, env);
+  case 8: return launch_t<T8>(d, env);
+  case 9: return launch_t<T9>(d, env);
+  case 10: return launch_t<T10>(d, env);
+  case 11: return launch_t<T11>(d, env);
+  case 12: return launch_t<T12>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

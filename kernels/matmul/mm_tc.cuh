@@ -381,6 +381,26 @@ template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT> stru
       b.copy_edge(sb, boff, bt.B + k0 * p.b_rs, krem, bt.nrem);
     }
   }
+  /* issue() for k tiles taken in order 0, 1, 2, ... (the k loop's order), after seq_start(): the source pointers
+   * advance by one k tile at the start of each call (not after its copies: a register that an in-flight cp.async
+   * still has to read cannot be overwritten without a long stall), and no tile offset is computed. */
+  __device__ __forceinline__ void seq_start() {
+    a.src -= BK * (int)sizeof(T);
+    b.src -= bk;
+  }
+  __device__ __forceinline__ void issue_seq(const TcArgs &p, const BlockTile<T> &bt, int kt, uint32_t sa, uint32_t sb) {
+    a.src += BK * (int)sizeof(T);
+    b.src += bk;
+    if (kt < kfull) {
+      a.copy(sa, 0);
+      b.copy(sb, 0);
+    } else {
+      const int64_t k0 = (int64_t)kt * BK;
+      const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
+      a.copy_edge(sa, 0, bt.A + k0, bt.mrem, krem);
+      b.copy_edge(sb, 0, bt.B + k0 * p.b_rs, krem, bt.nrem);
+    }
+  }
 };
 
 // ---------------------------------------------------------------- the pipelined k loop (device)
@@ -420,7 +440,7 @@ __device__ __forceinline__ void k_loop(int ktiles, Issue &&issue, Load &&load, M
       st_next = st_next + 1 == STAGES ? 0 : st_next + 1;
     }
   } else {
-    static_assert(KS % 2 == 0, "fragment buffers alternate over an even number of k steps per tile");
+    static_assert(PIPE == 1 && KS % 2 == 0, "fragment buffers alternate over an even number of k steps per tile");
     F f[2];
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
