@@ -14,14 +14,17 @@
  * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
  * c_dtype, two columns per store. A configuration with PIPE = 1 double-buffers the fragments in registers
  * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_tc.cuh:
- * k_loop); on an H100 that was slower (see the configuration table), so the defaults use PIPE = 0.
+ * k_loop): the f16/bf16 default does, the TF32 one (PIPE 0) does not (the configuration tables say why).
+ * Each lane's shared-memory offsets are computed once per block (the swizzle's XOR term depends on the lane
+ * alone), so every ldmatrix / shared load is one register plus a constant; a k step's mma.sync walk the n
+ * tiles back and forth (serpentine) from one fragment row to the next.
  * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
  * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
- * fragment); B cannot (ldmatrix.trans moves 16-bit elements), so each lane reads its B words with 16-byte
- * shared loads: the warp's n columns are permuted (mma column g of n8 tile j is warp column g * N8 + j), so
- * that a lane's N8 B values of a k row are consecutive in shared memory (two 16-byte loads per row for a
- * 64-wide warp tile, instead of eight 4-byte ones), conflict-free under SW_TF32N; the epilogue writes each
- * result to its real column (store_acc_nperm). TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
+ * fragment); B cannot (ldmatrix.trans moves 16-bit elements), and no vector load of B's k-major tile gives
+ * a lane its (b0, b1) = (B[t][n], B[t + 4][n]) register pair: each is a 4-byte shared load straight into its
+ * register (layout SW_TF32B: conflict-free). Until 2026-11-24 the rung read 16-byte vectors of permuted
+ * columns instead: four times fewer loads, but 1.43 register moves per HMMA into the pairs (ncu), most of them
+ * stalled on the loads, and 8-11 points of cuBLAS lower. TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
  * words go to mma.sync as they are and the tensor core reads only their top 19 bits (sign, exponent, 10
  * mantissa bits): truncation toward zero, per-input relative error < 2^-10. This is not in the CUDA guide
  * (its WMMA section asks for inputs converted with __float_to_tf32, "internal layout implementation
@@ -48,22 +51,24 @@
  * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
  * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: f16/bf16 128 x 256 x 32,
  * 8 warps of 64 x 64, 4 stages, fragments double-buffered in registers (PIPE 1), 96 KB, 1 block per SM;
- * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, PIPE 1, inputs truncated, 96 KB, 2 blocks per SM.
- * Measured (H100, bench/exp/mma.sh, 2026-11-24, cuBLAS in the same run), with the copies above and the old
- * defaults: 8192^3 bf16 433 TFLOP/s = 54% of cuBLAS (804), f16 423 = 55% (768), TF32 145 = 36% (408); the
- * configurations that are now the defaults: bf16 448 = 56%, f16 453 = 59%, TF32 (with cvt.rna) 157 = 39%;
- * 4096^3: bf16 420 = 55%, f16 420 = 56%, TF32 150 = 39%. Second run (truncating TF32, cuBLAS 798 / 753 /
- * 403): bf16 457 = 57.3%, f16 452 = 60.0%, TF32 T0 187 = 46%, T2 196 = 49% (the default since); 4096^3 bf16
- * 54%, f16 55%, TF32 45%. ncu at 8192^3 bf16: 12.5% occupancy (8 warps per SM), issue slots 32% busy,
- * 6.1 cycles per issued instruction, clock 1.82 GHz; HMMA issued at 23.8% of the pipe's peak sustained rate
- * (sm__inst_executed_pipe_tensor_op_hmma), one per 8.4 cycles per sub-partition: ~1950 flop per clock per
- * SM, about half of what wgmma reaches (steps 12-14). Before the
- * per-thread copy pointers, bf16 was 287 (36%): issuing a k tile's 8 cp.async took each thread ~200
- * instructions (64-bit address arithmetic, per-chunk edge tests). The f16/bf16 k loop is now ~1.17 SASS
- * instructions per HMMA (PIPE 0; bench/exp/mma.sh's census), so little is left to cut there: mma.sync is not
- * Hopper's full-rate tensor-core path (that is wgmma, steps 12-14); bench/exp/mma.sh's ncu step says how busy
- * the tensor pipe is. Warp tiles past 64 x 64 do not fit (64 x 128 needs 256 f32 accumulators per lane), nor
- * do 2 blocks per SM of 128 x 256 (8 warps x 2 x 32 lanes at ~255 registers > 64K).
+ * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, PIPE 0, inputs truncated, 96 KB, 2 blocks per SM.
+ * Measured (H100 80GB HBM3, 15 alternating pairs with cuBLAS, bench/results/experiments/2026-11-24-mmatune-
+ * run*.txt): bf16 8192^3 55-57% of cuBLAS (~450 of ~800 TFLOP/s), TF32 51-54% (~195-224 of ~390-410). The
+ * issue's targets are 60% for both: missed by ~4 points (bf16) and ~7 (TF32). Why, from ncu and the ceilings
+ * measured beside it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
+ *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
+ *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM), 81% with a 64 x 64 warp tile's ldmatrix loads.
+ *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate, so one warp can at best keep
+ *     the tensor pipe busy alone; with 8 warps per SM (2 per scheduler; 255 registers each: 128 accumulators,
+ *     64 double-buffered fragment registers) every non-HMMA instruction of one warp must be hidden behind
+ *     the other's HMMAs: "wait" (fixed latency) is 37-40% of the stall samples, "math pipe throttle" 20-23%.
+ *   - what is not HMMA: ~1.6 instructions per HMMA for bf16 (ldmatrix 0.25, cp.async 0.09, their addresses,
+ *     the loop), ~1.3 for TF32 (4-byte B loads 0.5); write-after-read stalls on cp.async address registers.
+ *   - shared memory: a 64 x 64 warp tile reads 0.25 ldmatrix.x4 per HMMA and the block's cp.async write 48
+ *     bytes per HMMA, ~92% of the SM's 128 bytes per clock at the register-only HMMA rate; larger warp tiles
+ *     do not fit in 255 registers, smaller ones (more warps) measured slower (36-42%).
+ *   Tried and dropped this session: the tile loop unrolled over the stages (instruction cache: 42.8%), running
+ *   copy pointers (44-48%). Before the per-thread copy pointers of 2026-11-24, bf16 was at 36%.
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
@@ -82,19 +87,10 @@ namespace {
  * fragment element with cvt.rna.tf32.f32 (to nearest, ties away from zero) after its shared load. */
 enum { TF32_TRUNC, TF32_RNA };
 
-/* OPT bits: LANE_OFF keeps each lane's ldmatrix / shared-load byte offsets in registers (computed once per block; a
- * load is then one register + constant address); SERP walks the warp's n8 tiles back and forth from one m16 row
- * of fragments to the next (the last B fragment of a row is the first of the next). B32 (TF32 kernel): each B
- * fragment register comes from its own 4-byte shared load (layout SW_TF32B, unpermuted columns) instead of two
- * 16-byte loads per row and register moves into the (b0, b1) pairs that mma.sync needs. RUNPTR: the copies'
- * source pointers advance tile by tile (StageCopy::issue_seq) instead of being offset by kt * tile bytes. */
-enum { LANE_OFF = 1, SERP = 2, B32 = 4, RUNPTR = 8 };
-
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int RND_ = TF32_TRUNC,
-          int GROUP_ = 8, int OPT_ = 0>
+          int GROUP_ = 8>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
-  static constexpr int OPT = OPT_;
   static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
   static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
@@ -123,18 +119,17 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
-  if constexpr (C::OPT & RUNPTR) copier.seq_start();
+  const StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
   auto issue = [&](int kt, int st) {
-    if constexpr (VEC && (C::OPT & RUNPTR)) copier.issue_seq(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
     else load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
   };
   // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
   // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
   // of the first n8 tile, then b0, b1 of the second).
-  // LANE_OFF: the swizzle's XOR term depends only on the lane (fragment rows 16 apart, k rows 16 apart keep it),
-  // so A's offsets per k step and B's per 16-column pair are fixed; fragment i and step ks add constants.
+  // Each lane's byte offsets are computed once per block: the swizzle's XOR term depends only on the lane
+  // (fragment rows 16 apart and k rows 16 apart keep it), so A's offset per k step and B's per 16-column pair
+  // are fixed, and fragment i, step ks and the stage add constants (a load is one register + constant address).
   constexpr int KS = C::BK / 16;
   uint32_t a_off[KS], b_off[C::N8 / 2];
 #pragma unroll
@@ -145,19 +140,17 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
     for (int i = 0; i < C::MT; ++i)
-      ldsm_x4(f.a[i], C::OPT & LANE_OFF ? a_st + a_off[ks] + i * 16 * ACH * 16
-                                        : a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      ldsm_x4(f.a[i], a_st + a_off[ks] + i * 16 * ACH * 16);
 #pragma unroll
-    for (int j = 0; j < C::N8 / 2; ++j)
-      ldsm_x4_t(f.b[j], C::OPT & LANE_OFF ? b_st + b_off[j] + ks * 16 * BCH * 16
-                                          : b_st + swz<BCH, SW_XOR>(ks * 16 + (lane & 15), (wn * C::WN + j * 16) / 8 + (lane >> 4)));
+    for (int j = 0; j < C::N8 / 2; ++j) ldsm_x4_t(f.b[j], b_st + b_off[j] + ks * 16 * BCH * 16);
   };
+  // Serpentine: odd fragment rows walk the n tiles backwards, so a row's last B fragment is the next row's first.
   auto mma = [&](const FragH<C> &f) {
 #pragma unroll
     for (int i = 0; i < C::MT; ++i)
 #pragma unroll
       for (int jj = 0; jj < C::N8 / 2; ++jj) {
-        const int j = C::OPT & SERP && (i & 1) ? C::N8 / 2 - 1 - jj : jj;
+        const int j = i & 1 ? C::N8 / 2 - 1 - jj : jj;
         mma16816<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
         mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
       }
@@ -173,33 +166,11 @@ template <class C> struct FragT { // one k8 step of a warp (f32 bits; TF32_RNA: 
   uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
 };
 
-/* The TF32 B fragments come from 16-byte shared loads: mma column g of the warp's n8 tile j is the warp
- * tile's column g * N8 + j (a permutation of n, undone by the epilogue), so lane (g, t) needs row t (b0) and
- * row t + 4 (b1) at the N8 consecutive columns g * N8 .. g * N8 + N8 - 1: N8 / 4 chunks per row, laid out by
- * SW_TF32N. Results: acc[i][j][0..1] are row g, columns 2t * N8 + j and (2t + 1) * N8 + j; [2..3] row g + 8. */
-template <int MT, int N8>
-__device__ __forceinline__ void store_acc_nperm(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0,
-                                                int col0, int lane, int mrem, int nrem) {
-  const int g = lane >> 2, t4 = lane & 3;
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < N8; j += 2)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) { // h: mma column 2t + h
-        const int r = row0 + i * 16 + g, c = col0 + (2 * t4 + h) * N8 + j;
-        store_pair(p, cb, r, c, mrem, nrem, acc[i][j][h], acc[i][j + 1][h]);
-        store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2 + h], acc[i][j + 1][2 + h]);
-      }
-}
-
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
   constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
-  constexpr int BMODE = C::OPT & B32 ? SW_TF32B : SW_TF32N;
-  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, BMODE>(C::BK);
-  constexpr int P = C::N8 / 4; // B chunks per lane and k row
-  static_assert(C::BK % 8 == 0 && C::N8 % 4 == 0, "k8 steps; warp tiles >= 32 columns");
+  constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
+  static_assert(C::BK % 8 == 0 && C::WN % 32 == 0, "k8 steps; warp tiles of whole 8-chunk groups of B");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -209,55 +180,38 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, BMODE, C::NT> copier(p, bt, tid);
-  if constexpr (C::OPT & RUNPTR) copier.seq_start();
+  const StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT> copier(p, bt, tid);
   auto issue = [&](int kt, int st) {
-    if constexpr (VEC && (C::OPT & RUNPTR)) copier.issue_seq(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, BMODE, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST,
-                                                                              tid);
+    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, false>(p, bt, kt, sA + st * A_ST,
+                                                                                 sB + st * B_ST, tid);
   };
   // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
-  // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n] at the permuted columns above (g = lane / 4, t = lane % 4).
+  // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n], n = column g of the n8 tile (g = lane / 4, t = lane % 4),
+  // each from its own 4-byte shared load straight into the register mma.sync reads.
   const int g = lane >> 2, t4 = lane & 3;
-  // LANE_OFF (see the f16/bf16 kernel): SW_TF32N's XOR term depends on the row's low 2 bits only (t4 here).
+  // Per-lane offsets (as in the f16/bf16 kernel). B: lane (g, t) of n8 tile j = 4a + b reads column 8j + g of rows
+  // t and t + 4, in chunk c0 + 8a + 2b + g / 4; SW_TF32B's XOR (2t; rows t and t + 4 alike) stays inside the
+  // group of 8 chunks, so the offsets of b = 0..3 serve every a (+ 128 bytes per a).
   constexpr int KS = C::BK / 8;
-  // B32: lane (g, t) of n8 tile j = 4a + b reads column 8j + g of rows t and t + 4: chunk c0 + 8a + 2b + g / 4,
-  // whose SW_TF32B XOR (2t) stays inside the 8-chunk group, so the offsets of b = 0..3 serve every a.
-  constexpr int NB = C::OPT & B32 ? (C::N8 < 4 ? C::N8 : 4) : P;
-  uint32_t a_off[KS], b_off[NB];
+  uint32_t a_off[KS], b_off[4];
 #pragma unroll
   for (int ks = 0; ks < KS; ++ks) a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 15), ks * 2 + (lane >> 4));
 #pragma unroll
-  for (int q = 0; q < NB; ++q)
-    b_off[q] = C::OPT & B32 ? swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 2 * q + (g >> 2)) + (g & 3) * 4
-                            : swz<BCH, SW_TF32N>(t4, (wn * C::WN + g * C::N8) / 4 + q);
+  for (int q = 0; q < 4; ++q) b_off[q] = swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 2 * q + (g >> 2)) + (g & 3) * 4;
   auto load = [&](FragT<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
     for (int i = 0; i < C::MT; ++i) {
-      ldsm_x4(f.a[i], C::OPT & LANE_OFF ? a_st + a_off[ks] + i * 16 * ACH * 16
-                                        : a_st + swz<ACH, SW_XOR>(wm * C::WM + i * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      ldsm_x4(f.a[i], a_st + a_off[ks] + i * 16 * ACH * 16);
       if constexpr (C::RND == TF32_RNA)
 #pragma unroll
         for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
     }
-    if constexpr (C::OPT & B32) {
-      static_assert(C::WN % 32 == 0, "B32: warp tiles of whole 8-chunk groups");
 #pragma unroll
-      for (int j = 0; j < C::N8; ++j) {
-        const uint32_t o = b_st + b_off[j % 4] + (j / 4) * 128 + ks * 8 * BCH * 16;
-        f.b0[j] = lds32(o), f.b1[j] = lds32(o + 4 * BCH * 16);
-      }
-    } else
-#pragma unroll
-    for (int q = 0; q < P; ++q) {
-      const int ch = (wn * C::WN + g * C::N8) / 4 + q, k = ks * 8 + t4;
-      const uint32_t o0 = C::OPT & LANE_OFF ? b_st + b_off[q] + ks * 8 * BCH * 16 : b_st + swz<BCH, SW_TF32N>(k, ch);
-      const uint32_t o1 = C::OPT & LANE_OFF ? o0 + 4 * BCH * 16 : b_st + swz<BCH, SW_TF32N>(k + 4, ch);
-      const uint4 v0 = lds128(o0), v1 = lds128(o1);
-      f.b0[4 * q] = v0.x, f.b0[4 * q + 1] = v0.y, f.b0[4 * q + 2] = v0.z, f.b0[4 * q + 3] = v0.w;
-      f.b1[4 * q] = v1.x, f.b1[4 * q + 1] = v1.y, f.b1[4 * q + 2] = v1.z, f.b1[4 * q + 3] = v1.w;
+    for (int j = 0; j < C::N8; ++j) {
+      const uint32_t o = b_st + b_off[j % 4] + (j / 4) * 128 + ks * 8 * BCH * 16;
+      f.b0[j] = lds32(o), f.b1[j] = lds32(o + 4 * BCH * 16);
     }
     if constexpr (C::RND == TF32_RNA)
 #pragma unroll
@@ -268,71 +222,55 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
     for (int i = 0; i < C::MT; ++i)
 #pragma unroll
       for (int jj = 0; jj < C::N8; ++jj) {
-        const int j = C::OPT & SERP && (i & 1) ? C::N8 - 1 - jj : jj;
+        const int j = i & 1 ? C::N8 - 1 - jj : jj; // serpentine, as in the f16/bf16 kernel
         mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
       }
   };
   k_loop<C::STAGES, C::PIPE, KS, FragT<C>>(bt.ktiles, issue, load, mma);
 
-  if constexpr (C::OPT & B32) store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
-  else store_acc_nperm(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
 
 // f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
-// block: STAGES * (BM*BK + BK*BN) * 2 bytes. Measured on an H100 (bench/exp/mma.sh, 2026-11-24, bf16 / f16 TFLOP/s
-// at 8192^3, cuBLAS 804 / 768 in the same run): H0 448 / 453 (56% / 59%), H1 448 / 444, H2 433 / 422 (the
-// default until then), H4 298 / 279; 4096^3: H0 420 / 420, H2 400 / 398. Dropped, slower everywhere:
-// 128x256x32 PIPE 0 359 / 351, 256x128x32 PIPE 1 436 / 435, 128x128x64 3 stages 415 / 411, 128x128x32 PIPE 1
-// 436 / 424. Second run (cuBLAS 798 / 753): H0 458 / 450 (57.4% / 59.8%), H1 438 / 440, H2 423 / 423, H3 431 /
-// 429, H4 298 / 274. No register spills (ptxas -v, sm_90a). Third run (bench/exp/mmatune.sh: 15 alternating
-// pairs with cuBLAS, which ran at ~797 there): H0 455 (56.9%), H1 418, H2 391, H3 400, H4 294. Tried and dropped,
-// slower: H0 with 5 stages 421 (52.9%); 192 x 256 blocks of 96 x 64 warps (less shared traffic per flop, PIPE 0
-// because PIPE 1 spilled) 292 (36.7%) with BK 32 and 336 (42.1%) with BK 64. The register-only mma.sync rate on
-// the same GPU is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA per sub-partition, 2731
-// flop/clk/SM) and 81% with ldmatrix loads of a 64 x 64 warp tile: the rung loses the rest in its pipeline.
-// More warps per scheduler do not buy it back (fourth run, pairs, cuBLAS ~803; H0 424.7 = 52.9% there): 16 warps
-// of 32 x 64 in 128 x 256 blocks 291 (36.4%), 2 blocks of 8 warps of 32 x 64 336 (41.8%), 16 warps of 64 x 32 303
-// (37.8%): smaller warp tiles read more shared memory per flop. ncu of H0 (bf16 8192^3): tensor pipe 23.8% of its
-// peak sustained rate (the register-only loop's 6 cycles per HMMA reads ~33% there), shared pipe 71% busy, stalls
-// per issued instruction: wait (fixed latency) 2.39, math pipe throttle 1.70, barrier 0.04, long scoreboard 0.07.
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. History (H100, bench/results/experiments/2026-11-24-mma*.txt, % of
+// cuBLAS bf16 at 8192^3 in the same run): before the per-lane offsets H0 was at 52.0-57.4% over six runs (its
+// position in a run moves it by ~3 points), H1 53.6-54.5%, H2 47.6-53.0%, H3 51.3-53.3%, H4 ~35%. Dropped, slower:
+// 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%),
+// 16 warps per SM of 32 x 64 or 64 x 32 (36.4-41.8%: smaller warp tiles read more shared memory per flop). This
+// session's trials (mmatune runs 3-6, 15 alternating pairs with cuBLAS each): per-lane offsets alone 55.1-55.7%,
+// with the serpentine order 55.3 / 56.2 / 56.5% against 53.1 / 56.4 / 52.2% for H0 without either, forced the same
+// way in the same runs (now the code for every configuration); the tile loop unrolled over the stages (constant
+// stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
+// (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
+// registers). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
+// per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. ptxas -v (sm_90a): H0,
+// H2, H4, T0, T1, T3, T4 spill nothing; H1, H3 (BK 64) and T2 spill 4-8 bytes.
 //                BM   BN  BK  WM  WN ST MINB PIPE
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
 using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
 using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
 using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
-using H5 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF>;        // 5: H0 + lane offsets
-using H6 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP>; // 6: H5 + serpentine order
-using H7 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP | RUNPTR>; // 7: H6 + running pointers
-using H8 = Cfg<128, 256, 64, 64, 64, 3, 1, 1, TF32_TRUNC, 8, LANE_OFF | SERP | RUNPTR>; // 8: H7 with BK 64, 3 stages
-constexpr int kNH = 9, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
+constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
 
-// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. Measured with cvt.rna on every fragment
-// element (H100, same run, TFLOP/s at 8192^3 / 4096^3, cuBLAS TF32 408 / 387): T1 157 / 150 (39%), 128x128x16
-// 4 stages 147 / 140, 128x256x32 3 stages 145 / 137, T4 87 / 84; dropped: 128x256x16 4 stages 132 / 125. The
-// truncating ones (TF32_TRUNC: no conversion instruction), second run (cuBLAS 403): T0 183 (45%), T1 (rna) 158,
-// T2 196 (49%: the default since), T3 177, T4 134. Third run (mmatune.sh, pairs, cuBLAS ~405): T0 172 (44.2%),
-// T2 171 (43.1%), T3 161. Tried and dropped: T3 with PIPE 1 173 (42.9%), 192 x 256 blocks of 96 x 64 warps 155
-// (37.8%, 3 or 4 stages); fourth run (cuBLAS ~407): 2 blocks of 8 warps of 32 x 64 150 (37.2%), 16 warps of
-// 32 x 64 152 (37.0%), 16 warps of 64 x 32 154 (37.4%), against T2 177 (43.2%). Register-only mma.sync TF32 runs
-// at 87.6% of cuBLAS TF32 on the same GPU.
+// TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. History: with B read by 16-byte loads of
+// permuted columns (until this session) the best was 128 x 128 x 32, PIPE 1, 2 blocks per SM at 43.1-49% of cuBLAS
+// TF32; ncu showed 1.43 register moves (IMAD.MOV) per HMMA, most stalled on the loads: mma.sync wants b0 and b1
+// (rows t and t + 4) in a register pair, and no vector load of a k-major tile delivers that. With 4-byte B loads
+// straight into those registers (mmatune runs 4-6, pairs; now the code for every configuration): T0's shape 54.3 /
+// 50.9 / 50.9%, with PIPE 1 (T2) 47.8 / 47.9 / 47.9%, 128 x 256 x 16 with PIPE 1 (T3) 53.1 / 48.6 / 48.6%,
+// 128 x 256 x 32 3 stages 49.7%; cvt.rna rounding (T1) costs ~8 points (35-36%). Earlier drops: 192 x 256 blocks of
+// 96 x 64 warps (37.8%), 16 warps per SM of 32 x 64 or 64 x 32 (37%). Register-only mma.sync TF32 runs at 87.6%
+// of cuBLAS TF32 on the same GPU.
 //                BM   BN  BK  WM  WN ST MINB PIPE RND
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
 using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
-using T3 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC>; // 3: 8 warps, BK 32, 3 stages, 144 KB
+using T3 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC>; // 3: H0's bytes: 8 warps, BK 16, 4 stages, 96 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-using T5 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC, 8, LANE_OFF>;        // 5: T2 + lane offsets
-using T6 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC, 8, LANE_OFF | B32>;  // 6: T5 with 4-byte B loads
-using T7 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32>;  // 7: H0's bytes: BK 16, 8 warps, 96 KB
-using T8 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 8: T7 + SERP, RUNPTR
-using T9 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32>;  // 9: T6 with PIPE 0
-using T10 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 10: T9 + SERP, RUNPTR
-using T11 = Cfg<128, 256, 32, 64, 64, 3, 1, 1, TF32_TRUNC, 8, LANE_OFF | B32 | SERP | RUNPTR>; // 11: BK 32, 144 KB
-using T12 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 8, LANE_OFF | B32 | SERP>; // 12: T9 + SERP
-constexpr int kNT = 13, kLargeT = 2, kSmallT = 4; // T2: measured fastest (header)
+constexpr int kNT = 5, kLargeT = 0, kSmallT = 4; // T0: measured fastest (above)
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
@@ -369,10 +307,6 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
-  case 5: return launch_h<H5, T>(d, env);
-  case 6: return launch_h<H6, T>(d, env);
-  case 7: return launch_h<H7, T>(d, env);
-  case 8: return launch_h<H8, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -387,14 +321,6 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
   case 4: return launch_t<T4>(d, env);
-  case 5: return launch_t<T5>(d, env);
-  case 6: return launch_t<T6>(d, env);
-  case 7: return launch_t<T7>(d, env);
-  case 8: return launch_t<T8>(d, env);
-  case 9: return launch_t<T9>(d, env);
-  case 10: return launch_t<T10>(d, env);
-  case 11: return launch_t<T11>(d, env);
-  case 12: return launch_t<T12>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

@@ -19,9 +19,6 @@
  *            bank groups, and so do the 8 chunks one cp.async phase writes;
  *   SW_TF32B CH >= 8: chunk ch ^ ((r & 3) << 1): the TF32 rung reads B with 4-byte loads at rows t, t+4 and
  *            columns g (t = lane % 4, g = lane / 4); this XOR puts the 32 lanes in 32 different banks.
- *   SW_TF32N CH >= 8: chunk ch ^ s(r & 3), s = {0, 3, 4, 7}: the TF32 rung reads B with 16-byte loads, lane
- *            (g, t) at row t (t + 4) and chunk c0 + g * P + q (P = 1 or 2 chunks per lane); the 8 lanes of
- *            a 16-byte-load phase (g = 2h, 2h + 1, t = 0..3) then hit 8 different bank groups for P = 1 and 2.
  *
  * Copies of interior tiles (tile_copy). A k tile that lies wholly inside A and B (every interior block's k
  * tiles but the last partial one) needs no bounds test: each thread's chunks sit at fixed offsets from a
@@ -150,12 +147,6 @@ __device__ __forceinline__ uint32_t lds32(uint32_t src) {
   return v;
 }
 
-__device__ __forceinline__ uint4 lds128(uint32_t src) {
-  uint4 v;
-  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(src));
-  return v;
-}
-
 /* Four 8x8 matrices of 16-bit elements (lanes 8i .. 8i+7 give the row addresses of matrix i). */
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -207,7 +198,7 @@ __device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
 
 // ---------------------------------------------------------------- tile layouts
 
-enum { SW_PAD, SW_XOR, SW_TF32B, SW_TF32N };
+enum { SW_PAD, SW_XOR, SW_TF32B };
 
 /* Byte offset of chunk ch of row r in an R x CH-chunk tile (see the header). */
 template <int CH, int MODE> __device__ __forceinline__ uint32_t swz(int r, int ch) {
@@ -216,9 +207,6 @@ template <int CH, int MODE> __device__ __forceinline__ uint32_t swz(int r, int c
   } else if constexpr (MODE == SW_TF32B) {
     static_assert(CH >= 8, "TF32 B swizzle needs rows of >= 8 chunks");
     return (uint32_t)(r * CH * 16 + ((ch ^ ((r & 3) << 1)) << 4));
-  } else if constexpr (MODE == SW_TF32N) {
-    static_assert(CH >= 8, "TF32 B swizzle needs rows of >= 8 chunks");
-    return (uint32_t)(r * CH * 16 + ((ch ^ (((r & 1) * 3) | ((r & 2) << 1))) << 4));
   } else if constexpr (CH >= 8) {
     return (uint32_t)(r * CH * 16 + ((ch ^ (r & 7)) << 4));
   } else {
@@ -322,7 +310,7 @@ __device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &
 template <typename T, int R, int CH, int MODE, int NT> struct TileCopy {
   static constexpr int EPC = 16 / (int)sizeof(T), N = R * CH / NT, RSTEP = NT / CH;
   static_assert(NT % CH == 0 && N * NT == R * CH && N >= 1, "whole rows of chunks per pass, whole chunks per thread");
-  static_assert(MODE == SW_PAD || RSTEP % ((MODE == SW_TF32B || MODE == SW_TF32N) ? 4 : 8) == 0,
+  static_assert(MODE == SW_PAD || RSTEP % (MODE == SW_TF32B ? 4 : 8) == 0,
                 "a thread's chunks keep the swizzle term of its first row");
   static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(RSTEP);
   const char *src; // the thread's first chunk at k tile 0
@@ -379,26 +367,6 @@ template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT> stru
       const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
       a.copy_edge(sa, aoff, bt.A + k0, bt.mrem, krem);
       b.copy_edge(sb, boff, bt.B + k0 * p.b_rs, krem, bt.nrem);
-    }
-  }
-  /* issue() for k tiles taken in order 0, 1, 2, ... (the k loop's order), after seq_start(): the source pointers
-   * advance by one k tile at the start of each call (not after its copies: a register that an in-flight cp.async
-   * still has to read cannot be overwritten without a long stall), and no tile offset is computed. */
-  __device__ __forceinline__ void seq_start() {
-    a.src -= BK * (int)sizeof(T);
-    b.src -= bk;
-  }
-  __device__ __forceinline__ void issue_seq(const TcArgs &p, const BlockTile<T> &bt, int kt, uint32_t sa, uint32_t sb) {
-    a.src += BK * (int)sizeof(T);
-    b.src += bk;
-    if (kt < kfull) {
-      a.copy(sa, 0);
-      b.copy(sb, 0);
-    } else {
-      const int64_t k0 = (int64_t)kt * BK;
-      const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
-      a.copy_edge(sa, 0, bt.A + k0, bt.mrem, krem);
-      b.copy_edge(sb, 0, bt.B + k0 * p.b_rs, krem, bt.nrem);
     }
   }
 };
