@@ -47,28 +47,44 @@
  * copies (CK_VF_ROWMAJOR) with k and n multiples of 8 (f16/bf16) or 4 (f32) give the fast path.
  * Changed from step 10: raw mma.sync + ldmatrix instead of WMMA, swizzled instead of padded tiles, fragments
  * double-buffered in registers, results stored from registers; TF32 for f32.
- * Launch: block (BM/WM)*(BN/WN) warps (1-D); grid x = column tiles, y = row tiles (grouped by 8 for L2 reuse),
- * z = batch, several launches past 65535. Configurations below (pick(): the large one once its tiles give
- * every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large problems: f16/bf16 128 x 256 x 32,
- * 8 warps of 64 x 64, 4 stages, fragments double-buffered in registers (PIPE 1), 96 KB, 1 block per SM;
- * TF32 128 x 128 x 32, 4 warps of 64 x 64, 3 stages, PIPE 0, inputs truncated, 96 KB, 2 blocks per SM.
- * Measured (H100 80GB HBM3, 15 alternating pairs with cuBLAS, bench/results/experiments/2026-11-24-mmatune-
- * run*.txt): bf16 8192^3 55-57% of cuBLAS (~450 of ~800 TFLOP/s), TF32 51-54% (~195-224 of ~390-410). The
- * issue's targets are 60% for both: missed by ~4 points (bf16) and ~7 (TF32). Why, from ncu and the ceilings
- * measured beside it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
+ * Warp specialization (WS configurations, the large-problem defaults when built for sm_90a): the block gets a
+ * fourth warpgroup that only copies (ws_produce: cp.async, each stage's completion signalled on an mbarrier by
+ * cp.async.mbarrier.arrive) and gives its registers to the two computing warpgroups with setmaxnreg (40 for
+ * the producers, 232 for the consumers); the consumers only wait on a stage's "full" barrier, load fragments,
+ * multiply and arrive on its "empty" barrier (ws_consume). No block-wide barrier is left in the k loop, the
+ * consumers execute no copy or copy address, and warps drift apart instead of reaching their fragment loads
+ * together. The copies stay cp.async (this rung's subject; TMA is step 12's).
+ * Epilogue: a warp whose tile lies inside C with pair stores and beta == 0 stores its accumulators straight
+ * (store_acc_inside); until 2026-11-24 every pair went through store_pair's bounds/beta/dtype code, 100 KB of
+ * SASS run once per block from a cold instruction cache: 8% of the warp samples at 8192^3 (ncu).
+ * Launch: block (BM/WM)*(BN/WN) warps (1-D), plus 4 producer warps with WS; grid x = column tiles, y = row
+ * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. Configurations below (pick(): the
+ * large one once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large
+ * problems, built for sm_90a: f16/bf16 128 x 256 x 64, 8 consumer warps of 64 x 64, 3 stages, PIPE 1, 144 KB;
+ * TF32 128 x 256 x 32, 3 stages, PIPE 0, inputs truncated, 144 KB; 12 warps, 1 block per SM. Built for
+ * another target (no setmaxnreg: the WS kernels spill, ws_ready()) f16/bf16 128 x 256 x 32, 8 warps, 4 stages,
+ * PIPE 1, 96 KB and TF32 128 x 128 x 32, 4 warps, 3 stages, PIPE 0, 96 KB, 2 blocks per SM.
+ * Measured (H100 80GB HBM3, 15 alternating pairs with cuBLAS per configuration and run, bf16 / TF32 8192^3,
+ * bench/results/experiments/2026-11-24-mmatune-run8..13.txt): the bf16 default (H5) 60.5 / 62.3 / 63.5 / 58.4 /
+ * 63.2% of cuBLAS bf16 in five runs (~500 of ~790 TFLOP/s), against 52-58% for H0; the TF32 default (T5) 53.7 /
+ * 56.5 / 55.0 / 53.9 / 54.2% of cuBLAS TF32 (~210 of ~385), against 50.5-51.9% for T0. The issue's 60% target
+ * is met for bf16 and missed by ~5 points for TF32. Why TF32 stays below, from ncu and the ceilings measured
+ * beside it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
- *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM), 81% with a 64 x 64 warp tile's ldmatrix loads.
- *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate, so one warp can at best keep
- *     the tensor pipe busy alone; with 8 warps per SM (2 per scheduler; 255 registers each: 128 accumulators,
- *     64 double-buffered fragment registers) every non-HMMA instruction of one warp must be hidden behind
- *     the other's HMMAs: "wait" (fixed latency) is 37-40% of the stall samples, "math pipe throttle" 20-23%.
- *   - what is not HMMA: ~1.6 instructions per HMMA for bf16 (ldmatrix 0.25, cp.async 0.09, their addresses,
- *     the loop), ~1.3 for TF32 (4-byte B loads 0.5); write-after-read stalls on cp.async address registers.
- *   - shared memory: a 64 x 64 warp tile reads 0.25 ldmatrix.x4 per HMMA and the block's cp.async write 48
- *     bytes per HMMA, ~92% of the SM's 128 bytes per clock at the register-only HMMA rate; larger warp tiles
- *     do not fit in 255 registers, smaller ones (more warps) measured slower (36-42%).
- *   Tried and dropped this session: the tile loop unrolled over the stages (instruction cache: 42.8%), running
- *   copy pointers (44-48%). Before the per-thread copy pointers of 2026-11-24, bf16 was at 36%.
+ *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
+ *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate; with 2 consumer warps per
+ *     scheduler every other instruction of one warp must hide behind the other's HMMAs: "wait" is ~30% and
+ *     "math pipe throttle" ~17% of the stall samples.
+ *   - TF32's B fragment needs rows t and t + 4 of a k-major tile in one register pair: no vector load and no
+ *     ldmatrix (it moves 16-bit elements) delivers that, so each B register is a 4-byte shared load: 0.5 per
+ *     HMMA beside ldmatrix's 0.125, against 0.25 ldmatrix per HMMA for bf16. Those loads are ~13% of the
+ *     samples, "mio throttle" 8%; the shared-memory pipe (loads, cp.async, barriers) is the TF32 limit.
+ *   - shared memory: a 64 x 64 warp tile reads 128 bytes per HMMA and the block's copies write 48, ~92% of
+ *     the SM's 128 bytes per clock at the register-only HMMA rate; larger warp tiles do not fit in the
+ *     registers, smaller ones (more warps) measured slower (36-42%).
+ *   Tried and dropped: the tile loop unrolled over the stages (instruction cache: 42.8%), running copy
+ *   pointers (44-48%), one producer warp instead of a warpgroup (11.8%: spills, Cfg), TF32 128 x 256 x 16 and
+ *   PIPE 1 with producers (48-53%). Before the per-thread copy pointers of 2026-11-24, bf16 was at 36%.
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
@@ -88,16 +104,73 @@ namespace {
 enum { TF32_TRUNC, TF32_RNA };
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int PIPE_ = 1, int RND_ = TF32_TRUNC,
-          int GROUP_ = 8>
+          int WS_ = 0, int GROUP_ = 8>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
   static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
   static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
-  static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
+  // WS: 0 every warp copies and computes (k_loop); 4 a producer warpgroup copies (ws_produce) and gives its
+  // registers to the consumer warps (ws_consume; setmaxnreg, sm_90a). A single producer warp (WS 1) was
+  // measured and dropped: a 9th warp puts 3 warps on one scheduler, whose 16K-register file then holds only
+  // 168 per thread, and the consumers spilled (11.8% of cuBLAS bf16).
+  static constexpr int WS = WS_;
+  static_assert(WS == 0 || WS == 4, "no producer or a producer warpgroup");
+  static constexpr int WARPS_N = BN / WN, CT = (BM / WM) * WARPS_N * 32, NT = CT + 32 * WS; // CT: computing threads
+  static_assert(WS != 4 || CT % 128 == 0, "setmaxnreg works on whole warpgroups");
+  static constexpr int BAR_BYTES = WS ? 16 * STAGES : 0; // the full and empty mbarriers of each stage
   static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
 };
+
+/* WS 4: registers per producer thread after setmaxnreg, and per consumer thread: what a thread had at launch
+ * (65536 / (NT * MINB), a multiple of 8) plus its share of what the producer warpgroup gave back, at most 256. */
+constexpr int kRegsProducer = 40, kProducerGroup = 4;
+template <int NT, int CT, int MINB> constexpr int ws_regs() {
+  constexpr int r0 = 65536 / (NT * MINB) / 8 * 8, rc = (r0 * NT - kRegsProducer * (NT - CT)) / CT / 8 * 8;
+  return rc > 256 ? 256 : rc;
+}
+
+/* Warp-specialized configurations (WS > 0), first thing in the kernel: thread 0 sets up the stages' mbarriers
+ * (after the STAGES A and B tiles), the producer warp(s) copy every k tile of the block (ws_produce) and return
+ * false; the consumers take the producers' registers (WS 4) and return true. WS 0: true, nothing done.
+ * Nothing the consumers keep is computed before this: values live across setmaxnreg are allocated under the
+ * launch's 168 registers, and ptxas spilled the tile's k-tile count there and reloaded it twice per k tile. */
+template <class C, typename T, int AM, int BMD, int A_ST, int B_ST>
+__device__ __forceinline__ bool ws_role(const TcArgs &p, int64_t y0, int64_t z0, uint32_t sA, uint32_t sB, int tid) {
+  if constexpr (C::WS > 0) {
+    const uint32_t bars = sB + C::STAGES * B_ST;
+    if (tid == 0) ws_init<C::STAGES>(bars, C::NT - C::CT, C::CT);
+    __syncthreads();
+    if (tid >= C::CT) {
+      if constexpr (C::WS == 4) setmaxnreg_dec<kRegsProducer>();
+      const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
+      const StageCopy<T, C::BM, C::BN, C::BK, AM, BMD, 32 * C::WS, kProducerGroup> copier(p, bt, tid - C::CT);
+      ws_produce<C::STAGES>(bt.ktiles, bars, [&](int kt, int st) { copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST); });
+      return false;
+    }
+    if constexpr (C::WS == 4) setmaxnreg_inc<ws_regs<C::NT, C::CT, C::MINB>()>();
+  }
+  return true;
+}
+
+/* A configuration's k loop over the block's k tiles, in the computing warps: WS 0, k_loop (every warp also
+ * copies: cp.async when VEC, else plain loads); WS > 0, ws_consume (the producers copy). */
+template <class C, int KS, class F, typename T, int AM, int BMD, bool VEC, int A_ST, int B_ST, class Load, class Mma>
+__device__ __forceinline__ void main_loop(const TcArgs &p, const BlockTile<T> &bt, uint32_t sA, uint32_t sB, int tid,
+                                          Load &&load, Mma &&mma) {
+  if constexpr (C::WS == 0) {
+    const StageCopy<T, C::BM, C::BN, C::BK, AM, BMD, C::NT> copier(p, bt, tid);
+    auto issue = [&](int kt, int st) {
+      if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
+      else load_stage<T, C::BM, C::BN, C::BK, AM, BMD, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
+    };
+    k_loop<C::STAGES, C::PIPE, KS, F>(bt.ktiles, issue, load, mma);
+  } else {
+    static_assert(VEC, "producer warps copy with cp.async");
+    ws_consume<C::STAGES, C::PIPE, KS, F>(bt.ktiles, sB + C::STAGES * B_ST, load, mma);
+  }
+}
 
 // ---------------------------------------------------------------- f16 / bf16 kernel
 
@@ -114,16 +187,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+  if (!ws_role<C, T, SW_XOR, SW_XOR, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
   const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  const StageCopy<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT> copier(p, bt, tid);
-  auto issue = [&](int kt, int st) {
-    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else load_stage<T, C::BM, C::BN, C::BK, SW_XOR, SW_XOR, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
-  };
   // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
   // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
   // of the first n8 tile, then b0, b1 of the second).
@@ -155,9 +224,9 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
         mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
       }
   };
-  k_loop<C::STAGES, C::PIPE, KS, FragH<C>>(bt.ktiles, issue, load, mma);
+  main_loop<C, KS, FragH<C>, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
 
-  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc<T>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
@@ -175,17 +244,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
+  if (!ws_role<C, float, SW_XOR, SW_TF32B, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
   const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
   zero_acc(acc);
 
-  const StageCopy<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT> copier(p, bt, tid);
-  auto issue = [&](int kt, int st) {
-    if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
-    else load_stage<float, C::BM, C::BN, C::BK, SW_XOR, SW_TF32B, C::NT, false>(p, bt, kt, sA + st * A_ST,
-                                                                                 sB + st * B_ST, tid);
-  };
   // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
   // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n], n = column g of the n8 tile (g = lane / 4, t = lane % 4),
   // each from its own 4-byte shared load straight into the register mma.sync reads.
@@ -226,9 +290,9 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
         mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
       }
   };
-  k_loop<C::STAGES, C::PIPE, KS, FragT<C>>(bt.ktiles, issue, load, mma);
+  main_loop<C, KS, FragT<C>, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
 
-  store_acc(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc<float>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -245,15 +309,21 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
 // (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
 // registers). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
-// per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. ptxas -v (sm_90a): H0,
-// H2, H4, T0, T1, T3, T4 spill nothing; H1, H3 (BK 64) and T2 spill 4-8 bytes.
-//                BM   BN  BK  WM  WN ST MINB PIPE
+// per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. Warp-specialized
+// (mmatune runs 8-13, with the store_acc_inside epilogue from run 10 on): H5 60.5-63.5% (58.4% once), H6
+// 54.9-61.5%, H7 57.7-63.7%, 128 x 256 x 32 with 6 stages 56.7-61.8%; the epilogue alone moved H3 (no producers)
+// from ~52% to 55-61%. ptxas -v (sm_90a): no configuration spills; T5, T6 keep 8 bytes of stack (4 bytes of one
+// producer value).
+//                BM   BN  BK  WM  WN ST MINB PIPE RND WS
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
 using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
 using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
 using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
-constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below one H0 tile per SM
+using H5 = Cfg<128, 256, 64, 64, 64, 3, 1, 1, TF32_TRUNC, 4>; // 5: large problems on sm_90a: BK 64, 3 stages, producers
+using H6 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 4>; // 6: H0 + producers
+using H7 = Cfg<128, 256, 64, 64, 64, 4, 1, 1, TF32_TRUNC, 4>; // 7: H3 + producers
+constexpr int kNH = 8, kLargeH = 0, kLargeWsH = 5, kSmallH = 4; // large: H5 on sm_90a, else H0; small: H4
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. History: with B read by 16-byte loads of
 // permuted columns (until this session) the best was 128 x 128 x 32, PIPE 1, 2 blocks per SM at 43.1-49% of cuBLAS
@@ -263,17 +333,21 @@ constexpr int kNH = 5, kLargeH = 0, kSmallH = 4; // the defaults past / below on
 // 50.9 / 50.9%, with PIPE 1 (T2) 47.8 / 47.9 / 47.9%, 128 x 256 x 16 with PIPE 1 (T3) 53.1 / 48.6 / 48.6%,
 // 128 x 256 x 32 3 stages 49.7%; cvt.rna rounding (T1) costs ~8 points (35-36%). Earlier drops: 192 x 256 blocks of
 // 96 x 64 warps (37.8%), 16 warps per SM of 32 x 64 or 64 x 32 (37%). Register-only mma.sync TF32 runs at 87.6%
-// of cuBLAS TF32 on the same GPU.
-//                BM   BN  BK  WM  WN ST MINB PIPE RND
+// of cuBLAS TF32 on the same GPU. Warp-specialized (runs 8-13): T5 53.7-56.5%, T6 53.7-58.1%, T7 51.9-52.9%;
+// 128 x 256 x 32 PIPE 1 50.6-53.0% and 128 x 256 x 16 48.5-51.0% (dropped); T0 50.5-51.9% in the same runs.
+//                BM   BN  BK  WM  WN ST MINB PIPE RND WS
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
 using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
 using T3 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC>; // 3: H0's bytes: 8 warps, BK 16, 4 stages, 96 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-constexpr int kNT = 5, kLargeT = 0, kSmallT = 4; // T0: measured fastest (above)
+using T5 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC, 4>; // 5: large problems on sm_90a: 3 stages, producers
+using T6 = Cfg<128, 256, 32, 64, 64, 4, 1, 0, TF32_TRUNC, 4>; // 6: T5 with 4 stages
+using T7 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 4>; // 7: T0 + producers
+constexpr int kNT = 8, kLargeT = 0, kLargeWsT = 5, kSmallT = 4; // defaults: T5 on sm_90a, else T0
 
-template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2; }
-template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4; }
+template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2 + C::BAR_BYTES; }
+template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4 + C::BAR_BYTES; }
 
 // Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
 using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
@@ -286,6 +360,21 @@ template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *e
 template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   static bool raised;
   return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
+}
+
+/* Whether a warp-specialized kernel got its registers: setmaxnreg exists on sm_90a only, and built for any
+ * other target the consumers keep the launch's 168 registers and spill their accumulators (kilobytes of local
+ * memory, ptxas -v); on sm_90a at most a few producer registers spill (8 bytes of frame; sm_86: 72 bytes and
+ * more). Asked once per kernel. */
+constexpr size_t kWsLocalMax = 32;
+template <class K> bool ws_ready(K kern) {
+  static int ok = -1;
+  if (ok < 0) {
+    cudaFuncAttributes fa;
+    ok = cudaFuncGetAttributes(&fa, (const void *)kern) == cudaSuccess && fa.localSizeBytes <= kWsLocalMax;
+    if (!ok) cudaGetLastError(); // a failed query leaves a (non-sticky) error behind
+  }
+  return ok == 1;
 }
 
 /* The large configuration once bm x bn tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces. */
@@ -302,11 +391,15 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
   }
-  switch (pick(d, env, kNH, H0::BM, H0::BN, kLargeH, kSmallH)) {
+  const int large = ws_ready(matmul_mma_sync_kernel<H5, T, true>) ? kLargeWsH : kLargeH;
+  switch (pick(d, env, kNH, H0::BM, H0::BN, large, kSmallH)) {
   case 1: return launch_h<H1, T>(d, env);
   case 2: return launch_h<H2, T>(d, env);
   case 3: return launch_h<H3, T>(d, env);
   case 4: return launch_h<H4, T>(d, env);
+  case 5: return launch_h<H5, T>(d, env);
+  case 6: return launch_h<H6, T>(d, env);
+  case 7: return launch_h<H7, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -316,11 +409,15 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  switch (pick(d, env, kNT, T0::BM, T0::BN, kLargeT, kSmallT)) {
+  const int large = ws_ready(matmul_mma_sync_tf32_kernel<T5, true>) ? kLargeWsT : kLargeT;
+  switch (pick(d, env, kNT, T0::BM, T0::BN, large, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);
   case 3: return launch_t<T3>(d, env);
   case 4: return launch_t<T4>(d, env);
+  case 5: return launch_t<T5>(d, env);
+  case 6: return launch_t<T6>(d, env);
+  case 7: return launch_t<T7>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }

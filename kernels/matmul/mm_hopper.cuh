@@ -56,20 +56,11 @@ enum { KMAJ = 0, MNMAJ = 1 };
 
 // ---------------------------------------------------------------- PTX wrappers (device)
 
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-#ifdef CK_HAS_TMA
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-#endif
-}
+// mbar_init, mbar_arrive and mbar_wait: mm_tc.cuh (sm_80+; rung 11's warp-specialized k loop uses them too).
 /* Make the initialised barriers visible to the async proxy (TMA) and the other threads (with a barrier). */
 __device__ __forceinline__ void mbar_fence_init() {
 #ifdef CK_HAS_TMA
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-#ifdef CK_HAS_TMA
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 #endif
 }
 /* Arrive and expect `bytes` more from the TMA (the phase completes when both have happened). */
@@ -78,18 +69,6 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 #endif
 }
-/* Wait until the phase of parity `parity` has completed (a fresh barrier counts its phase -1, of parity 1,
- * as complete: waiting for parity 1 on it returns at once). */
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-#ifdef CK_HAS_TMA
-  asm volatile("{\n.reg .pred done;\nWAIT:\n"
-               "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-               "@!done bra WAIT;\n}\n" ::"r"(bar),
-               "r"(parity)
-               : "memory");
-#endif
-}
-
 /* TMA: the box at coordinates (c0 inner, c1, c2) of `map` into shared memory at dst; completes on bar. */
 __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap *map, uint32_t bar, int c0, int c1, int c2) {
 #ifdef CK_HAS_TMA
@@ -187,16 +166,7 @@ template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <int R> __device__ __forceinline__ void setmaxnreg_inc() {
-#ifdef CK_HAS_WGMMA
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
-#endif
-}
-template <int R> __device__ __forceinline__ void setmaxnreg_dec() {
-#ifdef CK_HAS_WGMMA
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
-#endif
-}
+// setmaxnreg_inc / setmaxnreg_dec: mm_tc.cuh (rung 11's warp-specialized configurations use them too).
 
 /* A shared-memory matrix descriptor, 128-byte swizzle (byte offsets; the fields hold them >> 4). */
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo) {

@@ -138,6 +138,17 @@ __device__ __forceinline__ void cp16(uint32_t dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 #endif
 }
+/* Four 16-byte copies in one asm statement: their four source addresses are live together, in four register
+ * pairs (ptxas would otherwise compute each into the register the previous copy still has to read). */
+__device__ __forceinline__ void cp16x4(const uint32_t (&dst)[4], const char *const (&src)[4]) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%4], 16;\n"
+               "cp.async.cg.shared.global [%1], [%5], 16;\n"
+               "cp.async.cg.shared.global [%2], [%6], 16;\n"
+               "cp.async.cg.shared.global [%3], [%7], 16;\n" ::"r"(dst[0]),
+               "r"(dst[1]), "r"(dst[2]), "r"(dst[3]), "l"(src[0]), "l"(src[1]), "l"(src[2]), "l"(src[3]));
+#endif
+}
 __device__ __forceinline__ void sts128(uint32_t dst, uint4 v) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 }
@@ -194,6 +205,40 @@ __device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
   uint32_t r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
   return r;
+}
+
+// ---------------------------------------------------------------- mbarriers (sm_80+; the warp-specialized k loop)
+
+/* A 64-bit shared-memory barrier at bar (shared address) expecting `count` arrivals per phase. */
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#endif
+}
+/* One arrival (release: this thread's earlier shared-memory reads are done before the phase can complete). */
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+#endif
+}
+/* One arrival once all of this thread's earlier cp.async have landed (.noinc: counted in the init count). */
+__device__ __forceinline__ void cp_arrive(uint32_t bar) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
+#endif
+}
+/* Wait until the phase of parity `par` has completed (acquire: the copies it counted are visible). A fresh
+ * barrier counts its phase -1, of parity 1, as complete: waiting for parity 1 on it returns at once. */
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t par) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{\n .reg .pred p;\n W: mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n @!p bra W;\n}\n" ::"r"(bar),
+               "r"(par)
+               : "memory");
+#elif __CUDA_ARCH__ >= 800
+  asm volatile("{\n .reg .pred p;\n W: mbarrier.test_wait.parity.shared.b64 p, [%0], %1;\n @!p bra W;\n}\n" ::"r"(bar),
+               "r"(par)
+               : "memory");
+#endif
 }
 
 // ---------------------------------------------------------------- tile layouts
@@ -303,50 +348,73 @@ __device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &
   load_tile<T, BK, BN / EPC, BMODE, NT, VEC>(sb, b.B + k0 * p.b_rs, p.b_rs, p.b_cs, krem, b.nrem, tid);
 }
 
+/* Rows after which a layout's swizzle term repeats. */
+template <int CH, int MODE> constexpr int swz_period() { return MODE == SW_PAD ? 1 : MODE == SW_TF32B ? 4 : 8; }
+constexpr int gcd_c(int a, int b) { return b == 0 ? a : gcd_c(b, a % b); }
+
 /* The copies of one operand's R x CH-chunk tile on the VEC path (16-byte rows), from pointers computed once
  * per block: thread tid's chunks are rows r0 + i * RSTEP (RSTEP = NT / CH, i < N) at chunk ch0, so a k tile
- * only adds a byte offset. copy(): the whole tile is inside the operand (no tests); copy_edge(): rows >= rrem
- * and elements past crem are zero-filled (cp.async src-size), the same per-thread pointers. */
+ * only adds a byte offset. Their shared offsets repeat every D chunks (D * RSTEP rows: a whole number of
+ * swizzle periods), so D offsets are kept (D = 1 when RSTEP is a multiple of the period, as with a block's
+ * 256 threads; up to 8 for a single producer warp, whose chunks are rows 1 apart). copy(): the whole tile is
+ * inside the operand (no tests); copy_edge(): rows >= rrem and elements past crem are zero-filled (cp.async
+ * src-size), the same per-thread pointers. */
 template <typename T, int R, int CH, int MODE, int NT> struct TileCopy {
   static constexpr int EPC = 16 / (int)sizeof(T), N = R * CH / NT, RSTEP = NT / CH;
   static_assert(NT % CH == 0 && N * NT == R * CH && N >= 1, "whole rows of chunks per pass, whole chunks per thread");
-  static_assert(MODE == SW_PAD || RSTEP % (MODE == SW_TF32B ? 4 : 8) == 0,
-                "a thread's chunks keep the swizzle term of its first row");
-  static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(RSTEP);
-  const char *src; // the thread's first chunk at k tile 0
-  int64_t rstep;   // bytes between its chunks
-  uint32_t dst;    // its first chunk's offset in a stage
-  int r0, c0;      // its first row and first element column
+  static constexpr int PER = swz_period<CH, MODE>(), P = PER / gcd_c(RSTEP, PER), D = N < P ? N : P;
+  static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(D * RSTEP); // chunk i to chunk i + D
+  const char *src;  // the thread's first chunk at k tile 0
+  int64_t rstep;    // bytes between its chunks
+  uint32_t dst[D];  // its first D chunks' offsets in a stage
+  int r0, c0;       // its first row and first element column
   __device__ __forceinline__ TileCopy(const T *g, int64_t rs, int tid) {
     r0 = tid / CH;
     const int ch = tid % CH;
     c0 = ch * EPC;
     src = reinterpret_cast<const char *>(g + r0 * rs + c0);
     rstep = (int64_t)RSTEP * rs * (int64_t)sizeof(T);
-    dst = swz<CH, MODE>(r0, ch);
-  }
-  __device__ __forceinline__ void copy(uint32_t sbase, int64_t off) const {
-    const char *s = src + off;
-    const uint32_t d = sbase + dst;
 #pragma unroll
-    for (int i = 0; i < N; ++i) cp16(d + i * DSTEP, s + i * rstep);
+    for (int i = 0; i < D; ++i) dst[i] = swz<CH, MODE>(r0 + i * RSTEP, ch);
+  }
+  __device__ __forceinline__ uint32_t at(uint32_t sbase, int i) const { return sbase + dst[i % D] + (i / D) * DSTEP; }
+  /* G = 4: chunks four at a time through cp16x4, their addresses in four registers: a cp.async reads its
+   * address register only when the memory pipe takes it, so computing the next address into the same register
+   * stalls the thread until then (write-after-read: the producer warps of the warp-specialized configurations
+   * spent most of their time so, ncu). */
+  template <int G = 1> __device__ __forceinline__ void copy(uint32_t sbase, int64_t off) const {
+    static_assert(G == 1 || G == 4, "chunks one or four at a time");
+    const char *s = src + off;
+#pragma unroll
+    for (int i0 = 0; i0 < N; i0 += G) {
+      if constexpr (G == 4) {
+        if (i0 + 4 <= N) {
+          const uint32_t d[4] = {at(sbase, i0), at(sbase, i0 + 1), at(sbase, i0 + 2), at(sbase, i0 + 3)};
+          const char *const q[4] = {s + i0 * rstep, s + (i0 + 1) * rstep, s + (i0 + 2) * rstep, s + (i0 + 3) * rstep};
+          cp16x4(d, q);
+          continue;
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+        if (i0 + g < N) cp16(at(sbase, i0 + g), s + (i0 + g) * rstep);
+    }
   }
   /* origin: the tile's element (0, 0) at this k tile, a valid address for the zero-byte copies. */
   __device__ __forceinline__ void copy_edge(uint32_t sbase, int64_t off, const void *origin, int rrem, int crem) const {
     const char *s = src + off;
-    const uint32_t d = sbase + dst;
     const int bytes = min(max(crem - c0, 0), EPC) * (int)sizeof(T);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const int v = r0 + i * RSTEP < rrem ? bytes : 0;
-      cp16z(d + i * DSTEP, v ? (const void *)(s + i * rstep) : origin, v);
+      cp16z(at(sbase, i), v ? (const void *)(s + i * rstep) : origin, v);
     }
   }
 };
 
 /* load_stage for the VEC path through TileCopy: a k tile of a block whose BM x BN tile is inside C (so its A
  * rows and B columns are) and that lies wholly inside k takes copy(), any other copy_edge(). No commit. */
-template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT> struct StageCopy {
+template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT, int G = 1> struct StageCopy {
   static constexpr int EPC = 16 / (int)sizeof(T);
   TileCopy<T, BM, BK / EPC, AMODE, NT> a;
   TileCopy<T, BK, BN / EPC, BMODE, NT> b;
@@ -360,8 +428,8 @@ template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT> stru
   __device__ __forceinline__ void issue(const TcArgs &p, const BlockTile<T> &bt, int kt, uint32_t sa, uint32_t sb) const {
     const int64_t aoff = (int64_t)kt * (BK * (int)sizeof(T)), boff = (int64_t)kt * bk;
     if (kt < kfull) {
-      a.copy(sa, aoff);
-      b.copy(sb, boff);
+      a.template copy<G>(sa, aoff);
+      b.template copy<G>(sb, boff);
     } else {
       const int64_t k0 = (int64_t)kt * BK;
       const int krem = (int)(p.k - k0 < BK ? p.k - k0 : BK);
@@ -440,6 +508,96 @@ __device__ __forceinline__ void k_loop(int ktiles, Issue &&issue, Load &&load, M
   cp_wait<0>();
 }
 
+/* The same pipeline with the roles split (warp-specialized configurations): a producer warp only copies, the
+ * consumer warps only load fragments and multiply, and no block-wide barrier is left in the k loop. Stage s
+ * has two mbarriers in shared memory at bars: full[s] (bars + 8 s; one arrival per producer thread, when its
+ * copies of the stage have landed: cp.async.mbarrier.arrive.noinc) and empty[s]
+ * (bars + 8 (STAGES + s); one arrival per consumer thread once it has read the stage). Round n = t / STAGES of
+ * stage s waits for phase n of full[s] (parity n & 1); the producer refills it for round n + 1 after phase n
+ * of empty[s]. Warps no longer meet once per k tile, so one warp's fragment loads can run beside another's
+ * mma.sync instead of every warp of a scheduler reaching them together.
+ * ws_init: thread 0 sets up the barriers (the caller syncs the block once before the roles split). */
+template <int STAGES> __device__ __forceinline__ void ws_init(uint32_t bars, int producers, int consumers) {
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s) mbar_init(bars + 8 * s, producers), mbar_init(bars + 8 * (STAGES + s), consumers);
+}
+
+/* Register budgets of a warp-specialized block on sm_90a (setmaxnreg; a no-op elsewhere): the producer warps
+ * give registers back, the consumers take them. Every warp of a warpgroup must run the same one. */
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() {
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+/* The producer warp: issue(kt, stage) starts tile kt's copies (no commit); returns once its copies landed. */
+template <int STAGES, class Issue> __device__ __forceinline__ void ws_produce(int ktiles, uint32_t bars, Issue &&issue) {
+  int st = 0;
+  uint32_t par = 0; // parity of empty[st]'s phase to wait for, from the second round on
+  for (int t = 0; t < ktiles; ++t) {
+    if (t >= STAGES) mbar_wait(bars + 8 * (STAGES + st), par);
+    issue(t, st);
+    cp_arrive(bars + 8 * st);
+    if (++st == STAGES) {
+      st = 0;
+      if (t >= STAGES) par ^= 1;
+    }
+  }
+  cp_wait<0>();
+}
+
+/* The consumer warps: load(F &f, stage, ks) and mma(const F &f) as in k_loop; PIPE 1 double-buffers the
+ * fragments in registers (the stage is released once its last step's fragments are loaded, and the next
+ * tile's first step loads while that step multiplies), PIPE 0 loads and multiplies step after step. */
+template <int STAGES, int PIPE, int KS, class F, class Load, class Mma>
+__device__ __forceinline__ void ws_consume(int ktiles, uint32_t bars, Load &&load, Mma &&mma) {
+  int st = 0;
+  uint32_t par = 0; // parity of full[st]'s phase of this round
+  if constexpr (PIPE == 0) {
+    for (int t = 0; t < ktiles; ++t) {
+      mbar_wait(bars + 8 * st, par);
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        F f;
+        load(f, st, ks);
+        mma(f);
+      }
+      mbar_arrive(bars + 8 * (STAGES + st));
+      if (++st == STAGES) st = 0, par ^= 1;
+    }
+  } else {
+    static_assert(PIPE == 1 && KS % 2 == 0, "fragment buffers alternate over an even number of k steps per tile");
+    F f[2];
+    if (ktiles > 0) {
+      mbar_wait(bars, 0);
+      load(f[0], 0, 0);
+    }
+    for (int t = 0; t < ktiles; ++t) {
+      const int st1 = st + 1 == STAGES ? 0 : st + 1;
+      const uint32_t par1 = st1 == 0 ? par ^ 1 : par;
+#pragma unroll
+      for (int ks = 0; ks < KS; ++ks) {
+        if (ks < KS - 1) {
+          load(f[(ks + 1) & 1], st, ks + 1);
+        } else {
+          mbar_arrive(bars + 8 * (STAGES + st));
+          if (t + 1 < ktiles) {
+            mbar_wait(bars + 8 * st1, par1);
+            load(f[0], st1, 0);
+          }
+        }
+        mma(f[ks & 1]);
+      }
+      st = st1, par = par1;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- epilogue (device)
 
 __device__ __forceinline__ float ld_c(const TcArgs &p, const void *c, int64_t off) {
@@ -485,11 +643,44 @@ template <int MT, int N8> __device__ __forceinline__ void zero_acc(float (&acc)[
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 }
 
+/* Two results as one 8-byte (f32) or 4-byte (f16/bf16) store, rounded to nearest even. */
+__device__ __forceinline__ void st2(float *c, float v0, float v1) { *(float2 *)c = make_float2(v0, v1); }
+__device__ __forceinline__ void st2(__half *c, float v0, float v1) { *(__half2 *)c = __floats2half2_rn(v0, v1); }
+__device__ __forceinline__ void st2(__nv_bfloat16 *c, float v0, float v1) {
+  *(__nv_bfloat162 *)c = __floats2bfloat162_rn(v0, v1);
+}
+
+/* store_acc's common case: the warp's tile lies inside C, C takes pair stores (p.cpair) and beta == 0. One
+ * pair store per two accumulators, at constant offsets from one row pointer per fragment row: no tests and
+ * no dtype switch per pair, so the epilogue is a few hundred instructions instead of thousands (measured on
+ * rung 11: the generic path's code, run once per block from a cold instruction cache, took 8% of the warp
+ * samples at 8192^3). */
+template <typename TC, int MT, int N8>
+__device__ __forceinline__ void store_acc_inside(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0,
+                                                 int col0, int lane) {
+  const int g = lane >> 2, t4 = lane & 3;
+  TC *c = (TC *)cb + (int64_t)(row0 + g) * p.c_rs + col0 + 2 * t4;
+  const int64_t r8 = 8 * p.c_rs;
+  const float al = p.alpha;
+#pragma unroll
+  for (int i = 0; i < MT; ++i, c += 2 * r8)
+#pragma unroll
+    for (int j = 0; j < N8; ++j) {
+      st2(c + 8 * j, al * acc[i][j][0], al * acc[i][j][1]);
+      st2(c + r8 + 8 * j, al * acc[i][j][2], al * acc[i][j][3]);
+    }
+}
+
 /* A warp's MT x N8 m16n8 accumulator tiles (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8; g = lane/4,
- * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. */
-template <int MT, int N8>
+ * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. C's dtype is f32 or TI (the input
+ * dtype): store_acc_inside when it can, else store_pair per pair (bounds, beta, any dtype and stride). */
+template <typename TI, int MT, int N8>
 __device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0, int col0,
                                           int lane, int mrem, int nrem) {
+  if (p.cpair && p.beta == 0.f && row0 + 16 * MT <= mrem && col0 + 8 * N8 <= nrem) {
+    if (p.c_dtype == CK_F32) return store_acc_inside<float>(p, cb, acc, row0, col0, lane);
+    if constexpr (!std::is_same<TI, float>::value) return store_acc_inside<TI>(p, cb, acc, row0, col0, lane);
+  }
   const int g = lane >> 2, t4 = lane & 3;
 #pragma unroll
   for (int i = 0; i < MT; ++i)
