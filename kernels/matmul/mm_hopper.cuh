@@ -12,9 +12,10 @@
  *   place;
  * - the shared-memory tile of one operand and one k tile (BK = 64 two-byte elements = one 128-byte swizzle
  *   row), its TMA loads and its wgmma descriptors (OpTile below);
- * - PTX wrappers: mbarriers (init, arrive, arrive with an expected transaction count, parity wait), the TMA
- *   load and store (with its bulk-group commit and waits, and the proxy fence its shared-memory source
- *   needs), named barriers, wgmma (fence, commit, wait, and m64nNk16 for N = 128 and 256), setmaxnreg;
+ * - PTX wrappers: the mbarrier init fence and arrive with an expected transaction count (init, arrive, the
+ *   parity wait and setmaxnreg are mm_tc.cuh's, shared with rung 11), the TMA load and store (with its
+ *   bulk-group commit and waits, and the proxy fence its shared-memory source needs), named barriers, wgmma
+ *   (fence, commit, wait, and m64nNk16 for N = 128 and 256);
  * - the epilogue from wgmma's accumulator layout (alpha/beta, c_dtype, any C strides: mm_tc.cuh's
  *   store_pair) and supports().
  *
