@@ -19,8 +19,10 @@
 -- rung, like cuBLAS's SIMT kernels at these sizes, forms each result as one FMA chain over p = 0 .. k-1, so
 -- against cuBLAS the error is often exactly 0: the same roundings in the same order. Times
 -- come from CUDA events in C (bench.run over a time_op spec: warm-up, >= 10 reps, L2 flushed between reps,
--- median), TFLOP/s = 2*m*n*k / time, % of cuBLAS for the same size and dtype (on the GPU, cuBLAS is timed
--- again right after each rung and the pair gives the %: clocks drift over a run at the power limit). Variants whose estimated run
+-- median), TFLOP/s = 2*m*n*k / time, % of cuBLAS for the same size and dtype (on the GPU, clocks drift over a
+-- run at the power limit, so cuBLAS is timed again beside each rung: alternating single launches with it, %
+-- = the median of the per-pair ratios (row field pairs = their number), or for rungs slower than ~50 ms a
+-- product the medians of back-to-back runs). Variants whose estimated run
 -- (from the size below, scaled by n^3) would pass ~20 s are skipped and say so in their row.
 -- Also: `a * b` (default dispatch, allocating its result) timed from a Lua loop against the raw cuBLAS time.
 -- Rows go to <results>/matmul-<device>.json (bench/results on the GPU, bench/results/host/ on the host,
@@ -186,11 +188,25 @@ for _, dt in ipairs(dtypes) do
               row.ms, row.q1, row.q3, row.tflops, row.reps = r.ms, r.q1, r.q3, r.tflops, r.reps
               bench.kernel_fields(row, ck.last_ran()) -- regs / smem / occupancy of what was timed
               if on_gpu and v.id > 0 then
-                -- the reference again, right after the rung: a GPU at its power limit changes clocks over a
-                -- run, so "% of cuBLAS" compares the pair timed back to back
-                local rr = bench.run{spec = {op = "matmul", a = a, b = b, out = c, variant = "cublas", precision = precision},
-                                     warmup = 2, reps = math.max(10, reps // 2), flops = flops}
-                row.ref_ms = rr.ms
+                -- the reference again, beside the rung: a GPU at its power limit changes clocks over a run.
+                -- Fast rungs (~50 ms or less a product) alternate single launches with cuBLAS (rung, cuBLAS, rung,
+                -- ...; L2 flushed before each as above) and "% of cuBLAS" is the median of the per-pair ratios;
+                -- slower ones compare the medians of back-to-back runs.
+                local rspec = {op = "matmul", a = a, b = b, out = c, variant = "cublas", precision = precision}
+                if r.ms <= 50 then
+                  local vspec = {op = "matmul", a = a, b = b, out = c, variant = vopt, precision = precision}
+                  bench.run{spec = rspec, warmup = 2, reps = 1}
+                  local ratios, refs = {}, {}
+                  for i = 1, reps do
+                    local x = bench.run{spec = vspec, warmup = 0, reps = 1}
+                    local y = bench.run{spec = rspec, warmup = 0, reps = 1}
+                    ratios[i], refs[i] = y.ms / x.ms, y.ms
+                  end
+                  row.ref_ms, row.pairs = bench.stats(refs).ms, reps
+                  row.pct_pairs = 100 * bench.stats(ratios).ms
+                else
+                  row.ref_ms = bench.run{spec = rspec, warmup = 2, reps = math.max(10, reps // 2), flops = flops}.ms
+                end
               end
               if on_gpu and PEAK[dt] and tostring(meta_device):match("H[12]00") then
                 row.pct_of_peak = 100 * r.tflops / PEAK[dt]
@@ -209,7 +225,8 @@ for _, dt in ipairs(dtypes) do
     for _, r in ipairs(case_rows) do if r.id == 0 and r.tflops then blas = r end end
     for _, r in ipairs(case_rows) do
       if r.tflops then
-        if r.ref_ms then r.pct_of_ref = 100 * r.ref_ms / r.ms
+        if r.pct_pairs then r.pct_of_ref = r.pct_pairs
+        elseif r.ref_ms then r.pct_of_ref = 100 * r.ref_ms / r.ms
         elseif blas then r.pct_of_ref = 100 * r.tflops / blas.tflops end
         if r.id > 0 then
           r.step_speedup = prev and prev.ms / r.ms or nil

@@ -18,13 +18,18 @@
  * Each lane's shared-memory offsets are computed once per block (the swizzle's XOR term depends on the lane
  * alone), so every ldmatrix / shared load is one register plus a constant; a k step's mma.sync walk the n
  * tiles back and forth (serpentine) from one fragment row to the next.
- * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32. A still comes through
- * ldmatrix (a 16x8 f32 tile is a 16x16 b16 tile to ldmatrix, and its per-lane layout is the m16n8k8 A
- * fragment); B cannot (ldmatrix.trans moves 16-bit elements), and no vector load of B's k-major tile gives
- * a lane its (b0, b1) = (B[t][n], B[t + 4][n]) register pair: each is a 4-byte shared load straight into its
- * register (layout SW_TF32B: conflict-free). Until 2026-11-24 the rung read 16-byte vectors of permuted
- * columns instead: four times fewer loads, but 1.43 register moves per HMMA into the pairs (ncu), most of them
- * stalled on the loads, and 8-11 points of cuBLAS lower. TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
+ * TF32 form (f32 inputs, desc->precision == CK_MM_TF32 only): mma.sync m16n8k8 .tf32, and the warp computes
+ * the transposed product C^T = B^T A^T. Why: m16n8k8's B operand wants a lane's (b0, b1) = (B[t][n], B[t + 4][n])
+ * in one register pair, and row-major B is k-major: no vector load and no ldmatrix (it moves 16-bit elements)
+ * delivers two k rows in one pair. Its A operand wants (a0, a1) from fragment rows g and g + 8 at one k, and
+ * those rows may stand for any two columns of C: with rows g and g + 8 of tile i as columns 16i + 2g and
+ * 16i + 2g + 1, B^T as the A operand is two 8-byte shared loads straight into the quad mma.sync reads
+ * ((x0, x1) = B[t][16i + 2g ..], (x2, x3) = B[t + 4][..]; layout SW_TF32B: conflict-free). A is k-contiguous,
+ * and as the B operand (A^T) it still comes through ldmatrix.x4 (a 16 x 8 f32 tile is a 16 x 16 b16 tile to
+ * it): per k8 step a 64 x 64 warp tile takes 8 LDS.64 and 4 ldmatrix for 32 HMMA, where the untransposed form
+ * took 16 4-byte loads of B and 4 ldmatrix (until 2026-11-24; before that, 16-byte loads of permuted columns
+ * and 1.43 register moves per HMMA). The accumulators then hold C in ACC_NM order (mm_tc.cuh: store_acc):
+ * pairs of adjacent columns of rows 8j + 2t and 8j + 2t + 1. TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
  * words go to mma.sync as they are and the tensor core reads only their top 19 bits (sign, exponent, 10
  * mantissa bits): truncation toward zero, per-input relative error < 2^-10. This is not in the CUDA guide
  * (its WMMA section asks for inputs converted with __float_to_tf32, "internal layout implementation
@@ -61,27 +66,29 @@
  * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. Configurations below (pick(): the
  * large one once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large
  * problems, built for sm_90a: f16/bf16 128 x 256 x 64, 8 consumer warps of 64 x 64, 3 stages, PIPE 1, 144 KB;
- * TF32 128 x 256 x 32, 3 stages, PIPE 0, inputs truncated, 144 KB; 12 warps, 1 block per SM. Built for
+ * TF32 128 x 256 x 64, 2 stages, PIPE 0, inputs truncated, 192 KB; 12 warps, 1 block per SM. Built for
  * another target (no setmaxnreg: the WS kernels spill, ws_ready()) f16/bf16 128 x 256 x 32, 8 warps, 4 stages,
  * PIPE 1, 96 KB and TF32 128 x 128 x 32, 4 warps, 3 stages, PIPE 0, 96 KB, 2 blocks per SM.
  * Measured (H100 80GB HBM3, 15 alternating pairs with cuBLAS per configuration and run, bf16 / TF32 8192^3,
- * bench/results/experiments/2026-11-24-mmatune-run8..13.txt): the bf16 default (H5) 60.5 / 62.3 / 63.5 / 58.4 /
- * 63.2% of cuBLAS bf16 in five runs (~500 of ~790 TFLOP/s), against 52-58% for H0; the TF32 default (T5) 53.7 /
- * 56.5 / 55.0 / 53.9 / 54.2% of cuBLAS TF32 (~210 of ~385), against 50.5-51.9% for T0. The issue's 60% target
- * is met for bf16 and missed by ~5 points for TF32. Why TF32 stays below, from ncu and the ceilings measured
- * beside it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
+ * bench/results/experiments/2026-11-24-mmatune-run8..17.txt): the bf16 default (H5) 60.5 / 62.3 / 63.5 / 58.4 /
+ * 63.2% of cuBLAS bf16 in runs 8-13 and 59.0 / 59.7 / 63.8% in runs 16-17 (~470-510 of ~790 TFLOP/s); the TF32
+ * default (T3, the transposed product) 62.1 / 58.0 / 58.1 / 57.9% of cuBLAS TF32 (~220-257 of ~380-414), and at
+ * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The issue's 60%
+ * target is met for bf16 and, at 8192^3, missed by about 2 points for TF32 (met once in four runs, and at
+ * 4096^3). Why TF32 stays near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
+ * -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
  *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
  *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate; with 2 consumer warps per
  *     scheduler every other instruction of one warp must hide behind the other's HMMAs: "wait" is ~30% and
  *     "math pipe throttle" ~17% of the stall samples.
- *   - TF32's B fragment needs rows t and t + 4 of a k-major tile in one register pair: no vector load and no
- *     ldmatrix (it moves 16-bit elements) delivers that, so each B register is a 4-byte shared load: 0.5 per
- *     HMMA beside ldmatrix's 0.125, against 0.25 ldmatrix per HMMA for bf16. Those loads are ~13% of the
- *     samples, "mio throttle" 8%; the shared-memory pipe (loads, cp.async, barriers) is the TF32 limit.
- *   - shared memory: a 64 x 64 warp tile reads 128 bytes per HMMA and the block's copies write 48, ~92% of
- *     the SM's 128 bytes per clock at the register-only HMMA rate; larger warp tiles do not fit in the
- *     registers, smaller ones (more warps) measured slower (36-42%).
+ *   - the shared-memory pipe: a 64 x 64 warp tile reads 128 bytes per TF32 HMMA whatever the load width, and
+ *     the block's copies write 48 (bf16: 128 and 96 per HMMA of twice the flops), ~92% of the SM's 128
+ *     bytes per clock at the register-only HMMA rate; ncu has the shared pipe 82% busy in the bf16 default.
+ *     Larger warp tiles do not fit in the registers, smaller ones (more warps) measured slower (36-42%). The
+ *     transposed TF32 product cut the consumers' loads from 0.625 to 0.375 per HMMA (1.30 SASS instructions
+ *     per HMMA in the k loop), and the default moved by ~2-3 points: the bytes, not the instruction count,
+ *     bound it; the producers' copies compete with the fragment loads for the same queue (StageCopy).
  *   Tried and dropped: the tile loop unrolled over the stages (instruction cache: 42.8%), running copy
  *   pointers (44-48%), one producer warp instead of a warpgroup (11.8%: spills, Cfg), TF32 128 x 256 x 16 and
  *   PIPE 1 with producers (48-53%). Before the per-thread copy pointers of 2026-11-24, bf16 was at 36%.
@@ -226,19 +233,21 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   };
   main_loop<C, KS, FragH<C>, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
 
-  store_acc<T>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc<T, ACC_MN>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
 
 template <class C> struct FragT { // one k8 step of a warp (f32 bits; TF32_RNA: rounded to TF32)
-  uint32_t a[C::MT][4], b0[C::N8], b1[C::N8];
+  uint32_t x[C::N8 / 2][4]; // B^T: the mma's A operand, one per 16 columns of C
+  uint32_t y[C::MT][4];     // A^T: the mma's B operand, (y0, y1) and (y2, y3) for two 8-row tiles of C
 };
 
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
   constexpr int ACH = C::BK / 4, BCH = C::BN / 4; // 16-byte chunks (4 floats) per row of the A and B tiles
   constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
+  constexpr int NX = C::N8 / 2, NY = 2 * C::MT; // the warp's 16-column and 8-row tiles
   static_assert(C::BK % 8 == 0 && C::WN % 32 == 0, "k8 steps; warp tiles of whole 8-chunk groups of B");
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
@@ -247,52 +256,60 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   if (!ws_role<C, float, SW_XOR, SW_TF32B, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
   const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
-  float acc[C::MT][C::N8][4];
+  float acc[NX][NY][4]; // layout ACC_NM (mm_tc.cuh)
   zero_acc(acc);
 
-  // A (a 16 x 8 f32 tile is a 16 x 16 b16 tile to ldmatrix): regs a0..a3 = (g, t), (g+8, t), (g, t+4),
-  // (g+8, t+4). B: b0 = B[k = t][n], b1 = B[t + 4][n], n = column g of the n8 tile (g = lane / 4, t = lane % 4),
-  // each from its own 4-byte shared load straight into the register mma.sync reads.
+  // The warp computes C^T = B^T A^T: in m16n8k8 the 16 x 8 "A" operand x is B^T (16 columns of C by 8 k) and
+  // the 8 x 8 "B" operand y is A^T (8 k by 8 rows of C). Row-major B is k-major, so x's lane layout asks for
+  // two columns of one k row per register pair, and the fragment rows may stand for any columns: rows g and
+  // g + 8 of tile i are C's columns 16i + 2g and 16i + 2g + 1, so (x0, x1) = B[t][16i + 2g .. + 1] and
+  // (x2, x3) = B[t + 4][..], two 8-byte loads straight into the pairs mma.sync reads (g = lane / 4,
+  // t = lane % 4). A is k-contiguous, and ldmatrix.x4 of a 16 x 8 f32 tile (a 16 x 16 b16 tile to it) gives
+  // (y0, y1) = (A[g][t], A[g][t + 4]) of rows 0-7 and of rows 8-15: lanes 0-7 address rows 0-7 at k 0-3,
+  // lanes 8-15 rows 0-7 at k 4-7, lanes 16-23 and 24-31 rows 8-15 likewise.
+  // Per-lane offsets (as in the f16/bf16 kernel): B's 16-column tile i is chunks c0 + 4i + g / 2 of rows t
+  // and t + 4; SW_TF32B's XOR (2t, rows t and t + 4 alike) stays inside the group of 8 chunks of two tiles,
+  // so the offsets of tiles 0 and 1 serve every pair of tiles (+ 128 bytes).
   const int g = lane >> 2, t4 = lane & 3;
-  // Per-lane offsets (as in the f16/bf16 kernel). B: lane (g, t) of n8 tile j = 4a + b reads column 8j + g of rows
-  // t and t + 4, in chunk c0 + 8a + 2b + g / 4; SW_TF32B's XOR (2t; rows t and t + 4 alike) stays inside the
-  // group of 8 chunks, so the offsets of b = 0..3 serve every a (+ 128 bytes per a).
   constexpr int KS = C::BK / 8;
-  uint32_t a_off[KS], b_off[4];
+  uint32_t a_off[KS], b_off[2];
 #pragma unroll
-  for (int ks = 0; ks < KS; ++ks) a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 15), ks * 2 + (lane >> 4));
+  for (int ks = 0; ks < KS; ++ks)
+    a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1));
 #pragma unroll
-  for (int q = 0; q < 4; ++q) b_off[q] = swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 2 * q + (g >> 2)) + (g & 3) * 4;
+  for (int h = 0; h < 2; ++h) b_off[h] = swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 4 * h + (g >> 1)) + (g & 1) * 8;
   auto load = [&](FragT<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
-    for (int i = 0; i < C::MT; ++i) {
-      ldsm_x4(f.a[i], a_st + a_off[ks] + i * 16 * ACH * 16);
-      if constexpr (C::RND == TF32_RNA)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) f.a[i][q] = to_tf32(f.a[i][q]);
+    for (int i = 0; i < NX; ++i) {
+      const uint32_t o = b_st + b_off[i & 1] + (i >> 1) * 128 + ks * 8 * BCH * 16;
+      lds64(f.x[i][0], f.x[i][1], o);
+      lds64(f.x[i][2], f.x[i][3], o + 4 * BCH * 16);
     }
 #pragma unroll
-    for (int j = 0; j < C::N8; ++j) {
-      const uint32_t o = b_st + b_off[j % 4] + (j / 4) * 128 + ks * 8 * BCH * 16;
-      f.b0[j] = lds32(o), f.b1[j] = lds32(o + 4 * BCH * 16);
-    }
-    if constexpr (C::RND == TF32_RNA)
+    for (int q = 0; q < C::MT; ++q) ldsm_x4(f.y[q], a_st + a_off[ks] + q * 16 * ACH * 16);
+    if constexpr (C::RND == TF32_RNA) {
 #pragma unroll
-      for (int j = 0; j < C::N8; ++j) f.b0[j] = to_tf32(f.b0[j]), f.b1[j] = to_tf32(f.b1[j]);
+      for (int q = 0; q < 4; ++q) {
+#pragma unroll
+        for (int i = 0; i < NX; ++i) f.x[i][q] = to_tf32(f.x[i][q]);
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) f.y[i][q] = to_tf32(f.y[i][q]);
+      }
+    }
   };
   auto mma = [&](const FragT<C> &f) {
 #pragma unroll
-    for (int i = 0; i < C::MT; ++i)
+    for (int i = 0; i < NX; ++i)
 #pragma unroll
-      for (int jj = 0; jj < C::N8; ++jj) {
-        const int j = i & 1 ? C::N8 - 1 - jj : jj; // serpentine, as in the f16/bf16 kernel
-        mma1688_tf32(acc[i][j], f.a[i], f.b0[j], f.b1[j]);
+      for (int jj = 0; jj < NY; ++jj) {
+        const int j = i & 1 ? NY - 1 - jj : jj; // serpentine, as in the f16/bf16 kernel
+        mma1688_tf32(acc[i][j], f.x[i], f.y[j >> 1][2 * (j & 1)], f.y[j >> 1][2 * (j & 1) + 1]);
       }
   };
   main_loop<C, KS, FragT<C>, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
 
-  store_acc<float>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  store_acc<float, ACC_NM>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -308,15 +325,16 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // way in the same runs (now the code for every configuration); the tile loop unrolled over the stages (constant
 // stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
 // (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
-// registers). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
+// registers; with 2026-11-24's WIDE rows, mm_tc.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
 // per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. Warp-specialized
 // (mmatune runs 8-13, with the store_acc_inside epilogue from run 10 on): H5 60.5-63.5% (58.4% once), H6
 // 54.9-61.5%, H7 57.7-63.7%, 128 x 256 x 32 with 6 stages 56.7-61.8%; the epilogue alone moved H3 (no producers)
-// from ~52% to 55-61%. ptxas -v (sm_90a): no configuration spills; T5, T6 keep 8 bytes of stack (4 bytes of one
-// producer value).
+// from ~52% to 55-61%. H1 (BK 128, 2 stages, producers; runs 15-17, either producer copy) 62.1 / 62.1 / 61.8 / 59.5 / 63.8 / 63.9%,
+// level with H5. ptxas -v (sm_90a): the f16/bf16 configurations spill nothing; the TF32 ones with producers keep
+// 8 bytes of stack (a producer value).
 //                BM   BN  BK  WM  WN ST MINB PIPE RND WS
 using H0 = Cfg<128, 256, 32, 64, 64, 4, 1, 1>; // 0: large problems; 8 warps of 64 x 64, 4 stages, 96 KB
-using H1 = Cfg<128, 256, 64, 64, 64, 3, 1, 1>; // 1: BK 64 (half the barriers), 3 stages, 144 KB
+using H1 = Cfg<128, 256, 128, 64, 64, 2, 1, 1, TF32_TRUNC, 4>; // 1: BK 128, 2 stages, producers, 192 KB
 using H2 = Cfg<128, 128, 32, 64, 64, 4, 2, 0>; // 2: 4 warps of 64 x 64, 64 KB, 2 blocks per SM
 using H3 = Cfg<128, 256, 64, 64, 64, 4, 1, 1>; // 3: BK 64 and 4 stages, 192 KB
 using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 32 x 32, 24 KB
@@ -334,17 +352,20 @@ constexpr int kNH = 8, kLargeH = 0, kLargeWsH = 5, kSmallH = 4; // large: H5 on 
 // 128 x 256 x 32 3 stages 49.7%; cvt.rna rounding (T1) costs ~8 points (35-36%). Earlier drops: 192 x 256 blocks of
 // 96 x 64 warps (37.8%), 16 warps per SM of 32 x 64 or 64 x 32 (37%). Register-only mma.sync TF32 runs at 87.6%
 // of cuBLAS TF32 on the same GPU. Warp-specialized (runs 8-13): T5 53.7-56.5%, T6 53.7-58.1%, T7 51.9-52.9%;
-// 128 x 256 x 32 PIPE 1 50.6-53.0% and 128 x 256 x 16 48.5-51.0% (dropped); T0 50.5-51.9% in the same runs.
+// 128 x 256 x 32 PIPE 1 50.6-53.0% and 128 x 256 x 16 48.5-51.0% (dropped); T0 50.5-51.9% in the same runs. The
+// transposed product (runs 14-17, every configuration): T3 (BK 64, 2 stages) 62.1 / 58.0 / 58.1 / 57.9%, T5 56.4 /
+// 56.3 / 56.5 / 56.4%, T6 56.7 / 58.6 / 56.8 / 60.5%, T2 (T3 + PIPE 1) 57.0 / 56.9 / 56.9%, T5 with PIPE 1 58.9%
+// once, T0 47-51%, T7 53-54%. Replaced by T2 and T3: T0 with PIPE 1 and 128 x 256 x 16 PIPE 1 (both < 54%).
 //                BM   BN  BK  WM  WN ST MINB PIPE RND WS
 using T0 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC>; // 0: large problems; BK 32, 3 stages, 96 KB, 2 per SM
 using T1 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_RNA>;   // 1: T0 rounding (cvt.rna) every fragment element
-using T2 = Cfg<128, 128, 32, 64, 64, 3, 2, 1, TF32_TRUNC>; // 2: T0 with the register double buffer (PIPE 1)
-using T3 = Cfg<128, 256, 16, 64, 64, 4, 1, 1, TF32_TRUNC>; // 3: H0's bytes: 8 warps, BK 16, 4 stages, 96 KB
+using T2 = Cfg<128, 256, 64, 64, 64, 2, 1, 1, TF32_TRUNC, 4>; // 2: T3 with the register double buffer (PIPE 1)
+using T3 = Cfg<128, 256, 64, 64, 64, 2, 1, 0, TF32_TRUNC, 4>; // 3: large problems on sm_90a: BK 64, 2 stages, producers, 192 KB
 using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems, 48 KB
-using T5 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC, 4>; // 5: large problems on sm_90a: 3 stages, producers
+using T5 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC, 4>; // 5: BK 32, 3 stages, producers (until 2026-11-24)
 using T6 = Cfg<128, 256, 32, 64, 64, 4, 1, 0, TF32_TRUNC, 4>; // 6: T5 with 4 stages
 using T7 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 4>; // 7: T0 + producers
-constexpr int kNT = 8, kLargeT = 0, kLargeWsT = 5, kSmallT = 4; // defaults: T5 on sm_90a, else T0
+constexpr int kNT = 8, kLargeT = 0, kLargeWsT = 3, kSmallT = 4; // defaults: T3 on sm_90a, else T0
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2 + C::BAR_BYTES; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4 + C::BAR_BYTES; }
@@ -409,7 +430,7 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
     static bool raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  const int large = ws_ready(matmul_mma_sync_tf32_kernel<T5, true>) ? kLargeWsT : kLargeT;
+  const int large = ws_ready(matmul_mma_sync_tf32_kernel<T3, true>) ? kLargeWsT : kLargeT;
   switch (pick(d, env, kNT, T0::BM, T0::BN, large, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);

@@ -17,13 +17,14 @@
  *   SW_XOR   CH >= 8: chunk ch ^ (r & 7); CH == 4: chunk ch ^ ((r >> 1) & 3) (two 64-byte rows share a
  *            128-byte line): the 8 rows an ldmatrix phase reads at one logical chunk hit 8 different 16-byte
  *            bank groups, and so do the 8 chunks one cp.async phase writes;
- *   SW_TF32B CH >= 8: chunk ch ^ ((r & 3) << 1): the TF32 rung reads B with 4-byte loads at rows t, t+4 and
- *            columns g (t = lane % 4, g = lane / 4); this XOR puts the 32 lanes in 32 different banks.
+ *   SW_TF32B CH >= 8: chunk ch ^ ((r & 3) << 1): the TF32 rung reads B with 8-byte loads at rows t (and t + 4)
+ *            and columns 16i + 2g (t = lane % 4, g = lane / 4); this XOR puts each half-warp's 16 loads in 16
+ *            different 8-byte bank pairs.
  *
- * Copies of interior tiles (tile_copy). A k tile that lies wholly inside A and B (every interior block's k
+ * Copies of interior tiles (TileCopy). A k tile that lies wholly inside A and B (every interior block's k
  * tiles but the last partial one) needs no bounds test: each thread's chunks sit at fixed offsets from a
- * pointer computed once per block (rows NT/CH apart, the same chunk column, the same swizzle term when
- * NT/CH is a multiple of the swizzle period), so a k tile costs one 64-bit add per chunk and the cp.async.
+ * pointer computed once per block (8 threads or more per row, a thread's chunks of a row 128 bytes apart,
+ * its rows the same swizzle term apart), so a k tile costs one 64-bit add per row and the cp.async.
  */
 #ifndef CK_MM_TC_CUH
 #define CK_MM_TC_CUH
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 
 #include <type_traits>
+#include <utility>
 
 #include "ck_kernels.h"
 #include "mm_common.cuh"
@@ -149,13 +151,18 @@ __device__ __forceinline__ void cp16x4(const uint32_t (&dst)[4], const char *con
                "r"(dst[1]), "r"(dst[2]), "r"(dst[3]), "l"(src[0]), "l"(src[1]), "l"(src[2]), "l"(src[3]));
 #endif
 }
+/* 16 bytes from src + OFF to shared dst + OFF: one register on each side and the constant in the instruction. */
+template <int OFF> __device__ __forceinline__ void cp16o(uint32_t dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(OFF));
+#endif
+}
 __device__ __forceinline__ void sts128(uint32_t dst, uint4 v) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 }
-__device__ __forceinline__ uint32_t lds32(uint32_t src) {
-  uint32_t v;
-  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(src));
-  return v;
+/* 8 bytes of shared memory into two registers (a register pair in SASS: one half of an mma operand). */
+__device__ __forceinline__ void lds64(uint32_t &x, uint32_t &y, uint32_t src) {
+  asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(x), "=r"(y) : "r"(src));
 }
 
 /* Four 8x8 matrices of 16-bit elements (lanes 8i .. 8i+7 give the row addresses of matrix i). */
@@ -352,25 +359,39 @@ __device__ __forceinline__ void load_stage(const TcArgs &p, const BlockTile<T> &
 template <int CH, int MODE> constexpr int swz_period() { return MODE == SW_PAD ? 1 : MODE == SW_TF32B ? 4 : 8; }
 constexpr int gcd_c(int a, int b) { return b == 0 ? a : gcd_c(b, a % b); }
 
+/* Threads per row of a TileCopy (CPR). WIDE: the fewest (a multiple of 8, so that one 8-thread cp.async phase
+ * writes 8 whole chunks of one row: conflict-free and whole 128-byte lines) that still give every thread whole
+ * rows' worth of passes; CH itself when no such count exists (rows of 4 chunks, or too few rows), or when not
+ * WIDE (one chunk per row per thread). */
+constexpr int copy_cpr(int R, int CH, int NT, bool wide) {
+  for (int c = 8; wide && c <= CH; c *= 2)
+    if (CH % c == 0 && NT % c == 0 && R % (NT / c) == 0) return c;
+  return CH;
+}
+
 /* The copies of one operand's R x CH-chunk tile on the VEC path (16-byte rows), from pointers computed once
- * per block: thread tid's chunks are rows r0 + i * RSTEP (RSTEP = NT / CH, i < N) at chunk ch0, so a k tile
- * only adds a byte offset. Their shared offsets repeat every D chunks (D * RSTEP rows: a whole number of
- * swizzle periods), so D offsets are kept (D = 1 when RSTEP is a multiple of the period, as with a block's
- * 256 threads; up to 8 for a single producer warp, whose chunks are rows 1 apart). copy(): the whole tile is
- * inside the operand (no tests); copy_edge(): rows >= rrem and elements past crem are zero-filled (cp.async
- * src-size), the same per-thread pointers. */
-template <typename T, int R, int CH, int MODE, int NT> struct TileCopy {
-  static constexpr int EPC = 16 / (int)sizeof(T), N = R * CH / NT, RSTEP = NT / CH;
-  static_assert(NT % CH == 0 && N * NT == R * CH && N >= 1, "whole rows of chunks per pass, whole chunks per thread");
-  static constexpr int PER = swz_period<CH, MODE>(), P = PER / gcd_c(RSTEP, PER), D = N < P ? N : P;
-  static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(D * RSTEP); // chunk i to chunk i + D
+ * per block. CPR threads share a row (copy_cpr): thread tid's chunks are W = CH / CPR chunks ch0 + j * CPR of
+ * each of rows r0 + i * RSTEP (RSTEP = NT / CPR, i < NR), so a k tile only adds a byte offset, and the W copies
+ * of a row are one pointer plus the constants j * CPR * 16 on both sides (the swizzles' XOR terms stay in the
+ * low 3 bits of a chunk index, and CPR is a multiple of 8): a k tile's 64-bit address arithmetic is one add
+ * per row (NR), not one per chunk. Shared offsets repeat every D rows of a thread (D * RSTEP rows: a whole
+ * number of swizzle periods), so D offsets are kept (D = 1 when RSTEP is a multiple of the period).
+ * copy(): the whole tile is inside the operand (no tests); copy_edge(): rows >= rrem and elements past crem
+ * are zero-filled (cp.async src-size), the same per-thread pointers. */
+template <typename T, int R, int CH, int MODE, int NT, bool WIDE = true> struct TileCopy {
+  static constexpr int EPC = 16 / (int)sizeof(T), CPR = copy_cpr(R, CH, NT, WIDE), W = CH / CPR, RSTEP = NT / CPR,
+                       NR = R / RSTEP, WB = CPR * 16; // WB: bytes from one of a thread's chunks in a row to the next
+  static_assert(NT % CPR == 0 && NR * RSTEP == R && NR >= 1, "whole rows of chunks per pass, whole chunks per thread");
+  static_assert(W == 1 || CPR % 8 == 0, "a row's chunk offsets past the XOR terms (low 3 bits)");
+  static constexpr int PER = swz_period<CH, MODE>(), P = PER / gcd_c(RSTEP, PER), D = NR < P ? NR : P;
+  static constexpr uint32_t DSTEP = (uint32_t)tile_bytes<CH, MODE>(D * RSTEP); // row i to row i + D
   const char *src;  // the thread's first chunk at k tile 0
-  int64_t rstep;    // bytes between its chunks
-  uint32_t dst[D];  // its first D chunks' offsets in a stage
+  int64_t rstep;    // bytes between its rows
+  uint32_t dst[D];  // its first D rows' first chunk offsets in a stage
   int r0, c0;       // its first row and first element column
   __device__ __forceinline__ TileCopy(const T *g, int64_t rs, int tid) {
-    r0 = tid / CH;
-    const int ch = tid % CH;
+    r0 = tid / CPR;
+    const int ch = tid % CPR;
     c0 = ch * EPC;
     src = reinterpret_cast<const char *>(g + r0 * rs + c0);
     rstep = (int64_t)RSTEP * rs * (int64_t)sizeof(T);
@@ -378,46 +399,66 @@ template <typename T, int R, int CH, int MODE, int NT> struct TileCopy {
     for (int i = 0; i < D; ++i) dst[i] = swz<CH, MODE>(r0 + i * RSTEP, ch);
   }
   __device__ __forceinline__ uint32_t at(uint32_t sbase, int i) const { return sbase + dst[i % D] + (i / D) * DSTEP; }
-  /* G = 4: chunks four at a time through cp16x4, their addresses in four registers: a cp.async reads its
-   * address register only when the memory pipe takes it, so computing the next address into the same register
-   * stalls the thread until then (write-after-read: the producer warps of the warp-specialized configurations
-   * spent most of their time so, ncu). */
+  /* One row's W chunks: the same two registers plus constants (cp16o). */
+  template <size_t... J> __device__ __forceinline__ static void row(uint32_t d, const char *s, std::index_sequence<J...>) {
+    (cp16o<(int)J * WB>(d, s), ...);
+  }
+  /* W == 1 and G == 4: chunks four at a time through cp16x4, their addresses in four registers: a cp.async reads
+   * its address register only when the memory pipe takes it, so computing the next address into the same
+   * register stalls the thread until then (write-after-read: the producer warps of the warp-specialized
+   * configurations spent most of their time so, ncu). */
   template <int G = 1> __device__ __forceinline__ void copy(uint32_t sbase, int64_t off) const {
-    static_assert(G == 1 || G == 4, "chunks one or four at a time");
+    static_assert(G == 1 || G == 4, "rows one or four at a time");
     const char *s = src + off;
+    if constexpr (W > 1) {
 #pragma unroll
-    for (int i0 = 0; i0 < N; i0 += G) {
-      if constexpr (G == 4) {
-        if (i0 + 4 <= N) {
-          const uint32_t d[4] = {at(sbase, i0), at(sbase, i0 + 1), at(sbase, i0 + 2), at(sbase, i0 + 3)};
-          const char *const q[4] = {s + i0 * rstep, s + (i0 + 1) * rstep, s + (i0 + 2) * rstep, s + (i0 + 3) * rstep};
-          cp16x4(d, q);
-          continue;
+      for (int i = 0; i < NR; ++i) row(at(sbase, i), s + i * rstep, std::make_index_sequence<W>());
+    } else {
+#pragma unroll
+      for (int i0 = 0; i0 < NR; i0 += G) {
+        if constexpr (G == 4) {
+          if (i0 + 4 <= NR) {
+            const uint32_t d[4] = {at(sbase, i0), at(sbase, i0 + 1), at(sbase, i0 + 2), at(sbase, i0 + 3)};
+            const char *const q[4] = {s + i0 * rstep, s + (i0 + 1) * rstep, s + (i0 + 2) * rstep, s + (i0 + 3) * rstep};
+            cp16x4(d, q);
+            continue;
+          }
         }
-      }
 #pragma unroll
-      for (int g = 0; g < G; ++g)
-        if (i0 + g < N) cp16(at(sbase, i0 + g), s + (i0 + g) * rstep);
+        for (int g = 0; g < G; ++g)
+          if (i0 + g < NR) cp16(at(sbase, i0 + g), s + (i0 + g) * rstep);
+      }
     }
   }
   /* origin: the tile's element (0, 0) at this k tile, a valid address for the zero-byte copies. */
   __device__ __forceinline__ void copy_edge(uint32_t sbase, int64_t off, const void *origin, int rrem, int crem) const {
     const char *s = src + off;
-    const int bytes = min(max(crem - c0, 0), EPC) * (int)sizeof(T);
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const int v = r0 + i * RSTEP < rrem ? bytes : 0;
-      cp16z(at(sbase, i), v ? (const void *)(s + i * rstep) : origin, v);
+    for (int i = 0; i < NR; ++i) {
+      const bool in = r0 + i * RSTEP < rrem;
+      const char *si = s + i * rstep;
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        const int v = in ? min(max(crem - c0 - j * CPR * EPC, 0), EPC) * (int)sizeof(T) : 0;
+        cp16z(at(sbase, i) + j * WB, v ? (const void *)(si + j * WB) : origin, v);
+      }
     }
   }
 };
 
 /* load_stage for the VEC path through TileCopy: a k tile of a block whose BM x BN tile is inside C (so its A
- * rows and B columns are) and that lies wholly inside k takes copy(), any other copy_edge(). No commit. */
+ * rows and B columns are) and that lies wholly inside k takes copy(), any other copy_edge(). No commit.
+ * G = 1 (every warp of the block copies, between its mma.sync): WIDE rows, the fewest address adds; measured
+ * on rung 11 (H100, same run, two runs each): bf16 128 x 256 without producers 55.7-60.4% of cuBLAS against
+ * 43.8-45.1% with one chunk per row per thread (ptxas also spilled there). G = 4 (a producer warpgroup): one
+ * chunk per row per thread, four per asm statement (cp16x4). WIDE rows let the producers issue a stage's
+ * copies in one burst that fills the memory-instruction queue ahead of the consumers' fragment loads ("mio
+ * throttle" 4.6% -> 14.3% of the TF32 samples, ncu) and cost the TF32 configurations 1-4 points; bf16 was
+ * even. */
 template <typename T, int BM, int BN, int BK, int AMODE, int BMODE, int NT, int G = 1> struct StageCopy {
   static constexpr int EPC = 16 / (int)sizeof(T);
-  TileCopy<T, BM, BK / EPC, AMODE, NT> a;
-  TileCopy<T, BK, BN / EPC, BMODE, NT> b;
+  TileCopy<T, BM, BK / EPC, AMODE, NT, G == 1> a;
+  TileCopy<T, BK, BN / EPC, BMODE, NT, G == 1> b;
   int64_t bk; // bytes from one k tile of B to the next
   int kfull;  // k tiles wholly inside k, or 0 when the block's tile is not inside C
   __device__ __forceinline__ StageCopy(const TcArgs &p, const BlockTile<T> &bt, int tid)
@@ -650,46 +691,71 @@ __device__ __forceinline__ void st2(__nv_bfloat16 *c, float v0, float v1) {
   *(__nv_bfloat162 *)c = __floats2bfloat162_rn(v0, v1);
 }
 
-/* store_acc's common case: the warp's tile lies inside C, C takes pair stores (p.cpair) and beta == 0. One
- * pair store per two accumulators, at constant offsets from one row pointer per fragment row: no tests and
- * no dtype switch per pair, so the epilogue is a few hundred instructions instead of thousands (measured on
- * rung 11: the generic path's code, run once per block from a cold instruction cache, took 8% of the warp
- * samples at 8192^3). */
-template <typename TC, int MT, int N8>
-__device__ __forceinline__ void store_acc_inside(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0,
-                                                 int col0, int lane) {
+/* Layouts of a warp's accumulator tiles acc[FI][FJ][4] (g = lane / 4, t = lane % 4):
+ *   ACC_MN  m16n8 tiles (i: 16 rows, j: 8 columns), mma.sync's own: c0, c1 at row 16i + g, columns 8j + 2t and
+ *           + 1; c2, c3 at row 16i + g + 8;
+ *   ACC_NM  the tiles of the transposed product C^T = B^T A^T (the TF32 kernel; i: 16 columns, j: 8 rows), its
+ *           fragment rows g and g + 8 being C's columns 16i + 2g and + 1: c0, c2 at row 8j + 2t, columns 16i + 2g
+ *           and + 1; c1, c3 at row 8j + 2t + 1.
+ * acc_lane: the lane's first row and column; acc_pair: pair h (0, 1) of tile (i, j), its row and column from
+ * there and its two registers, every pair two adjacent columns. */
+enum { ACC_MN, ACC_NM };
+template <int L> __device__ __forceinline__ void acc_lane(int lane, int &r, int &c) {
   const int g = lane >> 2, t4 = lane & 3;
-  TC *c = (TC *)cb + (int64_t)(row0 + g) * p.c_rs + col0 + 2 * t4;
-  const int64_t r8 = 8 * p.c_rs;
-  const float al = p.alpha;
-#pragma unroll
-  for (int i = 0; i < MT; ++i, c += 2 * r8)
-#pragma unroll
-    for (int j = 0; j < N8; ++j) {
-      st2(c + 8 * j, al * acc[i][j][0], al * acc[i][j][1]);
-      st2(c + r8 + 8 * j, al * acc[i][j][2], al * acc[i][j][3]);
-    }
+  if constexpr (L == ACC_MN) r = g, c = 2 * t4;
+  else r = 2 * t4, c = 2 * g;
+}
+template <int L> __device__ __forceinline__ void acc_pair(int i, int j, int h, int &r, int &c, int &q0, int &q1) {
+  if constexpr (L == ACC_MN) r = 16 * i + 8 * h, c = 8 * j, q0 = 2 * h, q1 = 2 * h + 1;
+  else r = 8 * j + h, c = 16 * i, q0 = h, q1 = h + 2;
 }
 
-/* A warp's MT x N8 m16n8 accumulator tiles (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row g + 8; g = lane/4,
- * t = lane%4), the tile's top-left at (row0, col0) of the block tile at cb. C's dtype is f32 or TI (the input
- * dtype): store_acc_inside when it can, else store_pair per pair (bounds, beta, any dtype and stride). */
-template <typename TI, int MT, int N8>
-__device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float (&acc)[MT][N8][4], int row0, int col0,
+/* store_acc's common case: the warp's tile lies inside C, C takes pair stores (p.cpair) and beta == 0. One
+ * pair store per two accumulators, at constant offsets from one lane pointer: no tests and no dtype switch per
+ * pair, so the epilogue is a few hundred instructions instead of thousands (measured on rung 11: the generic
+ * path's code, run once per block from a cold instruction cache, took 8% of the warp samples at 8192^3). */
+template <typename TC, int L, int FI, int FJ>
+__device__ __forceinline__ void store_acc_inside(const TcArgs &p, void *cb, const float (&acc)[FI][FJ][4], int row0,
+                                                 int col0, int lane) {
+  int lr, lc;
+  acc_lane<L>(lane, lr, lc);
+  TC *c = (TC *)cb + (int64_t)(row0 + lr) * p.c_rs + col0 + lc;
+  const float al = p.alpha;
+#pragma unroll
+  for (int i = 0; i < FI; ++i)
+#pragma unroll
+    for (int j = 0; j < FJ; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        int r, cc, q0, q1;
+        acc_pair<L>(i, j, h, r, cc, q0, q1);
+        st2(c + r * p.c_rs + cc, al * acc[i][j][q0], al * acc[i][j][q1]);
+      }
+}
+
+/* A warp's accumulator tiles in layout L, the warp tile's top-left at (row0, col0) of the block tile at cb. C's
+ * dtype is f32 or TI (the input dtype): store_acc_inside when it can, else store_pair per pair (bounds, beta, any
+ * dtype and stride). */
+template <typename TI, int L, int FI, int FJ>
+__device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float (&acc)[FI][FJ][4], int row0, int col0,
                                           int lane, int mrem, int nrem) {
-  if (p.cpair && p.beta == 0.f && row0 + 16 * MT <= mrem && col0 + 8 * N8 <= nrem) {
-    if (p.c_dtype == CK_F32) return store_acc_inside<float>(p, cb, acc, row0, col0, lane);
-    if constexpr (!std::is_same<TI, float>::value) return store_acc_inside<TI>(p, cb, acc, row0, col0, lane);
+  constexpr int WR = L == ACC_MN ? 16 * FI : 8 * FJ, WC = L == ACC_MN ? 8 * FJ : 16 * FI; // the warp tile
+  if (p.cpair && p.beta == 0.f && row0 + WR <= mrem && col0 + WC <= nrem) {
+    if (p.c_dtype == CK_F32) return store_acc_inside<float, L>(p, cb, acc, row0, col0, lane);
+    if constexpr (!std::is_same<TI, float>::value) return store_acc_inside<TI, L>(p, cb, acc, row0, col0, lane);
   }
-  const int g = lane >> 2, t4 = lane & 3;
+  int lr, lc;
+  acc_lane<L>(lane, lr, lc);
 #pragma unroll
-  for (int i = 0; i < MT; ++i)
+  for (int i = 0; i < FI; ++i)
 #pragma unroll
-    for (int j = 0; j < N8; ++j) {
-      const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t4;
-      store_pair(p, cb, r, c, mrem, nrem, acc[i][j][0], acc[i][j][1]);
-      store_pair(p, cb, r + 8, c, mrem, nrem, acc[i][j][2], acc[i][j][3]);
-    }
+    for (int j = 0; j < FJ; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        int r, c, q0, q1;
+        acc_pair<L>(i, j, h, r, c, q0, q1);
+        store_pair(p, cb, row0 + lr + r, col0 + lc + c, mrem, nrem, acc[i][j][q0], acc[i][j][q1]);
+      }
 }
 
 /* The batch's C base, in bytes. */
