@@ -73,9 +73,10 @@
  * bench/results/experiments/2026-11-24-mmatune-run8..17.txt): the bf16 default (H5) 60.5 / 62.3 / 63.5 / 58.4 /
  * 63.2% of cuBLAS bf16 in runs 8-13 and 59.0 / 59.7 / 63.8% in runs 16-17 (~470-510 of ~790 TFLOP/s); the TF32
  * default (T3, the transposed product) 62.1 / 58.0 / 58.1 / 57.9% of cuBLAS TF32 (~220-257 of ~380-414), and at
- * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The issue's 60%
- * target is met for bf16 and, at 8192^3, missed by about 2 points for TF32 (met once in four runs, and at
- * 4096^3). Why TF32 stays near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
+ * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The matmul ladder
+ * (its own alternating pairs, L2 flushed before each launch) at f16f290: bf16 58.9% / TF32 58.1% at 8192^3,
+ * 60.4% / 60.3% at 4096^3. So the issue's 60% at 8192^3 is met in most paired bf16 runs and about 1-2 points
+ * short in the ladder for both. Why they stay near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
  * -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
  *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
