@@ -698,7 +698,7 @@ __device__ __forceinline__ void st2(__nv_bfloat16 *c, float v0, float v1) {
  *           fragment rows g and g + 8 being C's columns 16i + 2g and + 1: c0, c2 at row 8j + 2t, columns 16i + 2g
  *           and + 1; c1, c3 at row 8j + 2t + 1.
  * acc_lane: the lane's first row and column; acc_pair: pair h (0, 1) of tile (i, j), its row and column from
- * there and its two registers, every pair two adjacent columns. */
+ * there and its two registers, every pair two adjacent columns; acc_pairs walks them all. */
 enum { ACC_MN, ACC_NM };
 template <int L> __device__ __forceinline__ void acc_lane(int lane, int &r, int &c) {
   const int g = lane >> 2, t4 = lane & 3;
@@ -708,6 +708,19 @@ template <int L> __device__ __forceinline__ void acc_lane(int lane, int &r, int 
 template <int L> __device__ __forceinline__ void acc_pair(int i, int j, int h, int &r, int &c, int &q0, int &q1) {
   if constexpr (L == ACC_MN) r = 16 * i + 8 * h, c = 8 * j, q0 = 2 * h, q1 = 2 * h + 1;
   else r = 8 * j + h, c = 16 * i, q0 = h, q1 = h + 2;
+}
+/* f(r, c, v0, v1) for every pair of the warp's accumulators: row r, columns c and c + 1 from the lane's origin. */
+template <int L, int FI, int FJ, class F> __device__ __forceinline__ void acc_pairs(const float (&acc)[FI][FJ][4], F &&f) {
+#pragma unroll
+  for (int i = 0; i < FI; ++i)
+#pragma unroll
+    for (int j = 0; j < FJ; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        int r, c, q0, q1;
+        acc_pair<L>(i, j, h, r, c, q0, q1);
+        f(r, c, acc[i][j][q0], acc[i][j][q1]);
+      }
 }
 
 /* store_acc's common case: the warp's tile lies inside C, C takes pair stores (p.cpair) and beta == 0. One
@@ -721,16 +734,7 @@ __device__ __forceinline__ void store_acc_inside(const TcArgs &p, void *cb, cons
   acc_lane<L>(lane, lr, lc);
   TC *c = (TC *)cb + (int64_t)(row0 + lr) * p.c_rs + col0 + lc;
   const float al = p.alpha;
-#pragma unroll
-  for (int i = 0; i < FI; ++i)
-#pragma unroll
-    for (int j = 0; j < FJ; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        int r, cc, q0, q1;
-        acc_pair<L>(i, j, h, r, cc, q0, q1);
-        st2(c + r * p.c_rs + cc, al * acc[i][j][q0], al * acc[i][j][q1]);
-      }
+  acc_pairs<L>(acc, [&](int r, int cc, float v0, float v1) { st2(c + r * p.c_rs + cc, al * v0, al * v1); });
 }
 
 /* A warp's accumulator tiles in layout L, the warp tile's top-left at (row0, col0) of the block tile at cb. C's
@@ -746,16 +750,9 @@ __device__ __forceinline__ void store_acc(const TcArgs &p, void *cb, const float
   }
   int lr, lc;
   acc_lane<L>(lane, lr, lc);
-#pragma unroll
-  for (int i = 0; i < FI; ++i)
-#pragma unroll
-    for (int j = 0; j < FJ; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        int r, c, q0, q1;
-        acc_pair<L>(i, j, h, r, c, q0, q1);
-        store_pair(p, cb, row0 + lr + r, col0 + lc + c, mrem, nrem, acc[i][j][q0], acc[i][j][q1]);
-      }
+  acc_pairs<L>(acc, [&](int r, int c, float v0, float v1) {
+    store_pair(p, cb, row0 + lr + r, col0 + lc + c, mrem, nrem, v0, v1);
+  });
 }
 
 /* The batch's C base, in bytes. */
