@@ -131,11 +131,29 @@ static void fill(void *p, int dt, int64_t batch, int64_t rows, int64_t cols, int
 
 // ---------------------------------------------------------------- environment
 
+/* Workspace (mma_sync's stream-K tail): freed blocks are kept and reused, as the library's caching allocator
+ * does (a cudaFree per launch would synchronise the device inside the timed launches). */
+static std::vector<std::pair<void *, size_t>> g_ws_free, g_ws_used;
 static void *ws_alloc(void *, size_t bytes) {
+  for (size_t i = 0; i < g_ws_free.size(); ++i)
+    if (g_ws_free[i].second >= bytes) {
+      g_ws_used.push_back(g_ws_free[i]);
+      g_ws_free.erase(g_ws_free.begin() + i);
+      return g_ws_used.back().first;
+    }
   void *p = nullptr;
-  return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) return nullptr;
+  g_ws_used.push_back({p, bytes});
+  return p;
 }
-static void ws_free(void *, void *p) { cudaFree(p); }
+static void ws_free(void *, void *p) {
+  for (size_t i = 0; i < g_ws_used.size(); ++i)
+    if (g_ws_used[i].first == p) {
+      g_ws_free.push_back(g_ws_used[i]);
+      g_ws_used.erase(g_ws_used.begin() + i);
+      return;
+    }
+}
 
 static ck_env g_env;
 static cudaStream_t g_stream;
@@ -175,6 +193,12 @@ static const Rung kRungs[] = {
 static void set_cfg(int cfg) {
   if (cfg < 0) unsetenv("CUKERN_MM_CFG");
   else setenv("CUKERN_MM_CFG", std::to_string(cfg).c_str(), 1);
+}
+/* mma_sync's stream-K tail (warp-specialized configurations): -1 as the launcher decides, 0 off, 1 wherever a
+ * launch can take it. */
+static void set_sk(int mode) {
+  if (mode < 0) unsetenv("CUKERN_MM_SK");
+  else setenv("CUKERN_MM_SK", mode ? "1" : "0", 1);
 }
 
 // ---------------------------------------------------------------- one problem: device buffers + host copies
@@ -427,6 +451,26 @@ static void part1() {
       }
       free_problem(P);
     }
+    // mma_sync's stream-K tail forced on (CUKERN_MM_SK=1): every configuration (those with producer warps take
+    // it) on shapes whose tiles split into many units' runs (k long against the tile count: 9 tiles of 79 k
+    // tiles over 132 units), with a batch, alpha/beta and tails, and one with whole tiles before the tail
+    // (306 tiles: 264 whole, 42 shared); 20000 sampled elements each (a unit's wrong partial spoils a tile).
+    const Shape ks[] = {{300, 520, 5000, 1, false, false, true, false, 1, 0},
+                        {1000, 700, 1030, 2, false, false, true, false, 0.75, 0.25},
+                        {2100, 4400, 520, 1, false, false, true, false, 1, 0}};
+    for (const Shape &s : ks) {
+      Problem P = make_problem(kc.kind, kc.cdt, s.m, s.n, s.k, s.batch, false, false, true, false, s.alpha, s.beta,
+                               seed += 7, true);
+      char label[96];
+      snprintf(label, sizeof label, "%lldx%lldx%lld b%lld ld8 stream-K a=%g b=%g", (long long)s.m, (long long)s.n,
+               (long long)s.k, (long long)s.batch, s.alpha, s.beta);
+      const Rung &r = kRungs[2];
+      const int nc = kc.kind == K_TF32 ? r.ncfg_tf32 : r.ncfg_half;
+      set_sk(1);
+      for (int c = -1; c < (g_tune ? nc : 0); ++c) run_check(r, c, P, 20000, label);
+      set_sk(-1);
+      free_problem(P);
+    }
   }
 }
 
@@ -552,21 +596,31 @@ static void tune(int reps) {
   printf("\n== tune: mma_sync vs cuBLAS in alternating launches, %d pairs after 3 warm-up pairs\n", reps);
   const Rung &cub = kRungs[0], &rung = kRungs[2];
   const Kind kinds[] = {K_BF16, K_TF32};
-  const int64_t sizes[] = {8192, 4096};
+  // 8192^3 and 4096^3, and a product of 198 tiles of 128 x 256 (1.5 rounds on 132 SMs: the stream-K tail's case)
+  const int64_t sizes[][3] = {{8192, 8192, 8192}, {4096, 4096, 4096}, {1408, 4608, 8192}};
   cudaEvent_t ev[4];
   for (auto &e : ev) CK(cudaEventCreate(&e));
   std::vector<std::string> summary;
-  for (int64_t N : sizes)
+  for (const auto &sz : sizes)
     for (Kind kind : kinds) {
+      const int64_t N = sz[0], NN = sz[1], NK = sz[2];
+      char szs[48];
+      if (N == NN && N == NK) snprintf(szs, sizeof szs, "%5lld^3", (long long)N);
+      else snprintf(szs, sizeof szs, "%lldx%lldx%lld", (long long)N, (long long)NN, (long long)NK);
       const int cdt = kind == K_TF32 ? CK_F32 : in_dt(kind);
-      Problem P = make_problem(kind, cdt, N, N, N, 1, false, false, false, false, 1, 0, 777 + (uint32_t)N, true);
-      P.c_rs = N, P.c_bs = N * N;
+      Problem P = make_problem(kind, cdt, N, NN, NK, 1, false, false, false, false, 1, 0, 777 + (uint32_t)N, true);
+      P.c_rs = NN, P.c_bs = N * NN;
       const ck_mm_desc d = desc_of(P);
-      const double flop = 2.0 * N * N * N;
+      const double flop = 2.0 * N * NN * NK;
       const int nc = kind == K_TF32 ? rung.ncfg_tf32 : rung.ncfg_half;
-      for (int c = -1; c < (N == 8192 ? nc : 0); ++c) {
+      // the default, with its stream-K tail off (sk0) and forced (sk1), then every configuration at 8192^3
+      std::vector<std::pair<int, int>> runs = {{-1, -1}, {-1, 0}, {-1, 1}};
+      for (int c = 0; c < (N == 8192 && NN == 8192 ? nc : 0); ++c) runs.push_back({c, -1});
+      for (auto [c, skm] : runs) {
         char name[32];
-        snprintf(name, sizeof name, c < 0 ? "def" : "c%d", c);
+        if (c < 0) snprintf(name, sizeof name, skm < 0 ? "def" : "sk%d", skm);
+        else snprintf(name, sizeof name, "c%d", c);
+        set_sk(skm);
         std::vector<float> tr, tc, ratio;
         bool ok = true;
         for (int i = 0; i < reps + 3 && ok; ++i) {
@@ -585,7 +639,7 @@ static void tune(int reps) {
         }
         set_cfg(-1);
         cudaError_t e = cudaStreamSynchronize(g_stream);
-        if (e != cudaSuccess) printf("  %s %lld %s: %s\n", kind_name(kind), (long long)N, name, cudaGetErrorString(e)), exit(3);
+        if (e != cudaSuccess) printf("  %s %s %s: %s\n", kind_name(kind), szs, name, cudaGetErrorString(e)), exit(3);
         // the last launch wrote cuBLAS's C: run the configuration once more, then check it
         CheckResult R;
         if (ok) {
@@ -600,23 +654,24 @@ static void tune(int reps) {
           ok = ok && R.bad == 0;
         }
         if (!ok) {
-          printf("  %-5s %5lld^3 mma_sync/%-4s FAILED %s\n", kind_name(kind), (long long)N, name, R.first);
+          printf("  %-5s %s mma_sync/%-4s FAILED %s\n", kind_name(kind), szs, name, R.first);
           g_fail++;
           char line[160];
-          snprintf(line, sizeof line, "%-5s %5lld^3 %-4s FAILED", kind_name(kind), (long long)N, name);
+          snprintf(line, sizeof line, "%-5s %s %-4s FAILED", kind_name(kind), szs, name);
           summary.push_back(line);
           continue;
         }
+        set_sk(-1);
         auto med = [](std::vector<float> v) { std::sort(v.begin(), v.end()); return (double)v[v.size() / 2]; };
         const double mr = med(tr), mc = med(tc), rr = med(ratio);
         const double tfr = flop / (mr * 1e-3) / 1e12, tfc = flop / (mc * 1e-3) / 1e12;
-        printf("  %-5s %5lld^3 mma_sync/%-4s %7.3f ms %6.1f TFLOP/s | cuBLAS %7.3f ms %6.1f TFLOP/s (min %.1f max %.1f)"
+        printf("  %-5s %s mma_sync/%-4s %7.3f ms %6.1f TFLOP/s | cuBLAS %7.3f ms %6.1f TFLOP/s (min %.1f max %.1f)"
                " | %5.1f%% of cuBLAS (median of pair ratios; ratio of medians %.1f%%) ok\n",
-               kind_name(kind), (long long)N, name, mr, tfr, mc, tfc, flop / (*std::max_element(tc.begin(), tc.end()) * 1e-3) / 1e12,
+               kind_name(kind), szs, name, mr, tfr, mc, tfc, flop / (*std::max_element(tc.begin(), tc.end()) * 1e-3) / 1e12,
                flop / (*std::min_element(tc.begin(), tc.end()) * 1e-3) / 1e12, 100 * rr, 100 * mc / mr);
         char line[160];
-        snprintf(line, sizeof line, "%-5s %5lld^3 %-4s %6.1f TFLOP/s %5.1f%% of cuBLAS (%.0f)", kind_name(kind),
-                 (long long)N, name, tfr, 100 * rr, tfc);
+        snprintf(line, sizeof line, "%-5s %s %-4s %6.1f TFLOP/s %5.1f%% of cuBLAS (%.0f)", kind_name(kind),
+                 szs, name, tfr, 100 * rr, tfc);
         summary.push_back(line);
       }
       free_problem(P);

@@ -183,6 +183,34 @@ describe("tensor-core matmul", function()
     end))
   end
 
+  -- mma_sync's stream-K tail (sm_90a defaults, one block per SM): T = 1.5 x (SMs) tiles of 128 x 256 leave a
+  -- last round of T mod SMs tiles, whose k tiles the launch splits over one unit per SM; the last unit of a tile
+  -- adds the others' partial sums. Tails on both sides; rows of every 128-row band are checked (rows 0, 9, 70
+  -- and 127 of a band: both warp rows, both halves of an m16 tile, every column).
+  it("mma_sync stream-K tail: a product with a partial last round of tiles within the derived bound", H.gpu(function()
+    if not hopper() then return pending("the stream-K tail runs with the sm_90a (warp-specialized) defaults") end
+    local sms = ck.device().sm_count
+    local bm, bn = 11, (3 * sms // 2 + 10) // 11 -- tile rows and columns: about 1.5 x sms tiles, not a multiple
+    local m, n, k = bm * 128 - 5, bn * 256 - 37, 1000
+    assert((bm * bn) % sms ~= 0 and bm * bn > sms, "the shape has a partial last round")
+    for _, dt in ipairs {"bf16", "tf32"} do
+      local idt = dt == "tf32" and "f32" or dt
+      local a, a64 = operand({m, k}, idt)
+      local b, b64 = operand({k, n}, idt)
+      local c = ck.matmul(a, b, {variant = "mma_sync", precision = dt == "tf32" and "tf32" or nil})
+      assert.equal("mma_sync", ck.last_ran().name, ck.last_ran().note)
+      for band = 0, bm - 1 do
+        for _, o in ipairs {0, 9, 70, 127} do
+          local row = band * 128 + o + 1
+          if row <= m then
+            local label = ("mma_sync stream-K %s %dx%dx%d row %d"):format(dt, m, n, k, row)
+            check(c:narrow(1, row, 1), a64:narrow(1, row, 1), b64, idt, k, dt == "tf32", label)
+          end
+        end
+      end
+    end
+  end))
+
   it("f32 without precision never takes TF32: mma_sync declines and the fallback says so", H.gpu(function()
     local a, b = H.rand({64, 64}, "f32", "cuda"), H.rand({64, 64}, "f32", "cuda")
     local c = ck.matmul(a, b, {variant = "mma_sync"})

@@ -126,7 +126,7 @@ struct Cfg {
   static_assert(WS == 0 || WS == 4, "no producer or a producer warpgroup");
   static constexpr int WARPS_N = BN / WN, CT = (BM / WM) * WARPS_N * 32, NT = CT + 32 * WS; // CT: computing threads
   static_assert(WS != 4 || CT % 128 == 0, "setmaxnreg works on whole warpgroups");
-  static constexpr int BAR_BYTES = WS ? 16 * STAGES : 0; // the full and empty mbarriers of each stage
+  static constexpr int BAR_BYTES = WS ? 16 * STAGES + 16 : 0; // each stage's full and empty mbarriers; sk_finish's count
   static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
 };
@@ -140,8 +140,9 @@ template <int NT, int CT, int MINB> constexpr int ws_regs() {
 }
 
 /* Warp-specialized configurations (WS > 0), first thing in the kernel: thread 0 sets up the stages' mbarriers
- * (after the STAGES A and B tiles), the producer warp(s) copy every k tile of the block (ws_produce) and return
- * false; the consumers take the producers' registers (WS 4) and return true. WS 0: true, nothing done.
+ * (after the STAGES A and B tiles), the producer warp(s) copy every k tile of the block's runs (for_runs: one
+ * tile, or a stream-K unit's two part tiles; ws_produce) and return false; the consumers take the producers'
+ * registers (WS 4) and return true. WS 0: true, nothing done.
  * Nothing the consumers keep is computed before this: values live across setmaxnreg are allocated under the
  * launch's 168 registers, and ptxas spilled the tile's k-tile count there and reloaded it twice per k tile. */
 template <class C, typename T, int AM, int BMD, int A_ST, int B_ST>
@@ -152,9 +153,13 @@ __device__ __forceinline__ bool ws_role(const TcArgs &p, int64_t y0, int64_t z0,
     __syncthreads();
     if (tid >= C::CT) {
       if constexpr (C::WS == 4) setmaxnreg_dec<kRegsProducer>();
-      const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
-      const StageCopy<T, C::BM, C::BN, C::BK, AM, BMD, 32 * C::WS, kProducerGroup> copier(p, bt, tid - C::CT);
-      ws_produce<C::STAGES>(bt.ktiles, bars, [&](int kt, int st) { copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST); });
+      WsRing ring;
+      for_runs<T, C::BM, C::BN, C::BK, C::GROUP, false>(p, y0, z0, [&](const BlockTile<T> &bt, int kt0, int kt1, const SkRun &) {
+        const StageCopy<T, C::BM, C::BN, C::BK, AM, BMD, 32 * C::WS, kProducerGroup> copier(p, bt, tid - C::CT);
+        ws_produce<C::STAGES>(ring, kt0, kt1, bars,
+                              [&](int kt, int st) { copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST); });
+      });
+      cp_wait<0>();
       return false;
     }
     if constexpr (C::WS == 4) setmaxnreg_inc<ws_regs<C::NT, C::CT, C::MINB>()>();
@@ -162,21 +167,37 @@ __device__ __forceinline__ bool ws_role(const TcArgs &p, int64_t y0, int64_t z0,
   return true;
 }
 
-/* A configuration's k loop over the block's k tiles, in the computing warps: WS 0, k_loop (every warp also
- * copies: cp.async when VEC, else plain loads); WS > 0, ws_consume (the producers copy). */
-template <class C, int KS, class F, typename T, int AM, int BMD, bool VEC, int A_ST, int B_ST, class Load, class Mma>
-__device__ __forceinline__ void main_loop(const TcArgs &p, const BlockTile<T> &bt, uint32_t sA, uint32_t sB, int tid,
-                                          Load &&load, Mma &&mma) {
+/* The computing warps' whole work: for each run of k tiles (for_runs), zeroed accumulators, the k loop, and
+ * the warp's results (warp tile at row0, col0 of the block tile, accumulator layout L) stored to C. WS 0:
+ * k_loop over the block's one tile (every warp also copies: cp.async when VEC, else plain loads); WS > 0:
+ * ws_consume (the producers copy), and a stream-K unit's part tiles go through sk_finish (the last unit of a
+ * tile stores it). */
+template <class C, int KS, class F, typename T, int AM, int BMD, bool VEC, int A_ST, int B_ST, int L, int FI, int FJ,
+          class Load, class Mma>
+__device__ __forceinline__ void main_loop(const TcArgs &p, int64_t y0, int64_t z0, uint32_t sA, uint32_t sB, int tid,
+                                          float (&acc)[FI][FJ][4], int row0, int col0, Load &&load, Mma &&mma) {
+  const int lane = tid & 31;
   if constexpr (C::WS == 0) {
+    const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
     const StageCopy<T, C::BM, C::BN, C::BK, AM, BMD, C::NT> copier(p, bt, tid);
     auto issue = [&](int kt, int st) {
       if constexpr (VEC) copier.issue(p, bt, kt, sA + st * A_ST, sB + st * B_ST);
       else load_stage<T, C::BM, C::BN, C::BK, AM, BMD, C::NT, false>(p, bt, kt, sA + st * A_ST, sB + st * B_ST, tid);
     };
+    zero_acc(acc);
     k_loop<C::STAGES, C::PIPE, KS, F>(bt.ktiles, issue, load, mma);
+    store_acc<T, L>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, row0, col0, lane, bt.mrem, bt.nrem);
   } else {
     static_assert(VEC, "producer warps copy with cp.async");
-    ws_consume<C::STAGES, C::PIPE, KS, F>(bt.ktiles, sB + C::STAGES * B_ST, load, mma);
+    const uint32_t bars = sB + C::STAGES * B_ST;
+    int *flag = (int *)__cvta_shared_to_generic(bars + 16 * C::STAGES); // sk_finish's arrival count
+    WsRing ring;
+    for_runs<T, C::BM, C::BN, C::BK, C::GROUP, true>(p, y0, z0, [&](const BlockTile<T> &bt, int kt0, int kt1, const SkRun &run) {
+      zero_acc(acc);
+      ws_consume<C::STAGES, C::PIPE, KS, F>(ring, kt1 - kt0, bars, load, mma);
+      if (run.rel < 0 || sk_finish<C::CT, C::BM, C::BN>(p, acc, run, tid, flag))
+        store_acc<T, L>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, row0, col0, lane, bt.mrem, bt.nrem);
+    });
   }
 }
 
@@ -196,10 +217,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
   if (!ws_role<C, T, SW_XOR, SW_XOR, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
-  const BlockTile<T> bt = block_tile<T, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[C::MT][C::N8][4];
-  zero_acc(acc);
 
   // A: lanes 0-15 give rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 (regs a0..a3 of m16n8k16). B,
   // transposed in the load: lanes 0-15 give k rows 0-15 at n 0-7, lanes 16-31 k rows 0-15 at n 8-15 (regs b0, b1
@@ -232,9 +251,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
         mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
       }
   };
-  main_loop<C, KS, FragH<C>, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
-
-  store_acc<T, ACC_MN>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  main_loop<C, KS, FragH<C>, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST, ACC_MN>(p, y0, z0, sA, sB, tid, acc, wm * C::WM,
+                                                                         wn * C::WN, load, mma);
 }
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
@@ -255,10 +273,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
   if (!ws_role<C, float, SW_XOR, SW_TF32B, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
-  const BlockTile<float> bt = block_tile<float, C::BM, C::BN, C::BK, C::GROUP>(p, y0, z0);
 
   float acc[NX][NY][4]; // layout ACC_NM (mm_tc.cuh)
-  zero_acc(acc);
 
   // The warp computes C^T = B^T A^T: in m16n8k8 the 16 x 8 "A" operand x is B^T (16 columns of C by 8 k) and
   // the 8 x 8 "B" operand y is A^T (8 k by 8 rows of C). Row-major B is k-major, so x's lane layout asks for
@@ -308,9 +324,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
         mma1688_tf32(acc[i][j], f.x[i], f.y[j >> 1][2 * (j & 1)], f.y[j >> 1][2 * (j & 1) + 1]);
       }
   };
-  main_loop<C, KS, FragT<C>, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST>(p, bt, sA, sB, tid, load, mma);
-
-  store_acc<float, ACC_NM>(p, c_base(p, bt.z, bt.m0, bt.n0), acc, wm * C::WM, wn * C::WN, lane, bt.mrem, bt.nrem);
+  main_loop<C, KS, FragT<C>, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST, ACC_NM>(p, y0, z0, sA, sB, tid, acc, wm * C::WM,
+                                                                              wn * C::WN, load, mma);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -374,14 +389,21 @@ template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + 
 // Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
 using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
 
+/* One configuration's launch: with a stream-K tail (mm_tc.cuh: launch_tiles_sk) when it has producer warps.
+ * `raised`: the kernel's own flag (the f16 and bf16 kernels of one configuration share this function). */
+template <class C, int SMEM, class K> int launch_cfg(const ck_mm_desc *d, const ck_env *env, K kern, bool &raised) {
+  if constexpr (C::WS > 0) return launch_tiles_sk<C::BM, C::BN, C::BK, C::NT, SMEM, C::MINB>(d, env, kern, raised);
+  else return launch_tiles<C::BM, C::BN, C::NT, SMEM>(d, env, kern, raised);
+}
+
 template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *env) {
   static bool raised;
-  return launch_tiles<C::BM, C::BN, C::NT, smem_h<C>()>(d, env, matmul_mma_sync_kernel<C, T, true>, raised);
+  return launch_cfg<C, smem_h<C>()>(d, env, matmul_mma_sync_kernel<C, T, true>, raised);
 }
 
 template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
   static bool raised;
-  return launch_tiles<C::BM, C::BN, C::NT, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
+  return launch_cfg<C, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
 }
 
 /* Whether a warp-specialized kernel got its registers: setmaxnreg exists on sm_90a only, and built for any
