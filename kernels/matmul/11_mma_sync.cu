@@ -63,7 +63,14 @@
  * (store_acc_inside); until 2026-11-24 every pair went through store_pair's bounds/beta/dtype code, 100 KB of
  * SASS run once per block from a cold instruction cache: 8% of the warp samples at 8192^3 (ncu).
  * Launch: block (BM/WM)*(BN/WN) warps (1-D), plus 4 producer warps with WS; grid x = column tiles, y = row
- * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. Configurations below (pick(): the
+ * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. WS configurations take a
+ * stream-K tail when the last round of tiles would leave >= a fifth of the SMs idle (mm_tc.cuh:
+ * launch_tiles_sk, for_runs, sk_finish; CUKERN_MM_SK=0/1 turns it off / forces it): a 1-D grid whose first
+ * blocks take whole tiles and whose last one-per-SM units split the tail's k tiles, the last unit of a tile
+ * adding the others' partial sums from a workspace in unit order. Measured (H100, pairs with cuBLAS, run 20):
+ * 1408 x 4608 x 8192 (198 tiles) bf16 58.1% of cuBLAS with it against 47.4% without, TF32 75.3% against 61.1%;
+ * at 8192^3 within the run's noise (a partial last round costs less than its share of tiles: fewer busy SMs
+ * run faster). Configurations below (pick(): the
  * large one once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large
  * problems, built for sm_90a: f16/bf16 128 x 256 x 64, 8 consumer warps of 64 x 64, 3 stages, PIPE 1, 144 KB;
  * TF32 128 x 256 x 64, 2 stages, PIPE 0, inputs truncated, 192 KB; 12 warps, 1 block per SM. Built for
@@ -75,8 +82,9 @@
  * default (T3, the transposed product) 62.1 / 58.0 / 58.1 / 57.9% of cuBLAS TF32 (~220-257 of ~380-414), and at
  * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The matmul ladder
  * (its own alternating pairs, L2 flushed before each launch) at f16f290: bf16 58.9% / TF32 58.1% at 8192^3,
- * 60.4% / 60.3% at 4096^3. So the issue's 60% at 8192^3 is met in most paired bf16 runs and about 1-2 points
- * short in the ladder for both. Why they stay near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
+ * 60.4% / 60.3% at 4096^3; at 6682fc9 (stream-K tail): 57.7% / 57.3% at 8192^3, 57.7% / 58.9% at 4096^3. So the
+ * issue's 60% at 8192^3 is met in most paired bf16 runs and 2-3 points short in the ladder for both (one
+ * tc_tune run read the same kernel at 56.6-61.8% TF32 and 57.7-62.5% bf16 in different rows). Why they stay near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
  * -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
  *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
