@@ -187,7 +187,7 @@ struct Rung {
 static const Rung kRungs[] = {
     {"cublas", ck_matmul_cublas, nullptr, 0, 0},
     {"wmma", ck_matmul_wmma, ck_matmul_wmma_supports, 5, 0},
-    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 10, 10},
+    {"mma_sync", ck_matmul_mma_sync, ck_matmul_mma_sync_supports, 8, 8},
 };
 
 static void set_cfg(int cfg) {

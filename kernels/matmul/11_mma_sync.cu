@@ -136,11 +136,6 @@ struct Cfg {
   static_assert(WS != 4 || CT % 128 == 0, "setmaxnreg works on whole warpgroups");
   static constexpr int BAR_BYTES = WS ? 16 * STAGES + 16 : 0; // each stage's full and empty mbarriers; sk_finish's count
   static constexpr int MT = WM / 16, N8 = WN / 8; // m16 and n8 tiles per warp
-  // STREAM: a warp tile past 64 x 64 (more than 128 accumulators per lane) leaves no room for a whole k step's
-  // fragments; the step then loads its B fragments (the mma's A operand in the TF32 form) and streams the
-  // other operand one 16-row fragment at a time, the next one loading while the current one multiplies.
-  static constexpr bool STREAM = MT * N8 > 32;
-  static_assert(!STREAM || PIPE == 0, "a streamed k step is not double-buffered");
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
 };
 
@@ -219,17 +214,13 @@ __device__ __forceinline__ void main_loop(const TcArgs &p, int64_t y0, int64_t z
 template <class C> struct FragH { // one k16 step of a warp: MT A fragments, N8/2 pairs of B fragments
   uint32_t a[C::MT][4], b[C::N8 / 2][4];
 };
-template <class C> struct FragHS { // C::STREAM: the step's B fragments and where its A fragments start
-  uint32_t a;
-  uint32_t b[C::N8 / 2][4];
-};
 
 template <class C, typename T, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const TcArgs p, int64_t y0, int64_t z0) {
   constexpr int ACH = C::BK / 8, BCH = C::BN / 8; // 16-byte chunks per row of the A [BM][BK] and B [BK][BN] tiles
   constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_XOR>(C::BK);
   static_assert(C::BK % 16 == 0, "k16 steps");
-  extern __shared__ __align__(1024) unsigned char smem[];
+  extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
@@ -249,50 +240,27 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_kernel(const T
   for (int ks = 0; ks < KS; ++ks) a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 15), ks * 2 + (lane >> 4));
 #pragma unroll
   for (int j = 0; j < C::N8 / 2; ++j) b_off[j] = swz<BCH, SW_XOR>(lane & 15, (wn * C::WN + j * 16) / 8 + (lane >> 4));
-  using F = std::conditional_t<C::STREAM, FragHS<C>, FragH<C>>;
-  constexpr uint32_t A_ROW16 = 16 * ACH * 16; // bytes between A fragments (16 rows)
-  auto load = [&](F &f, int stage, int ks) {
+  auto load = [&](FragH<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
-    if constexpr (C::STREAM) {
-      // Register-light offsets: A's chunk 2 ks + (lane >> 4) and B's chunk 2 j + (lane >> 4) of the warp's
-      // columns are one XOR away from step 0's and pair 0's (SW_XOR XORs the chunk's low 3 bits with the row,
-      // the stage bases are 1024-byte aligned), so the warp keeps one offset of each instead of KS + N8 / 2.
-      static_assert((C::N8 & (C::N8 - 1)) == 0 && ACH >= 8, "power-of-two chunk spans");
-      f.a = (a_st + a_off[0]) ^ (ks << 5);
 #pragma unroll
-      for (int j = 0; j < C::N8 / 2; ++j) ldsm_x4_t(f.b[j], (b_st + b_off[0] + ks * 16 * BCH * 16) ^ (j << 5));
-    } else {
+    for (int i = 0; i < C::MT; ++i)
+      ldsm_x4(f.a[i], a_st + a_off[ks] + i * 16 * ACH * 16);
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i) ldsm_x4(f.a[i], a_st + a_off[ks] + i * A_ROW16);
-#pragma unroll
-      for (int j = 0; j < C::N8 / 2; ++j) ldsm_x4_t(f.b[j], b_st + b_off[j] + ks * 16 * BCH * 16);
-    }
+    for (int j = 0; j < C::N8 / 2; ++j) ldsm_x4_t(f.b[j], b_st + b_off[j] + ks * 16 * BCH * 16);
   };
   // Serpentine: odd fragment rows walk the n tiles backwards, so a row's last B fragment is the next row's first.
-  auto row = [&](const F &f, int i, const uint32_t (&a)[4]) {
+  auto mma = [&](const FragH<C> &f) {
 #pragma unroll
-    for (int jj = 0; jj < C::N8 / 2; ++jj) {
-      const int j = i & 1 ? C::N8 / 2 - 1 - jj : jj;
-      mma16816<T>(acc[i][2 * j], a, f.b[j][0], f.b[j][1]);
-      mma16816<T>(acc[i][2 * j + 1], a, f.b[j][2], f.b[j][3]);
-    }
-  };
-  auto mma = [&](const F &f) {
-    if constexpr (C::STREAM) {
-      uint32_t a[2][4];
-      ldsm_x4(a[0], f.a);
+    for (int i = 0; i < C::MT; ++i)
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i) {
-        if (i + 1 < C::MT) ldsm_x4(a[(i + 1) & 1], f.a + (i + 1) * A_ROW16);
-        row(f, i, a[i & 1]);
+      for (int jj = 0; jj < C::N8 / 2; ++jj) {
+        const int j = i & 1 ? C::N8 / 2 - 1 - jj : jj;
+        mma16816<T>(acc[i][2 * j], f.a[i], f.b[j][0], f.b[j][1]);
+        mma16816<T>(acc[i][2 * j + 1], f.a[i], f.b[j][2], f.b[j][3]);
       }
-    } else {
-#pragma unroll
-      for (int i = 0; i < C::MT; ++i) row(f, i, f.a[i]);
-    }
   };
-  main_loop<C, KS, F, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST, ACC_MN>(p, y0, z0, sA, sB, tid, acc, wm * C::WM, wn * C::WN,
-                                                                  load, mma);
+  main_loop<C, KS, FragH<C>, T, SW_XOR, SW_XOR, VEC, A_ST, B_ST, ACC_MN>(p, y0, z0, sA, sB, tid, acc, wm * C::WM,
+                                                                         wn * C::WN, load, mma);
 }
 
 // ---------------------------------------------------------------- TF32 kernel (f32 inputs)
@@ -301,10 +269,6 @@ template <class C> struct FragT { // one k8 step of a warp (f32 bits; TF32_RNA: 
   uint32_t x[C::N8 / 2][4]; // B^T: the mma's A operand, one per 16 columns of C
   uint32_t y[C::MT][4];     // A^T: the mma's B operand, (y0, y1) and (y2, y3) for two 8-row tiles of C
 };
-template <class C> struct FragTS { // C::STREAM: the step's B^T fragments and where its A^T fragments start
-  uint32_t x[C::N8 / 2][4];
-  uint32_t y;
-};
 
 template <class C, bool VEC>
 __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(const TcArgs p, int64_t y0, int64_t z0) {
@@ -312,7 +276,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   constexpr int A_ST = tile_bytes<ACH, SW_XOR>(C::BM), B_ST = tile_bytes<BCH, SW_TF32B>(C::BK);
   constexpr int NX = C::N8 / 2, NY = 2 * C::MT; // the warp's 16-column and 8-row tiles
   static_assert(C::BK % 8 == 0 && C::WN % 32 == 0, "k8 steps; warp tiles of whole 8-chunk groups of B");
-  extern __shared__ __align__(1024) unsigned char smem[];
+  extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sA = smem_u32(smem), sB = sA + C::STAGES * A_ST;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
@@ -339,15 +303,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
     a_off[ks] = swz<ACH, SW_XOR>(wm * C::WM + (lane & 7) + ((lane >> 4) << 3), ks * 2 + ((lane >> 3) & 1));
 #pragma unroll
   for (int h = 0; h < 2; ++h) b_off[h] = swz<BCH, SW_TF32B>(t4, (wn * C::WN) / 4 + 4 * h + (g >> 1)) + (g & 1) * 8;
-  using F = std::conditional_t<C::STREAM, FragTS<C>, FragT<C>>;
-  constexpr uint32_t A_ROW16 = 16 * ACH * 16; // bytes between A^T fragments (16 rows of A)
-  auto rnd = [](uint32_t (&r)[4]) {
-    if constexpr (C::RND == TF32_RNA) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) r[q] = to_tf32(r[q]);
-    }
-  };
-  auto load = [&](F &f, int stage, int ks) {
+  auto load = [&](FragT<C> &f, int stage, int ks) {
     const uint32_t a_st = sA + stage * A_ST, b_st = sB + stage * B_ST;
 #pragma unroll
     for (int i = 0; i < NX; ++i) {
@@ -355,46 +311,29 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
       lds64(f.x[i][0], f.x[i][1], o);
       lds64(f.x[i][2], f.x[i][3], o + 4 * BCH * 16);
     }
-    if constexpr (C::STREAM) {
-      f.y = (a_st + a_off[0]) ^ (ks << 5); // as in the f16/bf16 kernel: chunk 2 ks + .. is an XOR of step 0's
-    } else {
 #pragma unroll
-      for (int q = 0; q < C::MT; ++q) ldsm_x4(f.y[q], a_st + a_off[ks] + q * A_ROW16);
+    for (int q = 0; q < C::MT; ++q) ldsm_x4(f.y[q], a_st + a_off[ks] + q * 16 * ACH * 16);
+    if constexpr (C::RND == TF32_RNA) {
 #pragma unroll
-      for (int q = 0; q < C::MT; ++q) rnd(f.y[q]);
-    }
+      for (int q = 0; q < 4; ++q) {
 #pragma unroll
-    for (int i = 0; i < NX; ++i) rnd(f.x[i]);
-  };
-  auto mma = [&](const F &f) {
-    if constexpr (C::STREAM) {
-      // One A^T fragment (two 8-row tiles of C) at a time against all the step's B^T fragments, the next one
-      // loading meanwhile; the column tiles run back and forth from one fragment to the next.
-      uint32_t y[2][4];
-      ldsm_x4(y[0], f.y);
+        for (int i = 0; i < NX; ++i) f.x[i][q] = to_tf32(f.x[i][q]);
 #pragma unroll
-      for (int q = 0; q < C::MT; ++q) {
-        if (q + 1 < C::MT) ldsm_x4(y[(q + 1) & 1], f.y + (q + 1) * A_ROW16);
-        rnd(y[q & 1]);
-#pragma unroll
-        for (int ii = 0; ii < NX; ++ii) {
-          const int i = q & 1 ? NX - 1 - ii : ii;
-          mma1688_tf32(acc[i][2 * q], f.x[i], y[q & 1][0], y[q & 1][1]);
-          mma1688_tf32(acc[i][2 * q + 1], f.x[i], y[q & 1][2], y[q & 1][3]);
-        }
+        for (int i = 0; i < C::MT; ++i) f.y[i][q] = to_tf32(f.y[i][q]);
       }
-    } else {
-#pragma unroll
-      for (int i = 0; i < NX; ++i)
-#pragma unroll
-        for (int jj = 0; jj < NY; ++jj) {
-          const int j = i & 1 ? NY - 1 - jj : jj; // serpentine, as in the f16/bf16 kernel
-          mma1688_tf32(acc[i][j], f.x[i], f.y[j >> 1][2 * (j & 1)], f.y[j >> 1][2 * (j & 1) + 1]);
-        }
     }
   };
-  main_loop<C, KS, F, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST, ACC_NM>(p, y0, z0, sA, sB, tid, acc, wm * C::WM,
-                                                                       wn * C::WN, load, mma);
+  auto mma = [&](const FragT<C> &f) {
+#pragma unroll
+    for (int i = 0; i < NX; ++i)
+#pragma unroll
+      for (int jj = 0; jj < NY; ++jj) {
+        const int j = i & 1 ? NY - 1 - jj : jj; // serpentine, as in the f16/bf16 kernel
+        mma1688_tf32(acc[i][j], f.x[i], f.y[j >> 1][2 * (j & 1)], f.y[j >> 1][2 * (j & 1) + 1]);
+      }
+  };
+  main_loop<C, KS, FragT<C>, float, SW_XOR, SW_TF32B, VEC, A_ST, B_ST, ACC_NM>(p, y0, z0, sA, sB, tid, acc, wm * C::WM,
+                                                                              wn * C::WN, load, mma);
 }
 
 // ---------------------------------------------------------------- configurations and launch
@@ -426,9 +365,7 @@ using H4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1>;   // 4: small problems; 4 warps of 
 using H5 = Cfg<128, 256, 64, 64, 64, 3, 1, 1, TF32_TRUNC, 4>; // 5: large problems on sm_90a: BK 64, 3 stages, producers
 using H6 = Cfg<128, 256, 32, 64, 64, 4, 1, 1, TF32_TRUNC, 4>; // 6: H0 + producers
 using H7 = Cfg<128, 256, 64, 64, 64, 4, 1, 1, TF32_TRUNC, 4>; // 7: H3 + producers
-using H8 = Cfg<192, 256, 64, 96, 64, 3, 1, 0, TF32_TRUNC, 4>; // 8: 96 x 64 warp tiles (STREAM), 3 stages, producers, 168 KB
-using H9 = Cfg<192, 256, 64, 96, 64, 4, 1, 0, TF32_TRUNC, 4>; // 9: H8 with 4 stages, 224 KB
-constexpr int kNH = 10, kLargeH = 0, kLargeWsH = 5, kSmallH = 4; // large: H5 on sm_90a, else H0; small: H4
+constexpr int kNH = 8, kLargeH = 0, kLargeWsH = 5, kSmallH = 4; // large: H5 on sm_90a, else H0; small: H4
 
 // TF32 (f32 inputs). Shared memory: STAGES * (BM*BK + BK*BN) * 4 bytes. History: with B read by 16-byte loads of
 // permuted columns (until this session) the best was 128 x 128 x 32, PIPE 1, 2 blocks per SM at 43.1-49% of cuBLAS
@@ -452,9 +389,7 @@ using T4 = Cfg<64, 64, 32, 32, 32, 3, 4, 1, TF32_TRUNC>;   // 4: small problems,
 using T5 = Cfg<128, 256, 32, 64, 64, 3, 1, 0, TF32_TRUNC, 4>; // 5: BK 32, 3 stages, producers (until 2026-11-24)
 using T6 = Cfg<128, 256, 32, 64, 64, 4, 1, 0, TF32_TRUNC, 4>; // 6: T5 with 4 stages
 using T7 = Cfg<128, 128, 32, 64, 64, 3, 2, 0, TF32_TRUNC, 4>; // 7: T0 + producers
-using T8 = Cfg<192, 256, 32, 96, 64, 3, 1, 0, TF32_TRUNC, 4>; // 8: 96 x 64 warp tiles (STREAM), BK 32, 3 stages, 168 KB
-using T9 = Cfg<192, 256, 64, 96, 64, 2, 1, 0, TF32_TRUNC, 4>; // 9: 96 x 64 warp tiles, BK 64, 2 stages, 224 KB
-constexpr int kNT = 10, kLargeT = 0, kLargeWsT = 3, kSmallT = 4; // defaults: T3 on sm_90a, else T0
+constexpr int kNT = 8, kLargeT = 0, kLargeWsT = 3, kSmallT = 4; // defaults: T3 on sm_90a, else T0
 
 template <class C> constexpr int smem_h() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 2 + C::BAR_BYTES; }
 template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + C::BK * C::BN) * 4 + C::BAR_BYTES; }
@@ -517,8 +452,6 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   case 5: return launch_h<H5, T>(d, env);
   case 6: return launch_h<H6, T>(d, env);
   case 7: return launch_h<H7, T>(d, env);
-  case 8: return launch_h<H8, T>(d, env);
-  case 9: return launch_h<H9, T>(d, env);
   default: return launch_h<H0, T>(d, env);
   }
 }
@@ -537,8 +470,6 @@ int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   case 5: return launch_t<T5>(d, env);
   case 6: return launch_t<T6>(d, env);
   case 7: return launch_t<T7>(d, env);
-  case 8: return launch_t<T8>(d, env);
-  case 9: return launch_t<T9>(d, env);
   default: return launch_t<T0>(d, env);
   }
 }
