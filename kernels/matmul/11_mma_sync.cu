@@ -94,7 +94,10 @@
  *   - the shared-memory pipe: a 64 x 64 warp tile reads 128 bytes per TF32 HMMA whatever the load width, and
  *     the block's copies write 48 (bf16: 128 and 96 per HMMA of twice the flops), ~92% of the SM's 128
  *     bytes per clock at the register-only HMMA rate; ncu has the shared pipe 82% busy in the bf16 default.
- *     Larger warp tiles do not fit in the registers, smaller ones (more warps) measured slower (36-42%). The
+ *     Larger warp tiles do not fit in the registers: 96 x 64 (192 accumulators per lane; 192 x 256 blocks with
+ *     producers, B fragments whole and A streamed one fragment at a time; 5ee45da) read 55% bf16 and 51-53%
+ *     TF32, because ptxas moves accumulator halves between HMMAs (0.71-1.07 IMAD.MOV per HMMA), spilling or
+ *     not (mmatune run 21, probe 96x64). Smaller ones (more warps) measured slower (36-42%). The
  *     transposed TF32 product cut the consumers' loads from 0.625 to 0.375 per HMMA (1.30 SASS instructions
  *     per HMMA in the k loop), and the default moved by ~2-3 points: the bytes, not the instruction count,
  *     bound it; the producers' copies compete with the fragment loads for the same queue (StageCopy).
@@ -342,7 +345,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // block: STAGES * (BM*BK + BK*BN) * 2 bytes. History (H100, bench/results/experiments/2026-11-24-mma*.txt, % of
 // cuBLAS bf16 at 8192^3 in the same run): before the per-lane offsets H0 was at 52.0-57.4% over six runs (its
 // position in a run moves it by ~3 points), H1 53.6-54.5%, H2 47.6-53.0%, H3 51.3-53.3%, H4 ~35%. Dropped, slower:
-// 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%),
+// 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%; with producers, 55%),
 // 16 warps per SM of 32 x 64 or 64 x 32 (36.4-41.8%: smaller warp tiles read more shared memory per flop). This
 // session's trials (mmatune runs 3-6, 15 alternating pairs with cuBLAS each): per-lane offsets alone 55.1-55.7%,
 // with the serpentine order 55.3 / 56.2 / 56.5% against 53.1 / 56.4 / 52.2% for H0 without either, forced the same
