@@ -142,13 +142,7 @@ struct Cfg {
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tiles nest");
 };
 
-/* WS 4: registers per producer thread after setmaxnreg, and per consumer thread: what a thread had at launch
- * (65536 / (NT * MINB), a multiple of 8) plus its share of what the producer warpgroup gave back, at most 256. */
-constexpr int kRegsProducer = 40, kProducerGroup = 4;
-template <int NT, int CT, int MINB> constexpr int ws_regs() {
-  constexpr int r0 = 65536 / (NT * MINB) / 8 * 8, rc = (r0 * NT - kRegsProducer * (NT - CT)) / CT / 8 * 8;
-  return rc > 256 ? 256 : rc;
-}
+constexpr int kProducerGroup = 4; // StageCopy's chunk grouping for the producer warpgroup
 
 /* Warp-specialized configurations (WS > 0), first thing in the kernel: thread 0 sets up the stages' mbarriers
  * (after the STAGES A and B tiles), the producer warp(s) copy every k tile of the block's runs (for_runs: one

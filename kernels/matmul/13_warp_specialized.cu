@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(NT, 1)
   __syncthreads();
 
   if (wg == 0) { // producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<kRegsProducer>();
     if (tid == 0) {
       const int za = p.a_bs ? (int)z : 0, zb = p.b_bs ? (int)z : 0;
       for (int t = 0; t < ktiles; ++t) {
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(NT, 1)
       }
     }
   } else { // consumers: warpgroup c owns rows 64c .. 64c + 63
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<ws_regs<NT, NT - 128, 1>()>();
     const int c = wg - 1;
     float d[BN / 2];
 #pragma unroll

@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(NT, 1)
   else __syncthreads();
 
   if (wg == 0) { // producer
-    setmaxnreg_dec<40>();
+    setmaxnreg_dec<kRegsProducer>();
     if (tid == 0) {
       int it = 0; // k tiles issued by this block so far (all units)
       for (int id = unit0; id < units; id += stride) {
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(NT, 1)
       }
     }
   } else { // consumers: warpgroup c owns rows 64c .. 64c + 63 of every tile
-    setmaxnreg_inc<232>();
+    setmaxnreg_inc<ws_regs<NT, NT - 128, 1>()>();
     const int c = wg - 1;
     int it = 0;
     auto release = [&](int i) { // this warpgroup is done with the stage of k tile i (here and in the partner)

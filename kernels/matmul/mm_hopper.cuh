@@ -142,8 +142,6 @@ __device__ __forceinline__ void fence_async_smem() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
-/* A barrier of `count` threads (named barrier id; 0 is __syncthreads'). */
-__device__ __forceinline__ void named_sync(int id, int count) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory"); }
 
 __device__ __forceinline__ void wgmma_fence() {
 #ifdef CK_HAS_WGMMA
@@ -167,7 +165,7 @@ template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// setmaxnreg_inc / setmaxnreg_dec: mm_tc.cuh (rung 11's warp-specialized configurations use them too).
+// setmaxnreg_inc / setmaxnreg_dec, ws_regs, named_sync: mm_tc.cuh (rung 11's warp-specialized configurations use them too).
 
 /* A shared-memory matrix descriptor, 128-byte swizzle (byte offsets; the fields hold them >> 4). */
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo) {

@@ -227,6 +227,9 @@ __device__ __forceinline__ uint32_t to_tf32(uint32_t x) {
 
 // ---------------------------------------------------------------- mbarriers (sm_80+; the warp-specialized k loop)
 
+/* A barrier of `count` threads (named barrier id; 0 is __syncthreads'): a warp role's own meeting point. */
+__device__ __forceinline__ void named_sync(int id, int count) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory"); }
+
 /* A 64-bit shared-memory barrier at bar (shared address) expecting `count` arrivals per phase. */
 __device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
 #if __CUDA_ARCH__ >= 800
@@ -322,14 +325,18 @@ __device__ __forceinline__ void load_tile(uint32_t sbase, const T *g, int64_t rs
 // ---------------------------------------------------------------- tile order (device)
 
 /* Blocks walk GROUP tile rows of one band of tile columns at a time, so that consecutive blocks share B
- * panels while they are in L2. Returns (tile_m, tile_n) for this block; grid x = column tiles, y = row tiles. */
+ * panels while they are in L2. band_tile: the tile of step l (< GROUP x column tiles) of row band `band` of
+ * tm tile rows (the last band may be short); tile_of_block: this block's (tile_m, tile_n), grid x = column
+ * tiles, y = row tiles, in that order. */
+template <int GROUP> __device__ __forceinline__ void band_tile(unsigned band, unsigned l, unsigned tm, unsigned &tile_m,
+                                                               unsigned &tile_n) {
+  const unsigned rows = min((unsigned)GROUP, tm - band * GROUP);
+  tile_m = band * GROUP + l % rows, tile_n = l / rows;
+}
 template <int GROUP> __device__ __forceinline__ void tile_of_block(unsigned &tile_m, unsigned &tile_n) {
   tile_m = blockIdx.y, tile_n = blockIdx.x;
-  if (GROUP > 1) {
-    const unsigned band = blockIdx.y / GROUP, rows = min((unsigned)GROUP, gridDim.y - band * GROUP);
-    const unsigned l = (blockIdx.y % GROUP) * gridDim.x + blockIdx.x; // < 2^32: gridDim.x < 2^28
-    tile_m = band * GROUP + l % rows, tile_n = l / rows;
-  }
+  if (GROUP > 1) // l < 2^32: gridDim.x < 2^28
+    band_tile<GROUP>(blockIdx.y / GROUP, (blockIdx.y % GROUP) * gridDim.x + blockIdx.x, gridDim.y, tile_m, tile_n);
 }
 
 /* Where this block's tile lies: batch z, origin (m0, n0), valid rows and columns (<= BM, BN), A and B at the
@@ -366,8 +373,10 @@ template <typename T, int BM, int BN, int BK, int GROUP>
 __device__ __forceinline__ BlockTile<T> tile_of(const TcArgs &p, unsigned l) {
   const unsigned tm = (unsigned)((p.m + BM - 1) / BM), tn = (unsigned)((p.n + BN - 1) / BN), z = l / (tm * tn);
   l -= z * tm * tn;
-  const unsigned band = l / (GROUP * tn), rows = min((unsigned)GROUP, tm - band * GROUP), lb = l - band * GROUP * tn;
-  return tile_at<T, BM, BN, BK>(p, z, band * GROUP + lb % rows, lb / rows);
+  const unsigned band = l / (GROUP * tn);
+  unsigned tile_m, tile_n;
+  band_tile<GROUP>(band, l - band * GROUP * tn, tm, tile_m, tile_n);
+  return tile_at<T, BM, BN, BK>(p, z, tile_m, tile_n);
 }
 
 /* The copies of k tile kt: A's BM x BK tile into the stage at sa (layout AMODE), B's BK x BN tile into sb
@@ -603,6 +612,17 @@ template <int N> __device__ __forceinline__ void setmaxnreg_inc() {
 #endif
 }
 
+/* The register split of a block with one producer warpgroup (rung 11's WS configurations, rungs 13 and 14):
+ * kRegsProducer per producer thread after setmaxnreg, and ws_regs per consumer thread: what a thread had at
+ * launch (65536 / (NT * MINB), a multiple of 8) plus its share of what the producers gave back, at most 256
+ * (NT threads, CT of them consumers: 384 and 256 give 40 / 232). */
+constexpr int kRegsProducer = 40;
+template <int NT, int CT, int MINB> constexpr int ws_regs() {
+  constexpr int r0 = 65536 / (NT * MINB) / 8 * 8, rc = (r0 * NT - kRegsProducer * (NT - CT)) / CT / 8 * 8;
+  return rc > 256 ? 256 : rc;
+}
+static_assert(ws_regs<384, 256, 1>() == 232, "two consumer warpgroups beside one producer warpgroup");
+
 /* Where a warp role stands in the ring of stages: the stage of its next k tile, the parity of the phase it
  * waits for there, and how many tiles it has passed through the ring (the producer's first STAGES tiles wait
  * for nothing). It carries on from one run of k tiles to the next (stream-K: a block may take two tiles'
@@ -743,9 +763,9 @@ __device__ __forceinline__ bool sk_finish(const TcArgs &p, float (&acc)[FI][FJ][
     for (int j = 0; j < FJ; ++j)
       __stcg(mine + (i * FJ + j) * CT, make_float4(acc[i][j][0], acc[i][j][1], acc[i][j][2], acc[i][j][3]));
   __threadfence();
-  asm volatile("bar.sync 1, %0;\n" ::"n"(CT) : "memory");
+  named_sync(1, CT);
   if (ct == 0) *flag = atomicAdd(p.sk_cnt + run.rel, 1);
-  asm volatile("bar.sync 1, %0;\n" ::"n"(CT) : "memory");
+  named_sync(1, CT);
   if (*(volatile int *)flag != run.hi - run.lo) return false;
   __threadfence();
   // Every unit's partial sums from the slots, this unit's own included, in unit order, QC float4s at a time:
