@@ -82,8 +82,8 @@
  * default (T3, the transposed product) 62.1 / 58.0 / 58.1 / 57.9% of cuBLAS TF32 (~220-257 of ~380-414), and at
  * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The matmul ladder
  * (its own alternating pairs, L2 flushed before each launch) at f16f290: bf16 58.9% / TF32 58.1% at 8192^3,
- * 60.4% / 60.3% at 4096^3; at 6682fc9 (stream-K tail): 57.7% / 57.3% at 8192^3, 57.7% / 58.9% at 4096^3. So the
- * issue's 60% at 8192^3 is met in most paired bf16 runs and 2-3 points short in the ladder for both (one
+ * 60.4% / 60.3% at 4096^3; at 6682fc9 (stream-K tail): 57.7% / 57.3% at 8192^3, 57.7% / 58.9% at 4096^3; at
+ * 91fe5ab (same code): 58.5% / 57.5% and 58.0% / 59.2%. So the issue's 60% at 8192^3 is met in most paired bf16 runs and 2-3 points short in the ladder for both (one
  * tc_tune run read the same kernel at 56.6-61.8% TF32 and 57.7-62.5% bf16 in different rows). Why they stay near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
  * -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
