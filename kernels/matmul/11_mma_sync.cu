@@ -83,9 +83,10 @@
  * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The matmul ladder
  * (its own alternating pairs, L2 flushed before each launch) at f16f290: bf16 58.9% / TF32 58.1% at 8192^3,
  * 60.4% / 60.3% at 4096^3; at 6682fc9 (stream-K tail): 57.7% / 57.3% at 8192^3, 57.7% / 58.9% at 4096^3; at
- * 91fe5ab (same code): 58.5% / 57.5% and 58.0% / 59.2%. So the issue's 60% at 8192^3 is met in most paired bf16 runs and 2-3 points short in the ladder for both (one
- * tc_tune run read the same kernel at 56.6-61.8% TF32 and 57.7-62.5% bf16 in different rows). Why they stay near 60%, from ncu and the ceilings measured beside it (bench/exp/mma_peak.cu,
- * -mma-src-profiles.txt):
+ * 91fe5ab (same code): 58.5% / 57.5% and 58.0% / 59.2%. So the issue's 60% at 8192^3 is met in most paired
+ * bf16 runs and 1.5-3 points short in the ladder for both (one tc_tune run read the same kernel at 56.6-61.8%
+ * TF32 and 57.7-62.5% bf16 in different rows). Why they stay near 60%, from ncu and the ceilings measured beside
+ * it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
  *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
  *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
  *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate; with 2 consumer warps per
@@ -339,7 +340,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // block: STAGES * (BM*BK + BK*BN) * 2 bytes. History (H100, bench/results/experiments/2026-11-24-mma*.txt, % of
 // cuBLAS bf16 at 8192^3 in the same run): before the per-lane offsets H0 was at 52.0-57.4% over six runs (its
 // position in a run moves it by ~3 points), H1 53.6-54.5%, H2 47.6-53.0%, H3 51.3-53.3%, H4 ~35%. Dropped, slower:
-// 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%; with producers, 55%),
+// 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%;
+// with producers and a streamed k step, 55%: 5ee45da),
 // 16 warps per SM of 32 x 64 or 64 x 32 (36.4-41.8%: smaller warp tiles read more shared memory per flop). This
 // session's trials (mmatune runs 3-6, 15 alternating pairs with cuBLAS each): per-lane offsets alone 55.1-55.7%,
 // with the serpentine order 55.3 / 56.2 / 56.5% against 53.1 / 56.4 / 52.2% for H0 without either, forced the same

@@ -165,7 +165,8 @@ template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// setmaxnreg_inc / setmaxnreg_dec, ws_regs, named_sync: mm_tc.cuh (rung 11's warp-specialized configurations use them too).
+// setmaxnreg_inc / setmaxnreg_dec, kRegsProducer / ws_regs, named_sync: mm_tc.cuh (rung 11's warp-specialized
+// configurations use them too).
 
 /* A shared-memory matrix descriptor, 128-byte swizzle (byte offsets; the fields hold them >> 4). */
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo) {
