@@ -84,12 +84,25 @@ typedef struct ck_env {
   ck_launch_note *note; /* where launches are recorded; NULL: nobody is listening */
   ck_batch *batch;      /* where `batched` variants append; NULL: they launch their record at once (batching
                            off, CUKERN_SYNC, graph capture) */
+  /* CUKERN_CHECK_ORDER=1 only (NULL otherwise): the number of batched ops still queued, and the context's count
+   * of launches that found it non-zero. Every launch goes through the core's one launch function (ck_submit, src/context.c),
+   * which runs the queue first, so only a path that bypasses it (or a launcher that both joins the batch and
+   * launches) can trip this; the core reports it as an error at its next launch, flush or synchronisation. */
+  const int32_t *order_queued;
+  int *order_faults;
 } ck_env;
+
+/* The raw wrappers' check of the issue order (CUKERN_CHECK_ORDER): called by ck_note_launch for our kernels and
+ * by the library launchers (cuBLAS, CUB, geam) and the core's memcpy / run-time kernel / graph launchers. */
+static inline void ck_order_check(const ck_env *env) {
+  if (env->order_queued && *env->order_queued) ++*env->order_faults;
+}
 
 /* Record one launch of kernel `fn` (before its <<<...>>>). Repeats of one configuration (a grid split into
  * several launches, a multi-pass loop) are recorded once; past CK_NOTE_MAX distinct kernels the rest are
  * dropped (no launcher of ours starts more). */
 static inline void ck_note_launch(const ck_env *env, const void *fn, int block, size_t smem) {
+  ck_order_check(env);
   ck_launch_note *n = env->note;
   if (!n) return;
   for (int i = 0; i < n->n; ++i)

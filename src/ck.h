@@ -98,6 +98,7 @@ ck_status ck_error(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute_
 ck_status ck_error_prefix(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 ck_status ck_cuda_fail(ck_ctx *ctx, int cuda_err, const char *file, int line, const char *what);
 bool ck_has_cuda(const ck_ctx *ctx);
+int ck_sm_count(const ck_ctx *ctx); /* multiprocessors of the device (0 on the host) */
 ck_devkind ck_default_device(const ck_ctx *ctx);
 void ck_set_default_device(ck_ctx *ctx, ck_devkind dev);
 bool ck_sync_mode(const ck_ctx *ctx);   /* CUKERN_SYNC=1 */
@@ -110,11 +111,27 @@ bool ck_batch_active(const ck_ctx *ctx); /* batching on, and no CUKERN_SYNC or g
 /* Launch the batched ops waiting in the context (if any). Everything that touches the stream otherwise (other
  * launches, copies, synchronisation, events, graph capture, cudaFree) calls this first. */
 ck_status ck_flush(ck_ctx *ctx);
-/* Launch environment for kernels/ (stream, cuBLAS handle created lazily, device properties, workspace). */
-ck_status ck_env_get(ck_ctx *ctx, ck_env *env);
-/* After a launcher returns `kerr` (0, a cudaError_t or CK_KERR_CUBLAS(s)): record the error with `what`
- * (op, variant, shapes), and in sync mode synchronise and check for device faults. */
-ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what);
+/* THE launch function, ck_submit: every kernel launch and library call on the context's stream goes through it (dispatch,
+ * copies, permuted copies, memcpy, run-time kernels, graphs, benchmarks). In this order it: builds the launcher's
+ * environment (stream, cuBLAS handle created on first use, device properties, workspace, where batched ops
+ * append); runs the batched small ops still queued, unless this launch joins them (a `batched` variant);
+ * calls the launcher, which notes the kernels of ours it starts in `note`; and checks the result: an error
+ * names the launch (`describe`, formatted only then, or `what`), and in CUKERN_SYNC mode it synchronises so
+ * that a device fault points at the right Lua line. Nothing else gets an environment, so no path can launch
+ * around the queue; CUKERN_CHECK_ORDER=1 checks that below it too (ck_order_check in kernels/ck_kernels.h). */
+typedef struct ck_launch_req {
+  int (*fn)(const void *arg, const ck_env *env); /* a registry row's launch, or the core's own */
+  const void *arg;                               /* its descriptor */
+  bool joins_batch;                              /* a CK_VF_BATCHED variant: appends to the queue */
+  ck_launch_note *note;                          /* where the launcher notes our kernels, or NULL */
+  const char *what;                              /* names the launch in an error ... */
+  void (*describe)(const void *ud, char *buf, size_t n); /* ... or this does, only when one is raised */
+  const void *describe_ud;
+} ck_launch_req;
+ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r);
+/* cudaMemcpyAsync(dst, src, bytes, kind) on the context's stream through ck_submit; `wait`: synchronise after
+ * (a pageable host buffer that is released next). */
+ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int kind, bool wait, const char *what);
 ck_status ck_synchronize(ck_ctx *ctx);
 
 typedef struct ck_devinfo {

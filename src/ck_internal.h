@@ -48,6 +48,8 @@ struct ck_ctx {
   /* small ops waiting for one launch (kernels/batched/): flushed by ck_flush before other stream work */
   ck_batch batch;
   bool batching; /* CUKERN_BATCH=0 or ck.batching(false) turns it off */
+  bool check_order; /* CUKERN_CHECK_ORDER=1: launchers below ck_launch check that the batch is empty */
+  int order_faults; /* launches that found it was not (reported by the next ck_launch / ck_flush) */
   /* graph capture in progress (graph.c), or NULL */
   struct ck_graph *cap;
   /* introspection (kinfo.c): per ladder row, what it launched last; the kernel attribute cache */

@@ -63,24 +63,6 @@ static const char *cublas_status_name(cublasStatus_t s) {
   }
 }
 
-ck_status ck_after_launch(ck_ctx *ctx, int kerr, const char *what) {
-  if (kerr >= 100000)
-    return ck_error(ctx, CK_ERR_CUBLAS, "%s: cuBLAS failed: %s", what, cublas_status_name((cublasStatus_t)(kerr - 100000)));
-  if (kerr != 0) {
-    (void)cudaGetLastError();
-    return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
-                    cudaGetErrorName((cudaError_t)kerr));
-  }
-  if (ctx->sync && !ctx->cap) { /* no synchronising inside a graph capture */
-    cudaError_t e = cudaStreamSynchronize(ctx->stream);
-    if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess)
-      return ck_error(ctx, CK_ERR_CUDA, "%s: device fault (CUKERN_SYNC): %s (%s)", what, cudaGetErrorString(e),
-                      cudaGetErrorName(e));
-  }
-  return CK_OK;
-}
-
 ck_status ck_synchronize(ck_ctx *ctx) {
   if (!ctx->has_cuda) return CK_OK;
   if (ctx->cap)
@@ -155,6 +137,8 @@ ck_status ck_ctx_create(ck_ctx **out) {
   ctx->sync = sync && sync[0] && strcmp(sync, "0") != 0;
   const char *batch = getenv("CUKERN_BATCH");
   ctx->batching = !(batch && strcmp(batch, "0") == 0);
+  const char *order = getenv("CUKERN_CHECK_ORDER");
+  ctx->check_order = order && order[0] && strcmp(order, "0") != 0;
   *out = ctx;
   return CK_OK;
 }
@@ -174,6 +158,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
 }
 
 bool ck_has_cuda(const ck_ctx *ctx) { return ctx->has_cuda; }
+int ck_sm_count(const ck_ctx *ctx) { return ctx->has_cuda ? ctx->info.sm_count : 0; }
 ck_devkind ck_default_device(const ck_ctx *ctx) { return ctx->default_dev; }
 void ck_set_default_device(ck_ctx *ctx, ck_devkind dev) { ctx->default_dev = dev; }
 bool ck_sync_mode(const ck_ctx *ctx) { return ctx->sync; }
@@ -201,7 +186,19 @@ static void batch_describe(const ck_batch *q, char *buf, size_t n) {
   }
 }
 
+/* CUKERN_CHECK_ORDER: a wrapper below ck_submit found batched ops still queued (ck_order_check). The launch it
+ * belonged to went around ck_submit, so the device may have run it before ops issued earlier: fail loudly. */
+static ck_status order_fault(ck_ctx *ctx, const char *at) {
+  const int n = ctx->order_faults;
+  ctx->order_faults = 0;
+  return ck_error(ctx, CK_ERR_CUDA,
+                  "launch order (CUKERN_CHECK_ORDER): %d launch%s found batched small ops still queued, so the "
+                  "device could run %s before ops issued earlier; the path bypassed ck_submit (seen at %s)",
+                  n, n == 1 ? "" : "es", n == 1 ? "it" : "them", at);
+}
+
 ck_status ck_flush(ck_ctx *ctx) {
+  if (ctx->order_faults) return order_fault(ctx, "flush");
   if (!ctx->batch.n) return CK_OK;
   const int e = ck_batch_flush(&ctx->batch, ctx->stream);
   if (e == 0) return CK_OK;
@@ -214,7 +211,24 @@ ck_status ck_flush(ck_ctx *ctx) {
                   cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
 }
 
-ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
+void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
+  *info = ctx->info;
+  if (ctx->has_cuda) {
+    snprintf(info->backend, sizeof info->backend, "cuda");
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) info->free_mem = fr;
+    else (void)cudaGetLastError();
+  } else {
+    snprintf(info->backend, sizeof info->backend, "host");
+    if (!info->name[0]) snprintf(info->name, sizeof info->name, "host CPU (reference backend)");
+  }
+}
+
+// ---------------------------------------------------------------- the one launch function
+
+/* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS handle created on
+ * first use, where batched ops append, where launches are noted, and the order check. */
+static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note) {
   if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
   if (!ctx->cublas) {
     cublasStatus_t s = cublasCreate(&ctx->cublas);
@@ -231,20 +245,72 @@ ck_status ck_env_get(ck_ctx *ctx, ck_env *env) {
   }
   *env = ctx->env;
   env->batch = ck_batch_active(ctx) ? &ctx->batch : NULL;
+  env->note = note;
+  if (ctx->check_order) env->order_queued = &ctx->batch.n, env->order_faults = &ctx->order_faults;
   return CK_OK;
 }
 
-void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
-  *info = ctx->info;
-  if (ctx->has_cuda) {
-    snprintf(info->backend, sizeof info->backend, "cuda");
-    size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) info->free_mem = fr;
-    else (void)cudaGetLastError();
-  } else {
-    snprintf(info->backend, sizeof info->backend, "host");
-    if (!info->name[0]) snprintf(info->name, sizeof info->name, "host CPU (reference backend)");
+ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
+  ck_status st;
+  ck_env env;
+  char what[400];
+  if ((st = env_for(ctx, &env, r->note))) goto fail;
+  /* batched ops issued before this launch run before it, unless it is one of them */
+  if (!r->joins_batch && (st = ck_flush(ctx))) goto fail;
+  const int kerr = r->fn(r->arg, &env);
+  if (ctx->order_faults) return order_fault(ctx, r->what ? r->what : "a launch");
+  if (kerr == 0 && !(ctx->sync && !ctx->cap)) return CK_OK; /* (no synchronising inside a graph capture) */
+  if (r->describe) r->describe(r->describe_ud, what, sizeof what);
+  else snprintf(what, sizeof what, "%s", r->what ? r->what : "launch");
+  if (kerr >= 100000)
+    return ck_error(ctx, CK_ERR_CUBLAS, "%s: cuBLAS failed: %s", what, cublas_status_name((cublasStatus_t)(kerr - 100000)));
+  if (kerr != 0) {
+    (void)cudaGetLastError();
+    return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
+                    cudaGetErrorName((cudaError_t)kerr));
   }
+  cudaError_t e = cudaStreamSynchronize(ctx->stream); /* CUKERN_SYNC: a device fault names this launch */
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return ck_error(ctx, CK_ERR_CUDA, "%s: device fault (CUKERN_SYNC): %s (%s)", what, cudaGetErrorString(e),
+                    cudaGetErrorName(e));
+  return CK_OK;
+fail:
+  if (r->describe) r->describe(r->describe_ud, what, sizeof what);
+  else snprintf(what, sizeof what, "%s", r->what ? r->what : "launch");
+  return ck_error_prefix(ctx, st, "%s", what);
+}
+
+/* memcpy / memset as launchers, so that they take the same road as kernels */
+typedef struct {
+  void *dst;
+  const void *src;
+  size_t bytes;
+  int kind; /* cudaMemcpyKind, or -1: memset to (int)(uintptr_t)src */
+} mem_args;
+
+static int mem_launch(const void *arg, const ck_env *env) {
+  const mem_args *m = (const mem_args *)arg;
+  ck_order_check(env);
+  if (m->kind < 0) return (int)cudaMemsetAsync(m->dst, (int)(uintptr_t)m->src, m->bytes, (cudaStream_t)env->stream);
+  return (int)cudaMemcpyAsync(m->dst, m->src, m->bytes, (enum cudaMemcpyKind)m->kind, (cudaStream_t)env->stream);
+}
+
+ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int kind, bool wait, const char *what) {
+  const mem_args m = {dst, src, bytes, kind};
+  const ck_launch_req r = {.fn = mem_launch, .arg = &m, .what = what};
+  ck_status st = ck_submit(ctx, &r);
+  if (st || !wait) return st;
+  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  if (e != cudaSuccess)
+    return ck_error(ctx, CK_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  return CK_OK;
+}
+
+static ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what) {
+  const mem_args m = {dst, (const void *)(uintptr_t)(unsigned char)value, bytes, -1};
+  const ck_launch_req r = {.fn = mem_launch, .arg = &m, .what = what};
+  return ck_submit(ctx, &r);
 }
 
 // ---------------------------------------------------------------- timing
@@ -290,7 +356,8 @@ ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int 
   if ((st = ck_flush(ctx))) goto cleanup;
   CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
   for (int i = 0; i < reps; ++i) {
-    if (flush_bytes) CK_CUDA(ctx, cudaMemsetAsync(ctx->flush_buf, i & 0xff, flush_bytes, ctx->stream));
+    if (flush_bytes && (st = ck_memset(ctx, ctx->flush_buf, i & 0xff, flush_bytes, "benchmark L2 flush")))
+      goto cleanup;
     CK_CUDA(ctx, cudaEventRecord(ev[2 * i], ctx->stream));
     if ((st = fn(ctx, ud)) != CK_OK) goto cleanup;
     if ((st = ck_flush(ctx))) goto cleanup; /* the batched ops the rep issued run inside its events */

@@ -44,34 +44,40 @@ ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   return ck_host_elementwise(ctx, &d);
 }
 
+/* Names a copy in an error: "copy (variant) dst <- src", formatted only when one is raised. */
+typedef struct {
+  const char *how;
+  const ck_tensor *dst, *src;
+} copy_what;
+
+static void describe_copy(const void *ud, char *buf, size_t n) {
+  const copy_what *w = (const copy_what *)ud;
+  char a[96], b[96];
+  snprintf(buf, n, "copy (%s) %s <- %s", w->how, ck_describe(w->dst, a, sizeof a), ck_describe(w->src, b, sizeof b));
+}
+
 static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   ck_status st;
   /* small copies join the batch (the elementwise `batched` variant); the rest are one memcpy */
   const bool batch = ck_batch_active(ctx) && ck_numel(dst) <= CK_BATCH_MAX_ELEMS;
-  if (!batch && dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src)) {
-    if ((st = ck_flush(ctx))) return st;
-    cudaError_t e = cudaMemcpyAsync(ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
-                                    cudaMemcpyDeviceToDevice, ctx->stream);
-    return ck_after_launch(ctx, (int)e, "copy (memcpy)");
-  }
+  if (!batch && dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src))
+    return ck_memcpy(ctx, ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
+                     cudaMemcpyDeviceToDevice, false, "copy (memcpy)");
   if (!batch && dst->dtype == src->dtype) {
     st = ck_copy_permuted(ctx, dst, src);
     if (st != CK_NOT_APPLICABLE) return st;
   }
   ck_ew_desc d;
-  ck_env env;
   ck_ran ran;
   copy_desc(&d, dst, src);
   ck_ew_order(&d);
-  if ((st = ck_env_get(ctx, &env))) return st;
   const int *order = ck_active_order(ctx, ck_ew_variants, ck_ew_nvariants, ck_ew_preferred);
   const ck_variant *v = ck_pick_variant(ctx, "copy", ck_ew_variants, ck_ew_nvariants, NULL, order, dst->dtype, &d, &ran);
   if (!v) return CK_ERR_UNSUPPORTED;
-  if (!(v->flags & CK_VF_BATCHED) && (st = ck_flush(ctx))) return st;
-  char what[256], a[96], b[96];
-  snprintf(what, sizeof what, "copy (%s) %s <- %s", v->name, ck_describe(dst, a, sizeof a),
-           ck_describe(src, b, sizeof b));
-  return ck_after_launch(ctx, v->launch(&d, &env), what);
+  const copy_what w = {v->name, dst, src};
+  const ck_launch_req r = {.fn = v->launch, .arg = &d, .joins_batch = (v->flags & CK_VF_BATCHED) != 0,
+                           .describe = describe_copy, .describe_ud = &w};
+  return ck_submit(ctx, &r);
 }
 
 // ---------------------------------------------------------------- public
@@ -95,31 +101,29 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   }
   if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
   if ((st = not_capturing(ctx, "copy"))) return st;
-  if ((st = ck_flush(ctx))) return st; /* batched ops that write the source (or read the destination) first */
 
   size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
   if (sd == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
     if ((st = ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, CK_HOST)) || (st = ck_host_copy(ctx, &tmp, src)))
       goto cleanup;
+    /* (tmp is pageable and released below: each transfer waits) */
     if (ck_is_contiguous(dst)) {
-      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(dst), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, ctx->stream));
-      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream)); /* tmp is pageable and freed below */
+      st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda");
     } else {
-      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, CK_CUDA))) goto cleanup;
-      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(&tmp2), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, ctx->stream));
-      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, CK_CUDA)) ||
+          (st = ck_memcpy(ctx, ck_data(&tmp2), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda")))
+        goto cleanup;
       st = cuda_copy(ctx, dst, &tmp2);
     }
   } else { /* cuda -> host: pack on the device in the source dtype, one transfer, cast on the host */
     if ((st = ck_contiguous(ctx, &tmp2, src))) goto cleanup;
     if (ck_is_contiguous(dst) && dst->dtype == src->dtype) {
-      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, ctx->stream));
-      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+      st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, true, "copy cuda -> host");
     } else {
-      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_HOST))) goto cleanup;
-      CK_CUDA(ctx, cudaMemcpyAsync(ck_data(&tmp), ck_data(&tmp2), (size_t)n * ck_dtype_size(src->dtype),
-                                   cudaMemcpyDeviceToHost, ctx->stream));
-      CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_HOST)) ||
+          (st = ck_memcpy(ctx, ck_data(&tmp), ck_data(&tmp2), (size_t)n * ck_dtype_size(src->dtype),
+                          cudaMemcpyDeviceToHost, true, "copy cuda -> host")))
+        goto cleanup;
       st = ck_host_copy(ctx, dst, &tmp);
     }
   }

@@ -13,7 +13,8 @@
  *   6. trivial cases (nothing to compute: empty results, empty reductions, k == 0) without a launch;
  *   7. host: the oracle (def->host). CUDA: layout copies needed whatever runs (def->layout(p, NULL)), the
  *      descriptor, ck_pick_variant (requested, else the preference order; supports() decides), the layout
- *      copies the chosen variant asks for, the launch, ck_after_launch (errors name op, variant, operands);
+ *      copies the chosen variant asks for, the launch through ck_submit (context.c: runs the queued batch
+ *      first unless the variant joins it; errors name op, variant, operands);
  *      the launcher notes the kernels it starts in env.note, kept in `ran` and per ladder row (kinfo.c);
  *   8. temporaries copied back into the caller's outputs; everything released on every path, and outputs
  *      allocated here released again on failure.
@@ -205,6 +206,19 @@ static ck_status host_work_ok(ck_ctx *ctx, const ck_plan *p) {
   return CK_OK;
 }
 
+/* Names a launch in an error (op, variant, operands): formatted only when ck_submit raises one. */
+typedef struct {
+  const ck_plan *p;
+  const ck_variant *v;
+} launch_what;
+
+static void describe_launch(const void *ud, char *buf, size_t n) {
+  const launch_what *w = (const launch_what *)ud;
+  char ops[400];
+  if (w->p->def->what) w->p->def->what(w->p, w->v, buf, n);
+  else snprintf(buf, n, "%s (%s) %s", w->p->name, w->v->name, ck_plan_operands(w->p, ops, sizeof ops));
+}
+
 static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   const ck_call *c = p->call;
   const ck_opdef *def = p->def;
@@ -317,22 +331,14 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
         if ((st = apply_layout(ctx, p, need))) return st;
         def->describe(p, &desc);
       }
-      ck_env env;
-      if ((st = ck_env_get(ctx, &env))) return st;
-      /* batched ops waiting in the context run first, unless this one joins them */
-      if (!(v->flags & CK_VF_BATCHED) && (st = ck_flush(ctx))) return st;
       ck_launch_note launched = {0};
-      env.note = &launched;
-      const int kerr = v->launch(&desc, &env);
-      if (kerr == 0) { /* what ran, for ck.last_ran() and this row of ck.variants() */
-        if (ran) ran->gpu = true, ran->library = v->id == 0, ran->kernels = launched;
-        ck_seen_record(ctx, c->kind, *def->ntab, (int)(v - def->tab), v->id == 0, &launched);
-      }
-      if (kerr != 0 || ck_sync_mode(ctx)) {
-        if (def->what) def->what(p, v, buf, sizeof buf);
-        else snprintf(buf, sizeof buf, "%s (%s) %s", p->name, v->name, ck_plan_operands(p, ops, sizeof ops));
-        if ((st = ck_after_launch(ctx, kerr, buf))) return st;
-      }
+      const launch_what w = {p, v};
+      const ck_launch_req r = {.fn = v->launch, .arg = &desc, .joins_batch = (v->flags & CK_VF_BATCHED) != 0,
+                               .note = &launched, .describe = describe_launch, .describe_ud = &w};
+      if ((st = ck_submit(ctx, &r))) return st;
+      /* what ran, for ck.last_ran() and this row of ck.variants() */
+      if (ran) ran->gpu = true, ran->library = v->id == 0, ran->kernels = launched;
+      ck_seen_record(ctx, c->kind, *def->ntab, (int)(v - def->tab), v->id == 0, &launched);
     }
   }
 

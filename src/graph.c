@@ -124,12 +124,15 @@ void ck_graph_abort(ck_ctx *ctx) {
   ck_graph_free(g);
 }
 
+static int graph_launch(const void *arg, const ck_env *env) {
+  ck_order_check(env);
+  return (int)cudaGraphLaunch(((const ck_graph *)arg)->exec, (cudaStream_t)env->stream);
+}
+
 ck_status ck_graph_replay(ck_ctx *ctx, ck_graph *g) {
   if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: cannot replay a graph while capturing another");
-  ck_status st = ck_flush(ctx); /* batched ops issued before the replay run before it */
-  if (st) return st;
-  cudaError_t e = cudaGraphLaunch(g->exec, ctx->stream);
-  return ck_after_launch(ctx, (int)e, "graph replay");
+  const ck_launch_req r = {.fn = graph_launch, .arg = g, .what = "graph replay"};
+  return ck_submit(ctx, &r); /* (batched ops issued before the replay run before it) */
 }
 
 int ck_graph_nodes(const ck_graph *g) { return g->nodes; }

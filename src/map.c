@@ -1068,9 +1068,7 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
                                 double identity, ck_map_report *rep) {
   const int64_t nout = g->k.numel, len = g->r.numel;
   int layout;
-  ck_env env;
-  int sms = 132;
-  if (ck_has_cuda(ctx) && ck_env_get(ctx, &env) == CK_OK) sms = env.sm_count;
+  const int sms = ck_sm_count(ctx) > 0 ? ck_sm_count(ctx) : 132; /* map_source without a GPU: an H100's kernel */
   int first = -1;
   for (int k = 0; k < b->nin; ++k)
     if (b->t[k]) {

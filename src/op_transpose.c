@@ -63,12 +63,10 @@ static void tr_push_batch(ck_tr_desc *d, int64_t n, int64_t sin, int64_t sout) {
 /* "op (variant) operands" names the launch in any error. */
 static ck_status tr_launch(ck_ctx *ctx, const ck_variant *v, const ck_tr_desc *d, const char *op,
                            const char *operands) {
-  ck_env env;
-  ck_status st = ck_env_get(ctx, &env);
-  if (st) return ck_error_prefix(ctx, st, "%s %s", op, operands);
   char what[400];
   snprintf(what, sizeof what, "%s (%s) %s", op, v->name, operands);
-  return ck_after_launch(ctx, v->launch(d, &env), what);
+  const ck_launch_req r = {.fn = v->launch, .arg = d, .what = what};
+  return ck_submit(ctx, &r);
 }
 
 // ---------------------------------------------------------------- the op definition

@@ -442,21 +442,33 @@ cleanup:
   return st;
 }
 
+typedef struct {
+  ck_rtc_kernel *k;
+  dim3 grid, block;
+  size_t smem;
+  void **args;
+} rtc_args;
+
+static int rtc_launch(const void *arg, const ck_env *env) {
+  const rtc_args *a = (const rtc_args *)arg;
+  ck_order_check(env);
+  return (int)cudaLaunchKernel((const void *)a->k->kern, a->grid, a->block, a->args, a->smem, (cudaStream_t)env->stream);
+}
+
+static void describe_rtc(const void *ud, char *buf, size_t n) {
+  const rtc_args *a = (const rtc_args *)ud;
+  snprintf(buf, n, "kernel '%s' launch (grid %ux%ux%u, block %ux%ux%u, smem %zu)", a->k->name, a->grid.x, a->grid.y,
+           a->grid.z, a->block.x, a->block.y, a->block.z, a->smem);
+}
+
 ck_status ck_rtc_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3], size_t smem,
                         void **args) {
   ck_status st = CK_OK;
-  if ((st = ck_flush(ctx))) return st; /* batched ops issued before this kernel run before it */
   if (smem > 48 * 1024)
     CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, 0));
-  dim3 g = {grid[0], grid[1], grid[2]}, b = {block[0], block[1], block[2]};
-  cudaError_t e = cudaLaunchKernel((const void *)k->kern, g, b, args, smem, ctx->stream);
-  if (e != cudaSuccess) {
-    char what[200];
-    snprintf(what, sizeof what, "kernel '%s' launch (grid %ux%ux%u, block %ux%ux%u, smem %zu)", k->name, grid[0], grid[1],
-             grid[2], block[0], block[1], block[2], smem);
-    return ck_after_launch(ctx, (int)e, what);
-  }
-  return ck_after_launch(ctx, 0, k->name);
+  const rtc_args a = {k, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, args};
+  const ck_launch_req r = {.fn = rtc_launch, .arg = &a, .describe = describe_rtc, .describe_ud = &a};
+  return ck_submit(ctx, &r); /* (batched ops issued before this kernel run before it) */
 cleanup:
   return st;
 }

@@ -170,6 +170,7 @@ cublasStatus_t run_ex(cublasHandle_t h, const ck_mm_desc *d, cublasComputeType_t
 
 extern "C" int ck_matmul_cublas(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
+  ck_order_check(env); /* a library call notes no kernel of ours: check the issue order here */
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   cublasHandle_t h = (cublasHandle_t)env->cublas;
   if (!h) return CK_KERR_CUBLAS(CUBLAS_STATUS_NOT_INITIALIZED);

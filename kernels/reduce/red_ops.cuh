@@ -567,11 +567,13 @@ __global__ void red_store_kernel(const typename O::acc_t *__restrict__ a, int64_
 #define CK_RED_LAUNCHER(fn, launch_tpl)                                                                              \
   extern "C" int fn(const void *desc, const ck_env *env) {                                                         \
     const ck_red_desc *d = (const ck_red_desc *)desc;                                                               \
+    ck_order_check(env); /* (CUB's kernels note nothing) */                                                         \
     return ckred::dispatch(d, [&](auto tag) { return launch_tpl<typename decltype(tag)::type>(*d, env); });        \
   }
 #define CK_RED_LAUNCHER_H(fn, launch_tpl)                                                                            \
   extern "C" int fn(const void *desc, const ck_env *env) {                                                         \
     const ck_red_desc *d = (const ck_red_desc *)desc;                                                               \
+    ck_order_check(env); /* (CUB's kernels note nothing) */                                                         \
     return ckred::dispatch<true>(d, [&](auto tag) { return launch_tpl<typename decltype(tag)::type>(*d, env); });  \
   }
 

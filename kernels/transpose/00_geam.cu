@@ -39,6 +39,7 @@ extern "C" const char *ck_transpose_geam_supports(const void *desc) {
 
 extern "C" int ck_transpose_geam(const void *desc, const ck_env *env) {
   const ck_tr_desc *d = (const ck_tr_desc *)desc;
+  ck_order_check(env); /* a library call notes no kernel of ours: check the issue order here */
   if (tr_empty(d)) return 0;
   cublasHandle_t h = (cublasHandle_t)env->cublas;
   cublasPointerMode_t mode;
