@@ -265,9 +265,12 @@ describe("elementwise host reference", function()
       local A = flatten(a:totable())
       for _, s in ipairs {2, 3, -1, 0.5} do
         local got = ck.pow(a, s)
+        -- an i32 array with an integral exponent stays i32; a fractional one promotes to f64 (NumPy, torch)
+        local rdt = (dt == "i32" and s ~= math.floor(s)) and "f64" or dt
+        assert.equal(rdt, got:dtype(), ("pow %s ^ %g"):format(dt, s))
         local flat = {}
-        for i, x in ipairs(A) do flat[i] = dt == "i32" and f2i(x ^ s) or x ^ s end
-        H.assert_close(got, ref_array(flat, {4, 5}, dt), tol_for(dt, "pow"), ("pow %s ^ %g"):format(dt, s))
+        for i, x in ipairs(A) do flat[i] = rdt == "i32" and f2i(x ^ s) or x ^ s end
+        H.assert_close(got, ref_array(flat, {4, 5}, rdt), tol_for(rdt, "pow"), ("pow %s ^ %g"):format(dt, s))
       end
       local got = ck.clamp(a, -0.5, 0.5)
       local flat = {}
@@ -314,17 +317,48 @@ describe("elementwise host reference", function()
     end
   end)
 
-  it("scalars with i32 arrays: integers stay i32, other numbers compute in f32", function()
+  it("scalars with i32 arrays: integers stay i32, other numbers compute in f64, pow included", function()
     local a = ck.array({1, 2, 3, -4}, {dtype = "i32", device = "host"})
     assert.equal("i32", (a + 2):dtype())
     assert.same({3, 4, 5, -2}, (a + 2):totable())
     assert.same({0, 1, 1, -2}, ck.div(a, 2):totable()) -- ck.div keeps i32 (truncates); a / 2 is float division
     local h = a * 0.5
-    assert.equal("f32", h:dtype())
+    assert.equal("f64", h:dtype())
     assert.same({0.5, 1, 1.5, -2}, h:totable())
     assert.same({1, 1, 0, 1}, ck.lt(a, 2.5):totable())
+    assert.equal("f64", ck.lt(a, 2.5):dtype())
     assert.equal("i32", (a ^ 2):dtype())
     assert.same({1, 4, 9, 16}, (a ^ 2):totable())
+    -- issue 29: a number that is not an i32 value promotes the i32 side of pow as well, on either side
+    local e = ck.array({-3, 2}, {dtype = "i32", device = "host"})
+    local p = ck.pow(0.5, e)
+    assert.equal("f64", p:dtype())
+    assert.same({8, 0.25}, p:totable())
+    local q = ck.pow(-2.5, ck.array({5}, {dtype = "i32", device = "host"}))
+    assert.equal("f64", q:dtype())
+    assert.near((-2.5) ^ 5, q:totable()[1], 1e-12)
+    local r = ck.pow(ck.array({4}, {dtype = "i32", device = "host"}), 0.5)
+    assert.equal("f64", r:dtype())
+    assert.same({2}, r:totable())
+    assert.same({9, 0.5}, ck.pow(ck.array({3, 2}, {dtype = "i32", device = "host"}), ck.array({2, -1}, {dtype = "f64", device = "host"})):totable())
+    assert.equal("i32", ck.pow(2, e):dtype()) -- an integral base keeps the i32 exponent's dtype
+    -- an in-place op cannot widen: refused, as for a:add_(f64)
+    assert.has_error(function() e:pow_(0.5) end)
+  end)
+
+  it("rounds the number of every binary op and of pow to a half dtype first", function()
+    -- bf16 3 ^ (1 + 2^-8): 1 + 2^-8 is not a bf16 value (8 bits) and rounds to 1, as it does in 3 * (1 + 2^-8)
+    for _, dev in ipairs(H.devices()) do
+      for _, dt in ipairs {"f16", "bf16"} do
+        local bits = dt == "f16" and 11 or 8
+        local s = 1 + 2 ^ -(bits + 1) -- a tie below the dtype's resolution: rounds to 1 (nearest even)
+        local x = ck.array({3, 5, 7}, {dtype = dt, device = dev})
+        assert.same({3, 5, 7}, ck.pow(x, s):to("f64"):totable(), dt .. " pow on " .. dev)
+        assert.same({3, 5, 7}, (x * s):to("f64"):totable(), dt .. " mul on " .. dev)
+        assert.same({3, 5, 7}, ck.maximum(x, s):to("f64"):totable(), dt .. " maximum on " .. dev)
+        assert.same({0, 0, 0}, ck.pow(s, x):sub(1):to("f64"):totable(), dt .. " number ^ array on " .. dev)
+      end
+    end
   end)
 
   it("promotes f32 + f64 to f64 and i32 + float to the float", function()

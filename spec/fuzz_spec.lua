@@ -46,6 +46,7 @@ local function round_to(dt, x)
   return x
 end
 local function isnan(x) return x ~= x end
+local function is_i32_value(x) return x == floor(x) and x >= -2147483648 and x <= 2147483647 end
 local function trunc(x) return x >= 0 and floor(x) or -floor(-x) end
 local function f2i(x) -- float -> i32 as the core does: truncate; NaN / out of range give INT32_MIN
   if x ~= x then return INT_MIN end
@@ -522,8 +523,8 @@ local function case_binary(dev)
   end
   local rdt
   if num_side then
-    -- an i32 array with a number that is not an i32 value gives f32; pow stays i32 (docs/api.md)
-    rdt = (dta == "i32" and math.type(s) ~= "integer" and name ~= "pow") and "f32" or dta
+    -- an i32 array with a number that is not an i32 value gives f64, pow included (docs/api.md, issue 29)
+    rdt = (dta == "i32" and not is_i32_value(s)) and "f64" or dta
   else rdt = promote(dta, dtb) end
   local f = (rdt == "i32" and IBINARY[name]) or BINARY[name]
   local function val(x, fromdt) -- operand value as the op sees it in rdt
@@ -534,9 +535,7 @@ local function case_binary(dev)
   if num_side then
     note("%s %s %s %s number %s on %s via %s, variant %s", name, num_side == 1 and "number," or "",
       dta .. sstr(shape), num_side == 2 and ", number" or "", tostring(s), dev, ad, tostring(variant))
-    local sv = rdt == "i32" and s or round_to(rdt, s)
-    -- ck.pow(number, i32 array): the base is truncated to i32 first (1.5 ^ a is 1 ^ a; undocumented, reported)
-    if rdt == "i32" and num_side == 1 then sv = f2i(s) end
+    local sv = rdt == "i32" and s or round_to(rdt, s) -- the number is rounded to the op's dtype first
     ref = o_map(ao, rdt, function(x)
       x = val(x)
       local r = num_side == 1 and f(sv, x) or f(x, sv)

@@ -4,7 +4,8 @@
  *
  * What is elementwise-specific: the op's kind and dtype rules come from the table (ew_ops.def); the result
  * dtype (f32 + f64 -> f64; i32 with a float -> that float; an i32 array with a number that is not an i32
- * value -> f32, except POW which stays i32; COPY into a given out casts to out's dtype); the broadcast
+ * value -> f64, pow included, as NumPy and torch promote; COPY into a given out casts to out's dtype); the
+ * number of a binary op or of pow rounded to the op's dtype first (number_in); the broadcast
  * shape; a new result follows the larger operand's memory order; and the descriptor: element strides with
  * 0 on broadcast dims, trailing dims aligned, dims put in the output's memory order and coalesced (so
  * a:t() + b:t() streams). Exact in place (out = a with the same layout) is safe: each element is read by
@@ -16,6 +17,7 @@
 
 #include "ck_op.h"
 #include "ew_ops.h"
+#include "../kernels/half.h"
 
 // ---------------------------------------------------------------- dim ordering
 
@@ -58,6 +60,27 @@ static ck_dtype promote(ck_dtype a, ck_dtype b) {
   return CK_F32;
 }
 
+/* The ops whose call carries a number operand: a binary op with a number on one side, and pow with a number
+ * exponent (the unary POWS). One rule serves all of them (ew_check, number_in): the number promotes an i32
+ * operand to f64 unless it is an i32 value, and it is rounded to the op's dtype before use. */
+static bool takes_number(const ck_call *c) {
+  return c->fn == CK_EW_POWS || (ck_ew_op_kind(c->fn) == CK_EWK_BINARY && !c->b);
+}
+
+/* The call's number as the op uses it: rounded once to f32, f16 or bf16 when that is the op's dtype (so
+ * bf16 3 ^ (1 + 2^-8) is 3 ^ 1, as 3 * (1 + 2^-8) is 3 * 1); other scalars (clamp's bounds, generators'
+ * parameters, f64 and exact i32 numbers) as given. */
+static double number_in(const ck_plan *p) {
+  const double s = p->call->s1;
+  if (!takes_number(p->call) || s != s) return s;
+  switch (p->dt) {
+  case CK_F32: return (double)(float)s;
+  case CK_F16: return (double)ck_f16_to_f32(ck_f64_to_f16(s));
+  case CK_BF16: return (double)ck_bf16_to_f32(ck_f64_to_bf16(s));
+  default: return s;
+  }
+}
+
 static bool is_i32_value(double s) { return s >= -2147483648.0 && s <= 2147483647.0 && s == (double)(int32_t)s; }
 
 static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
@@ -88,8 +111,8 @@ static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
       p->in_dt = p->dt = promote(c->a->dtype, c->b->dtype);
       if ((st = ck_broadcast_shape(ctx, p->name, c->a, c->b, &p->nd, p->shape))) return st;
       if (ck_numel(c->b) > ck_numel(c->a)) p->like = c->b;
-    } else if (kind == CK_EWK_BINARY && p->dt == CK_I32 && c->fn != CK_EW_POW && !is_i32_value(c->s1)) {
-      p->in_dt = p->dt = CK_F32; /* a * 0.5 and a < 2.5 mean what they say */
+    } else if (takes_number(c) && p->dt == CK_I32 && !is_i32_value(c->s1)) {
+      p->in_dt = p->dt = CK_F64; /* a * 0.5, a < 2.5, 0.5 ^ a and a ^ 0.5 mean what they say (as a / 2 does) */
     }
   }
   if (ck_ew_op_float_only(c->fn) && p->dt == CK_I32)
@@ -126,7 +149,7 @@ static void ew_describe(const ck_plan *p, void *desc) {
     d->out = ck_data(out);
     d->out_st[0] = 1;
     d->a_dtype = d->b_dtype = out->dtype;
-    d->s1 = p->call->s1;
+    d->s1 = number_in(p);
     d->s2 = p->call->s2;
     if (p->nin >= 1) d->a_dtype = p->in[0]->dtype, d->a = ck_data(p->in[0]), d->a_st[0] = 1;
     if (p->nin == 2) d->b = ck_data(p->in[1]), d->b_st[0] = 1;
@@ -140,7 +163,7 @@ static void ew_describe(const ck_plan *p, void *desc) {
   d->out = ck_data(out);
   memcpy(d->out_st, out->stride, sizeof(int64_t) * (size_t)out->ndim);
   d->a_dtype = d->b_dtype = out->dtype;
-  d->s1 = p->call->s1;
+  d->s1 = number_in(p);
   d->s2 = p->call->s2;
   if (p->nin >= 1) {
     d->a_dtype = p->in[0]->dtype;
