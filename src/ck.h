@@ -62,6 +62,10 @@ typedef struct ck_tensor {
   int64_t shape[CK_MAX_DIMS];
   int64_t stride[CK_MAX_DIMS]; /* in elements; may be 0 (expand) */
   int64_t offset;              /* in elements */
+  /* An expanded view, or a view of one (a row of ones(1, 4):expand(3, 4) is the memory of all three rows):
+   * views inherit it, so every write path refuses such a destination (ck_check_writable), as NumPy keeps
+   * broadcast_to's result and its views read-only. A copy (contiguous(), clone()) is a new array without it. */
+  bool shared;
 } ck_tensor;
 
 /* Which variant an op actually ran (for the user and for benchmarks). */

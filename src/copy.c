@@ -136,7 +136,8 @@ cleanup:
 ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_devkind dev, ck_dtype dt) {
   ck_status st;
   if ((st = ck_check_live(ctx, "to", t))) return st;
-  if (ck_dev(t) == dev && t->dtype == dt && ck_is_contiguous(t)) {
+  /* (a contiguous piece of an expanded view is copied all the same: the result must be writable) */
+  if (ck_dev(t) == dev && t->dtype == dt && ck_is_contiguous(t) && !t->shared) {
     ck_view_of(out, t);
     return CK_OK;
   }

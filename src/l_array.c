@@ -135,6 +135,13 @@ static int l_generate(lua_State *L) {
   return 1;
 }
 
+/* core.check_writable(t): raises the one message of every write path if t is (part of) an expanded view */
+static int l_check_writable(lua_State *L) {
+  ck_tensor *t = ckl_check_array(L, 1);
+  if (ck_check_live(CKL_CTX(L), "write", t) || ck_check_writable(CKL_CTX(L), "write", t)) return ckl_fail(L);
+  return 0;
+}
+
 // ---------------------------------------------------------------- nested tables <-> arrays
 
 static void store_value(void *buf, ck_dtype dt, int64_t i, double v) {
@@ -586,7 +593,8 @@ static int l_make_index(lua_State *L) {
 }
 
 const luaL_Reg ckl_array_funcs[] = {{"empty", l_empty}, {"generate", l_generate}, {"from_table", l_from_table},
-                                    {"make_index", l_make_index}, {NULL, NULL}};
+                                    {"make_index", l_make_index}, {"check_writable", l_check_writable},
+                                    {NULL, NULL}};
 
 const luaL_Reg ckl_array_methods[] = {
     {"shape", m_shape}, {"size", m_size}, {"strides", m_strides}, {"offset", m_offset}, {"dtype", m_dtype},

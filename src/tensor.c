@@ -222,13 +222,17 @@ bool ck_unsafe_alias(const ck_tensor *out, const ck_tensor *in) {
   return false;
 }
 
-/* An out whose elements share memory (stride 0 on a dim of extent > 1) cannot be written elementwise. */
+/* A destination whose elements share memory with each other (stride 0 on a dim of extent > 1) or with the
+ * rest of the expanded view it was taken from (ck_tensor.shared) cannot be written: the one message of every
+ * write path (index assignment, fill, copy_, in-place ops, out=, gemm's C, map's out, load into). */
 ck_status ck_check_writable(ck_ctx *ctx, const char *name, const ck_tensor *out) {
   char d[128];
-  for (int i = 0; i < out->ndim; ++i)
-    if (out->shape[i] > 1 && out->stride[i] == 0)
-      return ck_error(ctx, CK_ERR_ARG, "%s: destination %s is an expanded view (several elements share memory); "
-                                       "write into a contiguous array instead", name, ck_describe(out, d, sizeof d));
+  bool expanded = false;
+  for (int i = 0; i < out->ndim; ++i) expanded = expanded || (out->shape[i] > 1 && out->stride[i] == 0);
+  if (expanded || out->shared)
+    return ck_error(ctx, CK_ERR_ARG, "%s: destination %s is %s expanded view, whose elements share memory; write "
+                                     "into a copy instead (a:contiguous() or a:clone())",
+                    name, ck_describe(out, d, sizeof d), expanded ? "an" : "part of an");
   return CK_OK;
 }
 
@@ -394,6 +398,7 @@ ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int nd
     } else if (have == 1) {
       r.shape[i] = shape[i];
       r.stride[i] = 0;
+      r.shared = r.shared || shape[i] > 1;
     } else {
       return ck_error(ctx, CK_ERR_SHAPE, "expand: cannot expand %s to %s (dim %d is %lld, not 1)",
                       ck_shape_str(t->ndim, t->shape, s1, sizeof s1), ck_shape_str(ndim, shape, s2, sizeof s2),
