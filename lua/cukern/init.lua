@@ -238,6 +238,33 @@ end
 
 local MAX_COUNT = 2 ^ 53 -- element counts past this are not exact in a double (and would not fit anyway)
 
+-- An i32 result must hold its first and last values (the others lie between): past +-2^31 the cast would
+-- give INT32_MIN silently.
+local function check_i32_range(where, r, first, last)
+  if r:dtype() ~= "i32" then return end
+  for _, v in ipairs {first, last} do
+    if v < -2147483648 or v > 2147483647 then
+      r:free()
+      raise(fmt("%s: value %s does not fit in i32 (-2^31 .. 2^31-1); use a float dtype", where, show(v)))
+    end
+  end
+end
+
+-- The number of elements of [start, stop) in steps of step: ceil((stop - start) / step), at least 0. Integers
+-- count in integer arithmetic, since near +-2^63 their difference has no double (math.mininteger + 3 minus
+-- math.mininteger is 0 in doubles); the difference of integers on either side of 0 can wrap, and is then
+-- counted as the unsigned number it is (always far past MAX_COUNT).
+local function arange_count(start, stop, step)
+  if math.type(start) == "integer" and math.type(stop) == "integer" and math.type(step) == "integer" then
+    if (step > 0 and stop <= start) or (step < 0 and stop >= start) then return 0 end
+    local d = stop - start -- exact unless it wrapped past 2^63 (then d has the wrong sign)
+    if (step > 0) ~= (d > 0) then return (d + 0.0) + 2.0 ^ 64 end
+    local q, r = d // step, d % step
+    return r == 0 and q or q + 1
+  end
+  return math.max(0, math.ceil(((stop + 0.0) - (start + 0.0)) / step))
+end
+
 do
   local where = where_of("ck.arange")
   --- arange(stop) | arange(start, stop [, step]) : half-open [start, stop), like NumPy.
@@ -253,11 +280,12 @@ do
       end
     end
     if step == 0 then raise(where .. ": step must not be 0") end
-    -- in floating point: stop - start of two integers can wrap (math.mininteger .. math.maxinteger)
-    local n = math.max(0, math.ceil(((stop + 0.0) - (start + 0.0)) / step))
+    local n = arange_count(start, stop, step)
     if n >= MAX_COUNT then raise(fmt("%s: %.4g elements is too many (start %s, stop %s, step %s)", where, n,
       show(start), show(stop), show(step))) end
-    return call(where, core.generate, new(where, {tointeger(n)}, check_opts(where, opts, CREATE)), "arange", start, step)
+    local r = new(where, {tointeger(n)}, check_opts(where, opts, CREATE))
+    if n > 0 then check_i32_range(where, r, start, start + (n - 1) * step) end
+    return call(where, core.generate, r, "arange", start, step)
   end
 end
 
@@ -274,7 +302,13 @@ do
     end
     n = n == nil and 100 or check_count(where, n, "n")
     local step = n > 1 and (b - a) / (n - 1) or 0
-    return call(where, core.generate, new(where, {n}, check_opts(where, opts, CREATE)), "arange", a, step)
+    local r = new(where, {n}, check_opts(where, opts, CREATE))
+    if n > 0 then check_i32_range(where, r, a, b) end
+    call(where, core.generate, r, "arange", a, step)
+    -- a + (n-1)*step need not round to b (-3.3 .. 8.1 in 13 steps ends at 8.0999999999999979): the last point
+    -- is b itself, as in NumPy; the first is a + 0*step = a already
+    if n > 1 then call(where, core.generate, r:narrow(1, n, n), "fill", b) end
+    return r
   end
 end
 
@@ -452,7 +486,12 @@ local function setindex(a, k, value)
     raise(fmt("%s: cannot set %s on a cukern array (arrays take a[i] = v and a[{...}] = v; methods cannot be replaced)",
       where, show(k)))
   end
-  if type(value) == "number" or type(value) == "boolean" then
+  if type(value) == "boolean" then
+    raise(fmt("%s: the value must be a number or a cukern array, got %s (cukern has no bool dtype yet: write 1 or 0)",
+      where, show(value)))
+  end
+  call(where, core.check_writable, target) -- the one message of every write path, before any other
+  if type(value) == "number" then
     call(where, target.fill, target, value)
   elseif is_array(value) then
     check_live(where, value, "the value")
