@@ -210,6 +210,9 @@ local function rnd_perm(n)
 end
 local function inverse(p) local q = {}; for i, v in ipairs(p) do q[v] = i end; return q end
 
+-- o.shared: the view is (part of) an expanded view, so every write into it must be refused (docs/api.md)
+local function shares(o, shared) o.shared = shared or nil; return o end
+
 --- An operand of exactly `shape`, reached through up to `depth` random views of a fresh base.
 -- Returns array, oracle, description. `writable`: no expanded views (it will be written).
 local function build(shape, dt, dev, depth, writable, kind)
@@ -232,7 +235,7 @@ local function build(shape, dt, dev, depth, writable, kind)
       if #sw == 2 then v = a:transpose(sw[1], sw[2]) end
     end
     v = v or a:permute(table.unpack(p))
-    return v, o_permute(o, p), d .. ":permute(" .. table.concat(p, ",") .. ")"
+    return v, shares(o_permute(o, p), o.shared), d .. ":permute(" .. table.concat(p, ",") .. ")"
   elseif r < 0.6 and nd >= 1 then -- narrow
     local d = random(nd)
     local e1, e2 = random(0, 3), random(0, 3)
@@ -242,7 +245,7 @@ local function build(shape, dt, dev, depth, writable, kind)
     local first, last = e1 + 1, e1 + shape[d]
     local f, l = first, last
     if shape[d] > 0 and random() < 0.3 then f, l = first - inner[d] - 1, last - inner[d] - 1 end -- from the end
-    return a:narrow(d, f, l), o_narrow(o, d, first, shape[d]), ds .. (":narrow(%d,%d,%d)"):format(d, f, l)
+    return a:narrow(d, f, l), shares(o_narrow(o, d, first, shape[d]), o.shared), ds .. (":narrow(%d,%d,%d)"):format(d, f, l)
   elseif r < 0.7 and nd < 5 then -- select from one more dim
     local d = random(nd + 1)
     local inner = copy(shape)
@@ -250,7 +253,7 @@ local function build(shape, dt, dev, depth, writable, kind)
     local a, o, ds = build(inner, dt, dev, depth - 1, writable, kind)
     local k = random(inner[d])
     local kk = random() < 0.3 and k - inner[d] - 1 or k
-    return a:select(d, kk), o_select(o, d, k), ds .. (":select(%d,%d)"):format(d, kk)
+    return a:select(d, kk), shares(o_select(o, d, k), o.shared), ds .. (":select(%d,%d)"):format(d, kk)
   elseif r < 0.82 and not writable and nd >= 1 then -- expand
     local lead = random(0, nd)
     local inner = {}
@@ -258,7 +261,10 @@ local function build(shape, dt, dev, depth, writable, kind)
     local a, o, ds = build(inner, dt, dev, depth - 1, writable, kind)
     local args = copy(shape)
     for i = lead + 1, nd do if inner[i - lead] == shape[i] and random() < 0.3 then args[i] = -1 end end
-    return a:expand(table.unpack(args)), o_expand(o, shape), ds .. ":expand" .. sstr(args)
+    -- a dim stretched from 1 (or added) to more than 1 makes this view, and every view of it, read-only
+    local stretched = false
+    for i = 1, nd do stretched = stretched or (shape[i] > 1 and (i <= lead or inner[i - lead] == 1)) end
+    return a:expand(table.unpack(args)), shares(o_expand(o, shape), o.shared or stretched), ds .. ":expand" .. sstr(args)
   elseif r < 0.92 then -- reshape / view of a contiguous array of another shape
     local n = numel(shape)
     local inner
@@ -276,11 +282,12 @@ local function build(shape, dt, dev, depth, writable, kind)
       if #inner == 0 or random() < 0.3 then table.insert(inner, random(#inner + 1), 1) end
     end
     local a, o, ds = build(inner, dt, dev, depth - 1, writable, kind)
-    if not a:is_contiguous() then a = a:contiguous(); ds = ds .. ":contiguous()" end
+    local shared = o.shared
+    if not a:is_contiguous() then a = a:contiguous(); ds = ds .. ":contiguous()"; shared = false end
     local args = copy(shape)
     if nd > 0 and n > 0 and random() < 0.4 then args[random(nd)] = -1 end
     local v = random() < 0.5 and a:reshape(table.unpack(args)) or a:view(args)
-    return v, o_reshape(o, copy(shape)), ds .. ":reshape" .. sstr(args)
+    return v, shares(o_reshape(o, copy(shape)), shared), ds .. ":reshape" .. sstr(args)
   else
     local a, o, ds = build(shape, dt, dev, depth - 1, writable, kind)
     return a:contiguous(), {shape = o.shape, v = o.v, dt = o.dt}, ds .. ":contiguous()"
@@ -678,8 +685,9 @@ local function case_reduce(dev)
   local out, idx
   if random() < 0.35 then
     local overlap = dev == "host" or random() < 0.5
+    -- (not through an expand: a view of an expanded view is read-only, see the "writes" family)
     if random() < 0.3 and numel(shape) > 0 and rdt == dt and numel(ref.shape) <= numel(shape) and a:is_contiguous()
-      and not a:is_freed() then
+      and not a:is_freed() and not ad:find("expand", 1, true) then
       -- out= m consecutive elements of the input itself (input still to be read while out is written)
       local m, N = numel(ref.shape), numel(shape)
       local st = random(1, N - m + 1)
@@ -924,9 +932,167 @@ end
 
 -- ---------------------------------------------------------------- driver
 
+-- writes through views (issue 29) ---------------------------------------------------------------------
+-- Every write path into a random view of a fresh base: refused with the one message when the view is (part
+-- of) an expanded view, else the view holds exactly what was written (and nothing else of it changed).
+
+local WRITE_PATHS = {"a[i] = v", "a[{r}] = b", "fill", "copy_", "add_", "out=", "map out", "gemm C"}
+local SHARED_MSG = "expanded view, whose elements share memory"
+
+local function case_writes(dev)
+  local dt = DT[random(#DT)]
+  local shape = rnd_shape(4, 300)
+  local a, o, ad = build(shape, dt, dev, random(1, 4), false, "u")
+  local nd, n = #shape, numel(shape)
+  local wide = {}
+  for j = 1, nd do if shape[j] > 1 then wide[#wide + 1] = j end end
+  if #wide > 0 and random() < 0.35 then -- (build reaches expanded views rarely: make one, then a piece of it)
+    local j = wide[random(#wide)]
+    local inner = copy(shape); inner[j] = 1
+    local e = H.rand(inner, dt, dev):expand(table.unpack(shape))
+    a, o, ad = e, {shared = true}, "rand" .. sstr(inner) .. ":expand" .. sstr(shape)
+    local k = random(nd)
+    if random() < 0.5 and shape[k] > 0 then
+      local i = random(shape[k])
+      a = e:narrow(k, i, i); ad = ad .. (":narrow(%d,%d,%d)"):format(k, i, i)
+      shape = a:shape()
+      nd, n = #shape, numel(shape)
+    end
+  end
+  local path = WRITE_PATHS[random(#WRITE_PATHS)]
+  if path:find("^a%[") and (nd == 0 or shape[1] == 0) then path = "fill" end
+  if (path == "map out" or path == "gemm C") and dt == "i32" then path = "copy_" end
+  if path == "gemm C" and nd ~= 2 then path = "out=" end
+  note("%s into %s%s on %s via %s%s", path, dt, sstr(shape), dev, ad, o.shared and " (part of an expanded view)" or "")
+  local before = a:flat()
+  local src = H.rand(shape, dt, dev)
+  local sv = src:flat()
+  local v = dt == "i32" and random(-9, 9) or round_to(dt, random() * 4 - 2)
+  local exp, tol = copy(before), 0
+  local write
+  if path == "a[i] = v" then
+    local i = random(shape[1])
+    local row = n // shape[1]
+    for j = (i - 1) * row + 1, i * row do exp[j] = v end
+    write = function() a[i] = v end
+  elseif path == "a[{r}] = b" then
+    local r1 = random(shape[1]); local r2 = random(r1, shape[1])
+    local bs = copy(shape); bs[1] = r2 - r1 + 1
+    local b = H.rand(bs, dt, dev)
+    local bv, row = b:flat(), n // shape[1]
+    for j = 1, #bv do exp[(r1 - 1) * row + j] = bv[j] end
+    write = function() a[{{r1, r2}}] = b end
+  elseif path == "fill" then
+    for j = 1, n do exp[j] = v end
+    write = function() a:fill(v) end
+  elseif path == "copy_" then
+    exp = sv
+    write = function() a:copy_(src) end
+  elseif path == "add_" then
+    for j = 1, n do exp[j] = dt == "i32" and wrap32(before[j] + 2) or round_to(dt, before[j] + 2) end
+    write = function() a:add_(2) end
+  elseif path == "out=" then
+    for j = 1, n do exp[j] = dt == "i32" and wrap32(sv[j] * 3) or round_to(dt, sv[j] * 3) end
+    write = function() ck.mul(src, 3, {out = a}) end
+  elseif path == "map out" then
+    for j = 1, n do exp[j] = sv[j] * 2 end
+    write = function() ck.map("y = x * 2", {x = src}, {out = {y = a}}) end
+  else -- gemm C: c = A B with beta 0 (C's poison-free old values must not matter)
+    local k = random(1, 9)
+    local A, B = H.rand({shape[1], k}, dt, dev), H.rand({k, shape[2]}, dt, dev)
+    local Av, Bv = A:flat(), B:flat()
+    local mag = {}
+    for i = 1, shape[1] do
+      for j = 1, shape[2] do
+        local acc, m = 0, 0
+        for p = 1, k do local t = Av[(i - 1) * k + p] * Bv[(p - 1) * shape[2] + j]; acc = acc + t; m = m + abs(t) end
+        exp[(i - 1) * shape[2] + j], mag[(i - 1) * shape[2] + j] = acc, m
+      end
+    end
+    tol = function(i) return (dt == "f32" and 2e-6 or 1e-14) * (mag[i] + 1) end
+    write = function() ck.gemm(a, A, B, 1, 0) end
+  end
+  local ok, err = pcall(write)
+  if o.shared then
+    if ok and n == 0 then return true end -- (a write of nothing may be accepted)
+    if ok then return false, "a write into (part of) an expanded view was accepted" end
+    return tostring(err):find(SHARED_MSG, 1, true) ~= nil, "unexpected error: " .. tostring(err)
+  end
+  if not ok then return false, "error: " .. tostring(err) end
+  return compare(a, {shape = shape, v = exp, dt = dt}, tol, dt)
+end
+
+-- numbers in binary ops and pow, on half dtypes (issue 29) ----------------------------------------------
+-- The number is rounded to the array's dtype first, in every op: comparisons, maximum and minimum are then
+-- exact, which is what shows the rule (a number between two bf16 values is neither of them otherwise).
+
+local HALF = {f16 = {m = 10, emin = -14, max = 65504}, bf16 = {m = 7, emin = -126, max = (2 - 2 ^ -7) * 2 ^ 127}}
+local function round_half(dt, x) -- round to nearest even, with subnormals and overflow to inf
+  if x ~= x or x == 0 or x == huge or x == -huge then return x end
+  local h = HALF[dt]
+  local e = floor(math.log(abs(x), 2))
+  if 2 ^ e > abs(x) then e = e - 1 elseif 2 ^ (e + 1) <= abs(x) then e = e + 1 end
+  if e < h.emin then e = h.emin end
+  local q = 2 ^ (e - h.m)
+  local r = x / q
+  local fl = floor(r)
+  if r - fl > 0.5 or (r - fl == 0.5 and fl % 2 == 1) then fl = fl + 1 end
+  local y = fl * q
+  if abs(y) > h.max then return y > 0 and huge or -huge end
+  return y
+end
+local EXACT = {eq = true, ne = true, lt = true, le = true, gt = true, ge = true, maximum = true, minimum = true}
+
+local function case_numbers(dev)
+  local dt = random() < 0.5 and "f16" or "bf16"
+  local name = random() < 0.3 and "pow" or BNAMES[random(#BNAMES)]
+  local shape = rnd_shape(3, 200)
+  local n = numel(shape)
+  local vals = {}
+  for i = 1, n do
+    local x = round_half(dt, random() * 8 - 4)
+    if name == "pow" then x = abs(x) + 2 ^ -6 end -- (negative bases with fractional exponents are NaN)
+    vals[i] = round_half(dt, x)
+  end
+  local a = n > 0 and ck.array(vals, {dtype = dt, device = dev}):reshape(shape) or ck.empty(shape, {dtype = dt, device = dev})
+  -- the number: between two values of the dtype, sometimes next to one of the array's own values
+  local s = random() * 6 - 3
+  if n > 0 and random() < 0.5 then s = vals[random(n)] * (1 + (random() - 0.5) * 2 ^ -(HALF[dt].m + 1)) end
+  if name == "pow" then s = random(-2, 3) + (random() < 0.7 and random() * 0.5 or 0) end
+  local left = random() < 0.4
+  if name == "pow" and left then s = abs(s) + 0.5 end
+  -- x ^ (k + d), k = 1 or 2, d under half a unit of the dtype at k: the exponent rounds to k, and x ^ k of
+  -- a half value is exact in float, so the result is exact; the unrounded exponent would move a base in
+  -- [8, 32) by a unit or more (d ln x)
+  local exact_pow = name == "pow" and not left and random() < 0.6
+  if exact_pow then
+    s = random(1, 2) + 0.45 * 2 ^ -HALF[dt].m
+    for i = 1, n do vals[i] = round_half(dt, 8 + random() * 24) end
+    if n > 0 then a = ck.array(vals, {dtype = dt, device = dev}):reshape(shape) end
+  end
+  local sv = round_half(dt, s)
+  local f = BINARY[name]
+  note("%s %s%s %s number %.17g on %s", name, dt, sstr(shape), left and "left" or "right", s, dev)
+  local exp = {}
+  for i = 1, n do exp[i] = round_half(dt, left and f(sv, vals[i]) or f(vals[i], sv)) end
+  local r
+  if name == "pow" then r = ck.pow(left and s or a, left and a or s)
+  else r = ck[name](left and s or a, left and a or s) end
+  local tol = 0
+  if not EXACT[name] and not exact_pow then
+    tol = function(i)
+      local x = exp[i]
+      if x ~= x or x == huge or x == -huge then return 0 end
+      return (name == "pow" and 2 or 1) * 2 ^ -HALF[dt].m * abs(x) + 2 ^ (HALF[dt].emin - HALF[dt].m)
+    end
+  end
+  return compare(r, {shape = shape, v = exp, dt = dt}, tol, dt)
+end
+
 local FAMILIES = {
   {"unary", case_unary, 0.22}, {"binary", case_binary, 0.26}, {"reduce", case_reduce, 0.22},
-  {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18},
+  {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18}, {"writes", case_writes, 0.08},
+  {"numbers", case_numbers, 0.06},
 }
 
 local function run_family(fi)
