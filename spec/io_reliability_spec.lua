@@ -1,0 +1,121 @@
+--- io reliability: hand-broken files and freed arrays must give a clear Lua error, raised at the caller's line,
+-- naming the public function, the file (and the member or variable) and the problem: never a crash, never a
+-- silent load. Each broken file starts as a valid one written by ck.save from fresh random values and is
+-- then patched byte by byte; the unpatched (or harmlessly patched) files must still load exactly.
+local H = require "spec.helpers"
+local ck = H.ck
+
+local HAVE = ck.io_formats()
+
+-- ---------------------------------------------------------------- scratch directory and bytes
+
+local DIR = os.tmpname()
+os.remove(DIR)
+assert(os.execute("mkdir -p '" .. DIR .. "'"))
+local function P(name) return DIR .. "/" .. name end
+
+local function write_file(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- s with every occurrence of `from` replaced by `to` (plain bytes, same length); fails unless found `count` times.
+local function patch(s, from, to, count)
+  assert(#from == #to)
+  local out, n, at = {}, 0, 1
+  while true do
+    local i = s:find(from, at, true)
+    if not i then break end
+    out[#out + 1] = s:sub(at, i - 1) .. to
+    at, n = i + #from, n + 1
+  end
+  out[#out + 1] = s:sub(at)
+  assert(n == (count or 1), ("expected %d occurrence(s) of the bytes to patch, found %d"):format(count or 1, n))
+  return table.concat(out)
+end
+
+local function i32le(...)
+  local t = {}
+  for i, v in ipairs{...} do t[i] = string.pack("<i4", v) end
+  return table.concat(t)
+end
+
+-- A .mat dims sub-element as libmatio writes it (miINT32 tag, 8 bytes, two dims).
+local function dims_elem(d1, d2) return i32le(5, 8, d1, d2) end
+
+--- Call ck[fname](...) and expect an error raised at this file's line of the call, naming ck.<fname> and
+-- holding every plain string in `wants`; returns the message.
+local function refuses(wants, fname, ...)
+  local line = debug.getinfo(1, "l").currentline + 1
+  local ok, err = pcall(ck[fname], ...)
+  assert.is_false(ok, "ck." .. fname .. " accepted it (seed " .. H.seed .. ")")
+  err = tostring(err)
+  local at = ("io_reliability_spec.lua:%d: ck.%s: "):format(line, fname)
+  assert.truthy(err:find(at, 1, true), "not raised at the caller's line naming ck." .. fname .. ": " .. err)
+  for _, w in ipairs(wants) do assert.truthy(err:find(w, 1, true), "missing '" .. w .. "' in: " .. err) end
+  return err
+end
+
+-- A .npy with the given header dict (padded to 128 bytes as NumPy pads) and data bytes.
+local function npy(dict, data)
+  local body = dict .. string.rep(" ", 118 - #dict) .. "\n"
+  return "\147NUMPY\1\0" .. string.char(#body % 256, #body // 256) .. body .. data
+end
+
+-- ---------------------------------------------------------------- saving freed arrays
+
+describe("io reliability: saving freed arrays", function()
+  local function freed()
+    local f = H.rand({2, 3}, "f32")
+    f:free()
+    return f
+  end
+
+  it("ck.save of a freed array to .npy names ck.save and says the array was freed", function()
+    local a = H.rand({4, 3}, "f64")
+    ck.save(P("keep.npy"), a)
+    local err = refuses({P("keep.npy"), "freed"}, "save", P("keep.npy"), freed())
+    assert.falsy(err:find("cukern.core", 1, true), err)
+    assert.falsy(err:find("bad argument", 1, true), err)
+    H.assert_equal(ck.load(P("keep.npy")), a, "the file the failed save left")
+  end)
+
+  it("a table of named arrays names the freed entry, for .npz and .mat, through ck.save and ck.savez", function()
+    local a = H.rand({3}, "f32")
+    for _, ext in ipairs{"npz", "mat"} do
+      if HAVE[ext] then
+        local path = P("f." .. ext)
+        for _, fname in ipairs(ext == "npz" and {"save", "savez"} or {"save"}) do
+          local err = refuses({path, "entry 'A' is a freed array"}, fname, path, {A = freed(), b = a})
+          assert.falsy(err:find("not a name", 1, true), err)
+          assert.falsy(err:find("entry 1", 1, true), err)
+        end
+      end
+    end
+    if HAVE.npz then -- a sequence is named as np.savez names it
+      refuses({P("s.npz"), "entry 'arr_1' is a freed array"}, "savez", P("s.npz"), {a, freed()})
+    end
+    -- a key that is no name still says so
+    refuses({P("k.npz"), "neither a name nor a positive integer"}, "save", P("k.npz"), {[2.5] = a})
+  end)
+
+  it("the binding keeps its not-a-name error for a list of names that holds no string", function()
+    local a = H.rand({3}, "f32")
+    local ok, err = pcall(ck.core.io_save_named, "npz", P("c.npz"), {7}, {a}, false)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("entry 1 is not a name", 1, true), tostring(err))
+    ok, err = pcall(ck.core.io_save_named, "npz", P("c.npz"), {"x"}, {"y"}, false)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("entry 'x' is not a cukern array", 1, true), tostring(err))
+  end)
+end)
+
+teardown(function() os.execute("rm -rf '" .. DIR .. "'") end)
