@@ -70,6 +70,34 @@ local function npy(dict, data)
   return "\147NUMPY\1\0" .. string.char(#body % 256, #body // 256) .. body .. data
 end
 
+-- ---------------------------------------------------------------- two arrays of one name
+
+describe("io reliability: two arrays of one name", function()
+  for _, compress in ipairs{false, true} do
+    it("refuses an .npz archive holding two members of the same name" .. (compress and " (deflated)" or ""), function()
+      if not HAVE.npz then return pending("this build has no .npz support (libzip)") end
+      local a, b = H.rand({3, 5}, "f32"), H.rand({7}, "f64")
+      ck.savez(P("two.npz"), {a = a, b = b}, {compress = compress})
+      local t = ck.load(P("two.npz"))
+      H.assert_equal(t.a, a, "the unpatched archive")
+      H.assert_equal(t.b, b, "the unpatched archive")
+      -- the name is in the local header and in the central directory; the CRCs cover only the data
+      write_file(P("dup.npz"), patch(read_file(P("two.npz")), "b.npy", "a.npy", 2))
+      refuses({P("dup.npz"), "member 'a.npy'", "twice"}, "load", P("dup.npz"))
+    end)
+  end
+
+  it("refuses a .mat file holding two variables of the same name", function()
+    if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+    local a, b = H.rand({2, 3}, "f64"), H.rand({4}, "i32")
+    ck.save(P("dup.mat"), {A = a, B = b})
+    -- a name of at most 4 bytes is a small data element: miINT8 (1), 1 byte, then the name padded to 4
+    local s = patch(read_file(P("dup.mat")), "\1\0\1\0B\0\0\0", "\1\0\1\0A\0\0\0")
+    write_file(P("dup2.mat"), s)
+    refuses({P("dup2.mat"), "variable 'A'", "twice"}, "load", P("dup2.mat"))
+  end)
+end)
+
 -- ---------------------------------------------------------------- .npy header text
 
 describe("io reliability: .npy header text", function()

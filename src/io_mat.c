@@ -96,6 +96,9 @@ static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int
     if (CLASSES[i].cls == v->class_type) *k = i;
   if (*k < 0) return ck_error(ctx, CK_ERR_IO, "%s is a %s; only real numeric and logical arrays load", what, class_name(v->class_type));
   if (v->isComplex) return ck_error(ctx, CK_ERR_IO, "%s is complex (%s); cukern arrays are real", what, CLASSES[*k].name);
+  if (v->name && strlen(v->name) > CK_IO_NAME_MAX)
+    return ck_error(ctx, CK_ERR_IO, "%s: a name of %zu bytes; at most %d are supported", what, strlen(v->name),
+                    CK_IO_NAME_MAX);
   if (v->rank < 0 || v->rank > CK_MAX_DIMS)
     return ck_error(ctx, CK_ERR_IO, "%s has %d dims, more than cukern's %d", what, v->rank, CK_MAX_DIMS);
   double numel = 1, room = (double)file_bytes * (v->compression == MAT_COMPRESSION_NONE ? 1 : 1032);
@@ -139,7 +142,7 @@ static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t fi
     snprintf(info.converted, sizeof info.converted, "%s -> %s", ck_ftype_name(ft), ck_dtype_name(dt));
   info.fortran = true;
   if ((st = ck_io_place(ctx, &h, true, dev, &t))) return st;
-  st = ck_io_list_add(ctx, out, v->name ? v->name : "", &t, &info);
+  st = ck_io_list_add(ctx, what, out, v->name ? v->name : "", &t, &info);
   ck_release(&t);
   return st;
 }
