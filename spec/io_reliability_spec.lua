@@ -70,6 +70,100 @@ local function npy(dict, data)
   return "\147NUMPY\1\0" .. string.char(#body % 256, #body // 256) .. body .. data
 end
 
+-- ---------------------------------------------------------------- .mat dims against the data
+
+describe("io reliability: .mat dims must match the data", function()
+  local function mat_cases(dtype, esize)
+    local a = H.rand({3, 4}, dtype)
+    local path = P("good_" .. dtype .. ".mat")
+    ck.save(path, {A = a})
+    return a, read_file(path), 12 * esize
+  end
+
+  for _, c in ipairs{{"f64", 8, "double"}, {"f32", 4, "single"}, {"i32", 4, "int32"}} do
+    local dtype, esize, class = c[1], c[2], c[3]
+    it("refuses a " .. class .. " variable whose dims were edited to 1x1, 0x(2^31-1), negative or overflowing", function()
+      if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+      local a, s, bytes = mat_cases(dtype, esize)
+      H.assert_equal(ck.load(P("good_" .. dtype .. ".mat")).A, a, "the unpatched file")
+      local cases = {
+        {"one", dims_elem(1, 1), "[1x1]"},
+        {"zero", dims_elem(0, 2147483647), "[0x2147483647]"},
+        {"neg", dims_elem(-1, 0), "[-1x0]"},
+        {"neg2", dims_elem(-3, -4), "[-3x-4]"},
+        {"huge", dims_elem(2147483647, 2147483647), "[2147483647x2147483647]"},
+      }
+      for _, k in ipairs(cases) do
+        local path = P(k[1] .. "_" .. dtype .. ".mat")
+        write_file(path, patch(s, dims_elem(3, 4), k[2]))
+        refuses({path, "variable 'A'", k[3], bytes .. " bytes"}, "load", path)
+      end
+    end)
+  end
+
+  it("still loads a variable whose dims were changed to others of the same element count", function()
+    if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+    local a, s = mat_cases("f64", 8)
+    write_file(P("re.mat"), patch(s, dims_elem(3, 4), dims_elem(2, 6)))
+    -- the data as stored is a's column-major order; as [2x6] column-major it is that order reshaped [6x2], transposed
+    local colmajor = ck.array(a:t():contiguous():flat(), {dtype = "f64"})
+    H.assert_equal(ck.load(P("re.mat")).A, colmajor:reshape(6, 2):t(), "dims [2x6]")
+  end)
+
+  it("names the variable among several, and loads none of them", function()
+    if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+    local a, b = H.rand({3, 4}, "f64"), H.rand({5, 7}, "f32")
+    ck.save(P("two.mat"), {A = a, B = b})
+    local s = read_file(P("two.mat"))
+    write_file(P("two_b.mat"), patch(s, dims_elem(5, 7), dims_elem(7, 7)))
+    refuses({P("two_b.mat"), "variable 'B'", "[7x7]", "140 bytes"}, "load", P("two_b.mat"))
+  end)
+
+  it("refuses edited dims inside a compressed (-v7) variable too", function()
+    if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+    local PY = os.execute("command -v python3 >/dev/null 2>&1") and "python3"
+    if not PY then return pending("python3 (for zlib) is not installed here") end
+    local a = H.rand({3, 4}, "f32")
+    ck.save(P("z.mat"), {A = a}, {compress = true})
+    H.assert_equal(ck.load(P("z.mat")).A, a, "the unpatched compressed file")
+    -- inflate the one miCOMPRESSED element, patch its dims, deflate it again (zlib is in Python's stdlib)
+    write_file(P("z.py"), ([[
+import struct, sys, zlib
+s = open(sys.argv[1], 'rb').read()
+typ, n = struct.unpack('<II', s[128:136])
+assert typ == 15, typ
+raw = zlib.decompress(s[136:136 + n])
+old = struct.pack('<4i', 5, 8, 3, 4)
+assert raw.count(old) == 1
+z = zlib.compress(raw.replace(old, struct.pack('<4i', 5, 8, int(sys.argv[3]), int(sys.argv[4]))))
+open(sys.argv[2], 'wb').write(s[:128] + struct.pack('<II', 15, len(z)) + z + s[136 + n:])
+]]))
+    for _, d in ipairs{{1, 1}, {0, 2147483647}, {2, 6}} do
+      local path = P(("z_%d_%d.mat"):format(d[1], d[2]))
+      assert(os.execute(("%s '%s' '%s' '%s' %d %d"):format(PY, P("z.py"), P("z.mat"), path, d[1], d[2])))
+      if d[1] * d[2] == 12 then
+        local colmajor = ck.array(a:t():contiguous():flat(), {dtype = "f32"})
+        H.assert_equal(ck.load(path).A, colmajor:reshape(6, 2):t(), "compressed, dims [2x6]")
+      else
+        refuses({path, "variable 'A'", ("[%dx%d]"):format(d[1], d[2]), "48 bytes"}, "load", path)
+      end
+    end
+  end)
+
+  it("refuses dims and name tags claiming gigabytes before libmatio allocates them", function()
+    if not HAVE.mat then return pending("this build has no .mat support (libmatio)") end
+    local a = H.rand({3, 4}, "f64")
+    ck.save(P("big.mat"), {Longname = a})
+    local s = read_file(P("big.mat"))
+    H.assert_equal(ck.load(P("big.mat")).Longname, a, "the unpatched file")
+    write_file(P("bigdims.mat"), patch(s, i32le(5, 8, 3, 4), i32le(5, 2147483640, 3, 4)))
+    refuses({P("bigdims.mat"), "dims claim 2147483640 bytes"}, "load", P("bigdims.mat"))
+    -- a name of more than 4 bytes has its own element: miINT8 tag, length, the name padded to 8
+    write_file(P("bigname.mat"), patch(s, i32le(1, 8) .. "Longname", i32le(1, 2147483647) .. "Longname"))
+    refuses({P("bigname.mat"), "name claims 2147483647 bytes"}, "load", P("bigname.mat"))
+  end)
+end)
+
 -- ---------------------------------------------------------------- two arrays of one name
 
 describe("io reliability: two arrays of one name", function()
