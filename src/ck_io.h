@@ -34,9 +34,11 @@ typedef struct ck_io_info {
   bool fortran;       /* column-major on file (loaded as a permuted view) */
 } ck_io_info;
 
-/* A named array (.npz member, .mat variable). */
+/* A named array (.npz member, .mat variable). Longer names are refused, never cut: two cut names could
+ * collide. */
+#define CK_IO_NAME_MAX 255
 typedef struct ck_io_item {
-  char name[72];
+  char name[CK_IO_NAME_MAX + 1];
   ck_tensor t;
   ck_io_info info;
 } ck_io_item;
@@ -126,8 +128,13 @@ ck_status ck_io_tmp_commit(ck_ctx *ctx, const char *path, ck_io_tmp *t);
 void ck_io_tmp_abort(ck_io_tmp *t);
 /* The error of a format whose library the build lacked ("x.npz: .npz needs libzip, which ..."). */
 ck_status ck_io_lacks(ck_ctx *ctx, const char *path, const char *ext, const char *lib);
-/* Add a named tensor (a new reference on t) to a list. */
-ck_status ck_io_list_add(ck_ctx *ctx, ck_io_list *l, const char *name, ck_tensor *t, const ck_io_info *info);
+/* Add a named tensor (a new reference on t) to a list; `what` names the member or variable in errors. A name
+ * longer than CK_IO_NAME_MAX, or one the list already holds, is an error: a file naming two arrays alike
+ * cannot say which one is meant. */
+ck_status ck_io_list_add(ck_ctx *ctx, const char *what, ck_io_list *l, const char *name, ck_tensor *t,
+                         const ck_io_info *info);
+/* The error for a name the list already holds, or CK_OK; for checking before the data is read. */
+ck_status ck_io_list_check_name(ck_ctx *ctx, const char *what, const ck_io_list *l, const char *name);
 
 /* .npy pieces shared with .npz. */
 /* The header (magic, version, dict, padding to 64 bytes) for an array; returns its length, 0 if buf is too

@@ -1,14 +1,15 @@
 # src/io.mk — file formats (src/io_*.c, src/l_io.c; docs/io.md). Included by the Makefile.
 # .npy needs nothing. .npz uses libzip and .mat libmatio when pkg-config finds them; without them the module
 # still builds and loads, and those formats raise an error saying the build lacked the library.
-# The specs check files against NumPy and GNU Octave themselves, so `make test` installs them too.
-DEBS += pkg-config libzip-dev libmatio-dev python3-numpy octave
+# .mat also reads the head of each variable itself (zlib for -v7's compressed ones: io_mat.c says why); libmatio
+# links zlib anyway. The specs check files against NumPy and GNU Octave themselves, so `make test` installs them.
+DEBS += pkg-config libzip-dev libmatio-dev zlib1g-dev python3-numpy octave
 
 PKG_CONFIG ?= pkg-config
 IO_ZIP_CFLAGS := $(shell $(PKG_CONFIG) --exists libzip 2>/dev/null && echo -DCK_HAVE_LIBZIP $$($(PKG_CONFIG) --cflags libzip))
 IO_ZIP_LIBS := $(if $(IO_ZIP_CFLAGS),$(shell $(PKG_CONFIG) --libs libzip))
-IO_MAT_CFLAGS := $(shell $(PKG_CONFIG) --exists matio 2>/dev/null && echo -DCK_HAVE_MATIO $$($(PKG_CONFIG) --cflags matio))
-IO_MAT_LIBS := $(if $(IO_MAT_CFLAGS),$(shell $(PKG_CONFIG) --libs matio))
+IO_MAT_CFLAGS := $(shell $(PKG_CONFIG) --exists matio zlib 2>/dev/null && echo -DCK_HAVE_MATIO $$($(PKG_CONFIG) --cflags matio zlib))
+IO_MAT_LIBS := $(if $(IO_MAT_CFLAGS),$(shell $(PKG_CONFIG) --libs matio zlib))
 
 $(BUILD)/src/io_npz.o: CK_CFLAGS += $(IO_ZIP_CFLAGS)
 $(BUILD)/src/io_mat.o: CK_CFLAGS += $(IO_MAT_CFLAGS)

@@ -324,7 +324,21 @@ ck_status ck_io_lacks(ck_ctx *ctx, const char *path, const char *ext, const char
 
 // ---------------------------------------------------------------- lists of named arrays
 
-ck_status ck_io_list_add(ck_ctx *ctx, ck_io_list *l, const char *name, ck_tensor *t, const ck_io_info *info) {
+ck_status ck_io_list_check_name(ck_ctx *ctx, const char *what, const ck_io_list *l, const char *name) {
+  size_t n = strlen(name);
+  if (n > CK_IO_NAME_MAX)
+    return ck_error(ctx, CK_ERR_IO, "%s: a name of %zu bytes; at most %d are supported", what, n, CK_IO_NAME_MAX);
+  for (int i = 0; i < l->n; ++i)
+    if (strcmp(l->items[i].name, name) == 0)
+      return ck_error(ctx, CK_ERR_IO, "%s appears twice in the file; which one is meant cannot be told (corrupt "
+                                      "or hand-made file?)", what);
+  return CK_OK;
+}
+
+ck_status ck_io_list_add(ck_ctx *ctx, const char *what, ck_io_list *l, const char *name, ck_tensor *t,
+                         const ck_io_info *info) {
+  ck_status st = ck_io_list_check_name(ctx, what, l, name);
+  if (st) return st;
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 8;
     ck_io_item *p = realloc(l->items, (size_t)cap * sizeof *p);

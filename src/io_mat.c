@@ -39,6 +39,7 @@ ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
 
 #else
 #include <matio.h>
+#include <zlib.h>
 
 bool ck_io_have_mat(void) { return true; }
 
@@ -85,6 +86,171 @@ static const char *class_name(enum matio_classes c) {
   }
 }
 
+// ---------------------------------------------------------------- dims against the data, before libmatio reads
+
+/* libmatio sizes a numeric variable's data by its dims alone and reads that many elements, whatever the data
+ * element says it holds: dims edited to 1x1 load the first element of a 3x4 array, dims edited to 0xN an empty
+ * array, both without a word. So before libmatio reads anything, each numeric variable's dims are checked
+ * against the byte count in its data element's tag, read from the file here.
+ *
+ * Level 5 layout (as libmatio walks it): a 128-byte header ending in the endian mark "IM" (as written on a
+ * little-endian machine), then elements, each a tag (type, byte count) and its bytes; the next element follows
+ * right after. A variable is an miMATRIX element -- array flags (tag + 8 bytes), dims (miINT32 tag + int32s
+ * padded to 8 bytes), name (miINT8; up to 4 bytes packed into the tag), then the real data element -- or (-v7)
+ * such an element zlib-compressed inside an miCOMPRESSED element. Only the first KiB of each variable is read
+ * (inflated) here: it holds everything up to the data tag for any variable that the checks after this pass
+ * accept (at most 8 dims, a name of at most CK_IO_NAME_MAX bytes). Dims and name tags claiming more than that
+ * are refused here already, before libmatio allocates what they claim. */
+
+enum { MI_INT8 = 1, MI_INT32 = 5, MI_UINT32 = 6, MI_MATRIX = 14, MI_COMPRESSED = 15 };
+enum { MX_DOUBLE = 6, MX_UINT64 = 15, MX_OPAQUE = 17 }; /* the numeric classes are 6..15 */
+enum { HEAD_BYTES = 1024 };
+
+static size_t mi_size(uint32_t type) {
+  static const unsigned char SIZES[] = {0, 1, 1, 2, 2, 4, 4, 4, 0, 8, 0, 0, 8, 8}; /* miINT8 .. miUINT64 */
+  return type < sizeof SIZES ? SIZES[type] : 0;
+}
+
+static uint32_t rd32(const unsigned char *p, bool swap) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return swap ? __builtin_bswap32(v) : v;
+}
+
+static size_t pad8(size_t n) { return (n + 7) / 8 * 8; }
+
+/* Up to n bytes of the start of the zlib stream at [at, at + len) of the file, inflated. */
+static size_t inflate_head(int fd, int64_t at, int64_t len, unsigned char *out, size_t n) {
+  z_stream z;
+  unsigned char in[4096];
+  memset(&z, 0, sizeof z);
+  if (inflateInit(&z) != Z_OK) return 0;
+  z.next_out = out;
+  z.avail_out = (uInt)n;
+  int r = Z_OK;
+  while (z.avail_out && len > 0 && r == Z_OK) {
+    ssize_t got = pread(fd, in, len < (int64_t)sizeof in ? (size_t)len : sizeof in, at);
+    if (got <= 0) break;
+    at += got;
+    len -= got;
+    z.next_in = in;
+    z.avail_in = (uInt)got;
+    r = inflate(&z, Z_NO_FLUSH);
+  }
+  size_t done = n - z.avail_out;
+  inflateEnd(&z);
+  return done;
+}
+
+/* The variable whose miMATRIX content (after its tag) starts b: `have` bytes of it here, `all` (or more) in the
+ * file. Non-numeric classes, and headers longer than what was read, are left to libmatio and check_var. */
+static ck_status check_head(ck_ctx *ctx, const char *path, const unsigned char *b, size_t have, uint64_t all,
+                            bool swap, bool compressed) {
+  if (have < 24) return CK_OK;
+  uint32_t ftype = rd32(b, swap), cls = rd32(b + 8, swap) & 0xff;
+  /* libmatio takes the flags from an miUINT32 tag (uncompressed also miINT32); otherwise the class is empty */
+  if (!(ftype == MI_UINT32 || (!compressed && ftype == MI_INT32))) cls = 0;
+  if (compressed && cls == MX_OPAQUE) return CK_OK; /* no dims or name where libmatio reads those */
+  if (rd32(b + 16, swap) != MI_INT32) return CK_OK; /* libmatio refuses such dims itself */
+  /* libmatio allocates and reads whatever the dims and name tags claim before anything else looks at them */
+  uint32_t dbytes = rd32(b + 20, swap);
+  if (dbytes > HEAD_BYTES)
+    return ck_error(ctx, CK_ERR_IO, "%s: a variable's dims claim %u bytes (%u dims; corrupt file?)", path, dbytes,
+                    dbytes / 4);
+  int rank = (int)(dbytes / 4);
+  size_t at = 24 + pad8(dbytes);
+  if (at + 8 > have) return CK_OK;
+  char name[CK_IO_NAME_MAX + 1] = "?";
+  uint32_t ntag = rd32(b + at, swap);
+  size_t nlen = 0;
+  const unsigned char *np = NULL;
+  if (ntag == MI_INT8) { /* the name in its own element, padded to 8 bytes */
+    uint32_t len = rd32(b + at + 4, swap);
+    if (len > CK_IO_NAME_MAX)
+      return ck_error(ctx, CK_ERR_IO, "%s: a variable's name claims %u bytes; at most %d are supported (corrupt "
+                                      "file?)", path, len, CK_IO_NAME_MAX);
+    np = b + at + 8;
+    nlen = len;
+    at += 8 + pad8(len);
+  } else { /* packed into the tag (1-4 bytes), or no name libmatio knows: either way 8 bytes */
+    if ((ntag & 0xffff) == MI_INT8 && (ntag >> 16) >= 1 && (ntag >> 16) <= 4) np = b + at + 4, nlen = ntag >> 16;
+    at += 8;
+  }
+  if (at + 8 > have || (np && np + nlen > b + have)) {
+    if (have < all) return CK_OK; /* a header longer than was read: check_var refuses such dims */
+    return ck_error(ctx, CK_ERR_IO, "%s: a variable's header runs past its end (corrupt file?)", path);
+  }
+  if (cls < MX_DOUBLE || cls > MX_UINT64 || rank > CK_MAX_DIMS) return CK_OK; /* check_var refuses these by name */
+  int64_t dims[CK_MAX_DIMS];
+  for (int i = 0; i < rank; ++i) dims[i] = (int32_t)rd32(b + 24 + 4 * i, swap);
+  for (size_t i = 0; np && i < nlen; ++i) name[i] = isprint(np[i]) ? (char)np[i] : '?';
+  if (np) name[nlen] = 0;
+  /* the data tag: type and byte count, or (small data element) both packed into one word */
+  uint32_t w = rd32(b + at, swap), type = w & 0xff;
+  uint64_t bytes = (w >> 16) ? (w >> 16) : rd32(b + at + 4, swap);
+  size_t es = mi_size(type);
+  char sh[160];
+  ck_shape_str(rank, dims, sh, sizeof sh);
+  if (!compressed && at + 8 + bytes > all)
+    return ck_error(ctx, CK_ERR_IO, "%s: variable '%s': its data element claims %llu bytes, past the variable's end "
+                                    "(corrupt file?)", path, name, (unsigned long long)bytes);
+  if (!es)
+    return ck_error(ctx, CK_ERR_IO, "%s: variable '%s': its data element has type %u, not a numeric MAT type (corrupt "
+                                    "file?)", path, name, type);
+  int64_t numel = 1, limit = ((int64_t)1 << 62) / (int64_t)es;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] < 0)
+      return ck_error(ctx, CK_ERR_IO, "%s: variable '%s': its dims %s are implausible (a negative dim); its data "
+                                      "element holds %llu bytes (corrupt file?)", path, name, sh, (unsigned long long)bytes);
+    if (dims[i] && numel > limit / dims[i])
+      return ck_error(ctx, CK_ERR_IO, "%s: variable '%s': its dims %s are implausible (more than 2^62 bytes); its "
+                                      "data element holds %llu bytes (corrupt file?)", path, name, sh,
+                      (unsigned long long)bytes);
+    numel *= dims[i];
+  }
+  if ((uint64_t)numel * es != bytes)
+    return ck_error(ctx, CK_ERR_IO, "%s: variable '%s': its dims claim %lld element%s (%s of %zu bytes: %lld bytes), "
+                                    "but its data element holds %llu bytes (corrupt file?)", path, name,
+                    (long long)numel, numel == 1 ? "" : "s", sh, es, (long long)numel * (long long)es,
+                    (unsigned long long)bytes);
+  return CK_OK;
+}
+
+/* Every variable of a Level 5 file, walked as libmatio walks it; elements that run past the end of the file are
+ * left to libmatio, which reports the truncation. */
+static ck_status check_data_sizes(ck_ctx *ctx, const char *path) {
+  unsigned char head[128], tag[8], b[HEAD_BYTES];
+  struct stat sb;
+  ck_status st = CK_OK;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return CK_OK; /* libmatio opened it: it reports what went wrong since */
+  int64_t size = fstat(fd, &sb) == 0 ? (int64_t)sb.st_size : 0, pos = 128;
+  const uint16_t one = 1;
+  bool little_host = *(const unsigned char *)&one == 1, swap;
+  if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head) goto done;
+  if (head[126] == 'I' && head[127] == 'M') swap = !little_host;
+  else if (head[126] == 'M' && head[127] == 'I') swap = little_host;
+  else goto done;
+  while (!st && pos + 8 <= size && pread(fd, tag, 8, pos) == 8) {
+    uint32_t type = rd32(tag, swap);
+    int64_t n = rd32(tag + 4, swap);
+    if (n > size - pos - 8) break;
+    if (type == MI_MATRIX) {
+      size_t have = (size_t)(n < HEAD_BYTES ? n : HEAD_BYTES);
+      if (pread(fd, b, have, pos + 8) != (ssize_t)have) break;
+      st = check_head(ctx, path, b, have, (uint64_t)n, swap, false);
+    } else if (type == MI_COMPRESSED) {
+      size_t have = inflate_head(fd, pos + 8, n, b, sizeof b);
+      if (have >= 8 && rd32(b, swap) == MI_MATRIX) /* inside: an miMATRIX tag, then its content */
+        st = check_head(ctx, path, b + 8, have - 8, (uint64_t)rd32(b + 4, swap), swap, true);
+    } else break; /* libmatio stops here with an error of its own */
+    pos += 8 + n;
+  }
+done:
+  close(fd);
+  return st;
+}
+
 // ---------------------------------------------------------------- reading
 
 /* Is v a variable cukern loads, with dims the file can hold? k = its CLASSES row. libmatio believes the
@@ -96,6 +262,9 @@ static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int
     if (CLASSES[i].cls == v->class_type) *k = i;
   if (*k < 0) return ck_error(ctx, CK_ERR_IO, "%s is a %s; only real numeric and logical arrays load", what, class_name(v->class_type));
   if (v->isComplex) return ck_error(ctx, CK_ERR_IO, "%s is complex (%s); cukern arrays are real", what, CLASSES[*k].name);
+  if (v->name && strlen(v->name) > CK_IO_NAME_MAX)
+    return ck_error(ctx, CK_ERR_IO, "%s: a name of %zu bytes; at most %d are supported", what, strlen(v->name),
+                    CK_IO_NAME_MAX);
   if (v->rank < 0 || v->rank > CK_MAX_DIMS)
     return ck_error(ctx, CK_ERR_IO, "%s has %d dims, more than cukern's %d", what, v->rank, CK_MAX_DIMS);
   double numel = 1, room = (double)file_bytes * (v->compression == MAT_COMPRESSION_NONE ? 1 : 1032);
@@ -139,7 +308,7 @@ static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t fi
     snprintf(info.converted, sizeof info.converted, "%s -> %s", ck_ftype_name(ft), ck_dtype_name(dt));
   info.fortran = true;
   if ((st = ck_io_place(ctx, &h, true, dev, &t))) return st;
-  st = ck_io_list_add(ctx, out, v->name ? v->name : "", &t, &info);
+  st = ck_io_list_add(ctx, what, out, v->name ? v->name : "", &t, &info);
   ck_release(&t);
   return st;
 }
@@ -166,6 +335,8 @@ ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
   const char *ver = Mat_GetVersion(m) == MAT_FT_MAT73 ? "7.3" : Mat_GetVersion(m) == MAT_FT_MAT4 ? "4" : "5";
   matvar_t *v;
   int n = 0, k;
+  /* HDF5 (7.3) sizes each dataset's data by its dims itself; Level 5 needs the check */
+  if (Mat_GetVersion(m) == MAT_FT_MAT5) st = check_data_sizes(ctx, path);
   /* first every variable's header (cheap, and before libmatio allocates anything), then the data */
   while (!st && (v = Mat_VarReadNextInfo(m)) != NULL) {
     char what[4400];

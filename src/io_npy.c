@@ -111,12 +111,21 @@ static bool accept(lexer *x, char c) {
   return false;
 }
 
-static ck_status parse_string(lexer *x, char *out, size_t n) {
+/* A quoted string into out. `field` names it in errors ("'descr'", "a key"). The header is text: a NUL or other
+ * control byte would end the C string early and let "<f4\0junk" pass as "<f4", so any byte that is not
+ * printable ASCII is refused (NumPy's own headers are ASCII; 3.0's UTF-8 only serves structured dtypes,
+ * refused anyway). */
+static ck_status parse_string(lexer *x, const char *field, char *out, size_t n) {
   skip_ws(x);
   if (x->p >= x->end || (*x->p != '\'' && *x->p != '"')) return bad_header(x, "a quoted string");
   char q = *x->p++;
   size_t k = 0;
   while (x->p < x->end && *x->p != q) {
+    unsigned char c = (unsigned char)*x->p;
+    if (c < 0x20 || c > 0x7e)
+      return ck_error(x->ctx, CK_ERR_IO,
+                      "%s: malformed .npy header: %s holds the byte 0x%02x after \"%.*s\"; the header must be "
+                      "printable text", x->what, field, c, (int)k, out);
     if (k + 1 >= n) return bad_header(x, "a shorter string");
     out[k++] = *x->p++;
   }
@@ -216,7 +225,7 @@ static ck_status read_header(ck_ctx *ctx, ck_io_src *s, npy_header *h) {
   if (!accept(&x, '{')) { st = bad_header(&x, "'{'"); goto done; }
   while (!accept(&x, '}')) {
     char key[32], val[128];
-    if ((st = parse_string(&x, key, sizeof key))) goto done;
+    if ((st = parse_string(&x, "a key", key, sizeof key))) goto done;
     if (!accept(&x, ':')) { st = bad_header(&x, "':'"); goto done; }
     if (strcmp(key, "descr") == 0) {
       skip_ws(&x);
@@ -224,7 +233,7 @@ static ck_status read_header(ck_ctx *ctx, ck_io_src *s, npy_header *h) {
         st = ck_error(ctx, CK_ERR_IO, "%s: unsupported dtype: a structured (record) dtype", s->what);
         goto done;
       }
-      if ((st = parse_string(&x, h->descr, sizeof h->descr))) goto done;
+      if ((st = parse_string(&x, "'descr'", h->descr, sizeof h->descr))) goto done;
       seen[0] = true;
     } else if (strcmp(key, "fortran_order") == 0) {
       skip_ws(&x);

@@ -92,6 +92,9 @@ ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
     }
     memcpy(name, zs.name, nl - 4);
     name[nl - 4] = 0;
+    /* libzip opens an archive with two entries of one name (and np.load would silently take one of them):
+     * refuse it before reading either's data */
+    if ((st = ck_io_list_check_name(ctx, what, out, name))) break;
     zip_file_t *zf = zip_fopen_index(z, (zip_uint64_t)i, 0);
     if (!zf) {
       st = zip_fail(ctx, what, "cannot read it", zip_get_error(z));
@@ -105,7 +108,7 @@ ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list 
       size_t got = 0;
       if (!(st = member_read(ctx, &s, &extra, 1, &got)) && got) /* also makes libzip check the CRC */
         st = ck_error(ctx, CK_ERR_IO, "%s: longer than its zip entry says", what);
-      if (!st) st = ck_io_list_add(ctx, out, name, &t, &info);
+      if (!st) st = ck_io_list_add(ctx, what, out, name, &t, &info);
     }
     ck_release(&t);
     zip_fclose(zf);

@@ -11,6 +11,7 @@
  * line. A loaded list is held by a GC-owned userdata while its arrays move into Lua, so that a memory error
  * on the way cannot leak them.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +56,11 @@ static int l_io_formats(lua_State *L) {
 
 static int l_io_save_npy(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  const ck_tensor *t = ckl_check_array(L, 2);
+  const ck_tensor *t = ckl_to_array(L, 2);
+  /* plain messages naming the file, as io.lua re-raises them under ck.save (not an argerror naming this
+   * internal function) */
+  if (!t) return luaL_error(L, "%s: expected a cukern array, got %s", path, luaL_typename(L, 2));
+  if (!t->st) return luaL_error(L, "%s: the array was freed (a:free()); there is nothing to save", path);
   if (ck_npy_save(CKL_CTX(L), path, t)) return io_fail(L);
   return 0;
 }
@@ -81,20 +86,26 @@ static int l_io_save_named(lua_State *L) {
   /* compress: true (zlib's default level), false/nil, or a level 0..9 (.mat: any level compresses) */
   int level = lua_isinteger(L, 5) ? (int)lua_tointeger(L, 5) : lua_toboolean(L, 5) ? -1 : 0;
   if (level < -1 || level > 9) return luaL_argerror(L, 5, "compress: true, false or a zlib level 0..9");
-  int n = (int)luaL_len(L, 3);
-  if ((int)luaL_len(L, 4) != n) return luaL_argerror(L, 4, "as many arrays as names");
+  /* raw access only: a value an __index metamethod made up would be referenced by nothing once popped */
+  lua_Unsigned len = lua_rawlen(L, 3);
+  if (len > INT_MAX) return luaL_argerror(L, 3, "too many names");
+  if (lua_rawlen(L, 4) != len) return luaL_argerror(L, 4, "as many arrays as names");
+  int n = (int)len;
   /* GC-owned scratch for the pointer lists; the strings and arrays stay referenced by tables 3 and 4 */
   const char **names = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n ? n : 1), 0);
   const ck_tensor **ts = lua_newuserdatauv(L, sizeof(ck_tensor *) * (size_t)(n ? n : 1), 0);
   for (int i = 0; i < n; ++i) {
-    lua_geti(L, 3, i + 1);
-    names[i] = lua_tostring(L, -1);
+    /* only real strings: lua_tostring would convert a number on the stack into a string that nothing
+     * references once popped */
+    names[i] = lua_rawgeti(L, 3, i + 1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_pop(L, 1);
-    lua_geti(L, 4, i + 1);
+    if (!names[i]) return luaL_error(L, "%s: entry %d is not a name", path, i + 1);
+    lua_rawgeti(L, 4, i + 1);
     ts[i] = ckl_to_array(L, -1);
+    const char *got = luaL_typename(L, -1);
     lua_pop(L, 1);
-    if (!names[i] || !ts[i] || !ts[i]->st)
-      return luaL_error(L, "%s: entry %d is not a name and a live cukern array", path, i + 1);
+    if (!ts[i]) return luaL_error(L, "%s: entry '%s' is not a cukern array (got %s)", path, names[i], got);
+    if (!ts[i]->st) return luaL_error(L, "%s: entry '%s' is a freed array", path, names[i]);
   }
   ck_status st = fmt == 0 ? ck_npz_save(CKL_CTX(L), path, n, names, ts, level)
                           : ck_mat_save(CKL_CTX(L), path, n, names, ts, level != 0);
