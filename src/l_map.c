@@ -92,24 +92,52 @@ static ck_expr *get_expr(lua_State *L, const char *what, const char *text, const
 
 // ---------------------------------------------------------------- arguments
 
-#define MAXIN 64
+/* A string argument or field for C: the core reads up to the first NUL, so a NUL inside would cut the text
+ * short without a word. `label` names it in the message ("the expression", "map", "the entry name"). */
+const char *ckl_check_text(lua_State *L, int idx, const char *label) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (!s) return NULL;
+  const char *z = memchr(s, 0, len);
+  if (z) luaL_error(L, "%s contains a NUL byte at position %d", label, (int)(z - s) + 1);
+  return s;
+}
+
+/* The inputs table as the core takes it; its size is the table's (the core enforces the operand limit). */
 typedef struct {
-  ck_map_input in[MAXIN];
+  ck_map_input *in;
   int n;
 } linputs;
 
+/* Leaves a userdata holding the list on the stack (collected with it, also when an error unwinds). */
 static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
   li->n = 0;
-  if (lua_isnoneornil(L, idx)) return;
+  li->in = NULL;
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L); /* the same stack effect either way */
+    return;
+  }
   if (!lua_istable(L, idx) || ckl_to_array(L, idx))
     luaL_argerror(L, idx, lua_pushfstring(L, "%s: inputs must be a table {name = array or number, ...}", what));
+  int count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (count == INT32_MAX / 2) luaL_argerror(L, idx, lua_pushfstring(L, "%s: too many inputs", what));
+    ++count;
+  }
+  li->in = (ck_map_input *)lua_newuserdatauv(L, sizeof(ck_map_input) * (size_t)(count ? count : 1), 0);
+  int ud = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_argerror(L, idx, lua_pushfstring(L, "%s: input names must be strings", what));
-    if (li->n == MAXIN) luaL_argerror(L, idx, "at most 64 inputs");
+    if (li->n == count) luaL_argerror(L, idx, lua_pushfstring(L, "%s: the inputs table changed while read", what));
     ck_map_input *m = &li->in[li->n];
-    m->name = lua_tostring(L, -2); /* the key stays alive in the table */
+    size_t len;
+    m->name = lua_tolstring(L, -2, &len); /* the key stays alive in the table */
+    if (strlen(m->name) != len)
+      luaL_argerror(L, idx, lua_pushfstring(L, "%s: input name \"%s...\" contains a NUL byte", what, m->name));
     m->t = NULL;
     m->num = 0;
     if (lua_type(L, -1) == LUA_TNUMBER) m->num = lua_tonumber(L, -1);
@@ -121,6 +149,7 @@ static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
     li->n++;
     lua_pop(L, 1);
   }
+  lua_settop(L, ud);
 }
 
 static void check_opts(lua_State *L, int idx, const char *what, const char *const *known) {
