@@ -246,6 +246,10 @@ describe("ck.map on the host", function()
       {"x $ y", 3, "expected an operator"},
       {"_t = x * 2", 1, "no outputs"},
       {"exp = x", 1, "'exp' is a function"},
+      {"pi = x", 1, "'pi' is a constant"},
+      {"s = x; x = s", 8, "'x' is an input and cannot also be assigned"},
+      {"x = x + 1", 1, "'x' is an input and cannot also be assigned"},
+      {"a = x + 1", 1, "'a' is an input and cannot also be assigned"}, -- a is in the table, unread
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(ck.map, c[1], {a = 1, x = H.rand({3}), y = H.rand({3})})

@@ -63,7 +63,15 @@ const char *ck_expr_output(const ck_expr *e, int i);
 int ck_expr_ninputs(const ck_expr *e);
 const char *ck_expr_input(const ck_expr *e, int i);
 
-/* One named input: an array (t != NULL) or a number. */
+/* The most operands of one fused kernel: the entries of the inputs table (arrays and numbers, used by the
+ * expression or not) plus the outputs. ck_map and ck_reduce_map refuse more before anything else, and every
+ * per-operand buffer of map.c is this size. Why 48: a kernel's parameters (a pointer and 8 strides per
+ * operand, 8-byte slots) must fit CK_MAP_MAX_PARAMS, which is CUDA's classic 4 KB of kernel parameters. */
+#define CK_MAP_MAX_OPERANDS 48
+#define CK_MAP_MAX_PARAMS 512
+
+/* One named input: an array (t != NULL) or a number. name: checked by ck_map (an identifier of the
+ * language that is not one of its constants or functions). */
 typedef struct ck_map_input {
   const char *name;
   const ck_tensor *t;
@@ -87,9 +95,9 @@ typedef struct ck_map_report {
   /* The kernel's parameter block (8-byte slots, in the order of the generated struct): kind 'l' an integer,
    * 'd' a double (value in val), 'o'/'i' the data pointer of output/input `ref`, 'w' a workspace. */
   int nparams;
-  char pkind[512];
-  int pref[512];
-  uint64_t pval[512];
+  char pkind[CK_MAP_MAX_PARAMS];
+  int pref[CK_MAP_MAX_PARAMS];
+  uint64_t pval[CK_MAP_MAX_PARAMS];
 } ck_map_report;
 
 /* outs: e's outputs (ck_expr_noutputs); an entry with st == NULL is allocated. dtype: -1 = by promotion. */

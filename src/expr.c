@@ -244,6 +244,8 @@ static int lookup_function(const char *name, int *cast) {
   return -1;
 }
 
+static bool is_constant(const char *name) { return !strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan"); }
+
 // ---------------------------------------------------------------- errors
 
 static void caret_lines(char *buf, size_t n, const char *text, int pos) {
@@ -272,6 +274,13 @@ ck_status ck_expr_error_at(ck_ctx *ctx, const ck_expr *e, ck_status st, int pos,
   return ck_error(ctx, st, "%s: %s at position %d of \"%s\"%s", e->what, msg, pos, e->text, car);
 }
 
+/* An assigned name that is also an input: found by the parser (the expression reads it) or when binding (the
+ * inputs table has it); one message for both, since either way the input would be hidden or overwritten. */
+static ck_status assign_clash(ck_ctx *ctx, const ck_expr *e, const char *name, int pos, bool bare) {
+  return ck_expr_error_at(ctx, e, CK_ERR_ARG, pos, "'%s' is an input and cannot also be assigned%s", name,
+                          bare ? " (a bare expression's result is the output 'out')" : "");
+}
+
 // ---------------------------------------------------------------- lexer and parser
 
 enum { TK_END, TK_NUM, TK_NAME, TK_OP };
@@ -281,15 +290,15 @@ typedef struct parser {
   const char *s;
   int p;       /* current offset */
   int tk, tpos; /* current token kind and its start offset */
-  char tname[64];
+  char tname[XNAME_MAX + 1];
   char top[3];
   double tnum;
   int tint;
   const char *const *fixed;
   int nfixed;
   /* assigned names so far (statement roots) */
-  char **anames;
-  int *aroot, na;
+  xassign *asg;
+  int na;
   int depth; /* nesting, bounded so that the C stack is */
   ck_status st;
 } parser;
@@ -328,12 +337,18 @@ static void next(parser *P) {
   if (isalpha((unsigned char)c) || c == '_') {
     int q = P->p, k = 0;
     while (isalnum((unsigned char)s[q]) || s[q] == '_') {
-      if (k < 63) P->tname[k++] = s[q];
+      if (k < XNAME_MAX) P->tname[k++] = s[q];
       ++q;
     }
     P->tname[k] = 0;
     P->p = q;
     P->tk = TK_NAME;
+    if (q - P->tpos > XNAME_MAX) { /* cut short, two long names could become one input */
+      if (!P->st)
+        P->st = ck_expr_error_at(P->ctx, P->e, CK_ERR_ARG, P->tpos + 1, "name '%.20s...' is longer than %d characters",
+                                 P->tname, XNAME_MAX);
+      P->tk = TK_END; /* the parser stops; the first error stands */
+    }
     return;
   }
   static const char *two[] = {"<=", ">=", "==", "!=", "&&", "||"};
@@ -416,7 +431,7 @@ static int p_primary(parser *P) {
     return x;
   }
   if (P->tk == TK_NAME) {
-    char name[64];
+    char name[XNAME_MAX + 1];
     memcpy(name, P->tname, sizeof name);
     next(P);
     if (is_op(P, "(")) { /* a function call */
@@ -449,8 +464,8 @@ static int p_primary(parser *P) {
     }
     /* an earlier statement's result? */
     for (int i = P->na - 1; i >= 0; --i)
-      if (!strcmp(P->anames[i], name)) return P->aroot[i];
-    if (!strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan")) { /* constants, never inputs */
+      if (!strcmp(P->asg[i].name, name)) return P->asg[i].root;
+    if (is_constant(name)) { /* constants, never inputs (an input of that name is refused) */
       int n = add_node(P, XOP_CONST, -1, -1, -1, pos);
       if (n < 0) return -1;
       P->e->nodes[n].k = name[0] == 'p' ? 3.14159265358979323846 : name[0] == 'i' ? HUGE_VAL : NAN;
@@ -577,7 +592,8 @@ static int p_program(parser *P) {
     }
     int root = p_expr(P);
     if (root < 0) return -1;
-    if (!name[0]) {
+    const bool bare = !name[0];
+    if (bare) {
       if (P->tk != TK_END && !(is_op(P, ";"))) {
         if (is_op(P, "="))
           PFAIL(P, P->tpos + 1, "'=' assigns to a name only (use '==' to compare)");
@@ -587,17 +603,21 @@ static int p_program(parser *P) {
     } else {
       int cast;
       if (lookup_function(name, &cast) >= 0) PFAIL(P, stmt_pos, "'%s' is a function; pick another output name", name);
-      for (int i = 0; i < P->e->nin; ++i)
-        if (!strcmp(P->e->in_names[i], name))
-          PFAIL(P, stmt_pos, "'%s' is an input of this expression; assign to another name", name);
+      if (is_constant(name)) PFAIL(P, stmt_pos, "'%s' is a constant; pick another output name", name);
     }
+    for (int i = 0; i < P->e->nin; ++i)
+      if (!strcmp(P->e->in_names[i], name)) {
+        if (!P->st) P->st = assign_clash(P->ctx, P->e, name, stmt_pos, bare);
+        return -1;
+      }
     for (int i = 0; i < P->na; ++i)
-      if (!strcmp(P->anames[i], name)) PFAIL(P, stmt_pos, "'%s' is assigned twice", name);
-    if (add_name(&P->anames, NULL, &P->na, name, 0) < 0) PFAIL(P, stmt_pos, "out of host memory");
-    int *nr = realloc(P->aroot, (size_t)P->na * sizeof *nr);
-    if (!nr) PFAIL(P, stmt_pos, "out of host memory");
-    P->aroot = nr;
-    nr[P->na - 1] = root;
+      if (!strcmp(P->asg[i].name, name)) PFAIL(P, stmt_pos, "'%s' is assigned twice", name);
+    xassign *na = realloc(P->asg, (size_t)(P->na + 1) * sizeof *na);
+    if (!na) PFAIL(P, stmt_pos, "out of host memory");
+    P->asg = na;
+    if (!(na[P->na].name = strdup(name))) PFAIL(P, stmt_pos, "out of host memory");
+    na[P->na].pos = stmt_pos, na[P->na].root = root, na[P->na].bare = bare;
+    P->na++;
     if (is_op(P, ";")) {
       next(P);
       continue;
@@ -618,6 +638,8 @@ void ck_expr_free(ck_expr *e) {
   free(e->in_pos);
   free(e->out_names);
   free(e->out_root);
+  for (int i = 0; i < e->na; ++i) free(e->asg[i].name);
+  free(e->asg);
   free(e->nodes);
   free(e->text);
   free(e);
@@ -639,7 +661,7 @@ ck_status ck_expr_parse(ck_ctx *ctx, const char *what, const char *text, const c
   if (!st) {
     /* outputs: assigned names not starting with '_' (a lone temporary program is an error) */
     for (int i = 0; i < P.na; ++i) {
-      if (P.anames[i][0] == '_') continue;
+      if (P.asg[i].name[0] == '_') continue;
       char **nn = realloc(e->out_names, (size_t)(e->nout + 1) * sizeof *nn);
       int *nr = nn ? realloc(e->out_root, (size_t)(e->nout + 1) * sizeof *nr) : NULL;
       if (nn) e->out_names = nn;
@@ -648,22 +670,59 @@ ck_status ck_expr_parse(ck_ctx *ctx, const char *what, const char *text, const c
         break;
       }
       e->out_root = nr;
-      nn[e->nout] = strdup(P.anames[i]);
-      nr[e->nout++] = P.aroot[i];
+      if (!(nn[e->nout] = strdup(P.asg[i].name))) {
+        st = ck_error(ctx, CK_ERR_OOM, "out of host memory");
+        break;
+      }
+      nr[e->nout++] = P.asg[i].root;
     }
     if (!st && e->nout == 0)
       st = ck_expr_error_at(ctx, e, CK_ERR_ARG, 1, "no outputs (names beginning with '_' are temporaries)");
     if (!st && single && e->nout != 1)
       st = ck_expr_error_at(ctx, e, CK_ERR_ARG, 1, "this expression must have exactly one result, it has %d", e->nout);
   }
-  for (int i = 0; i < P.na; ++i) free(P.anames[i]);
-  free(P.anames);
-  free(P.aroot);
+  e->asg = P.asg, e->na = P.na; /* kept: binding checks the inputs table against them */
   if (st) {
     ck_expr_free(e);
     return st;
   }
   *out = e;
+  return CK_OK;
+}
+
+/* A name for messages: at most `max` bytes of it, control characters as \ddd (Lua's %q shows them so). */
+static void show_name(char *buf, size_t n, const char *name, size_t max) {
+  size_t k = 0, i = 0;
+  for (; name[i] && i < max && k + 5 < n; ++i) {
+    unsigned char c = (unsigned char)name[i];
+    if (c < 32 || c == 127) k += (size_t)snprintf(buf + k, n - k, "\\%d", c);
+    else buf[k++] = (char)c;
+  }
+  if (name[i] && k + 4 < n) memcpy(buf + k, "...", 3), k += 3;
+  buf[k] = 0;
+}
+
+ck_status ck_expr_check_input(ck_ctx *ctx, const ck_expr *e, const char *name) {
+  char shown[96];
+  show_name(shown, sizeof shown, name, 40);
+  bool ident = isalpha((unsigned char)name[0]) || name[0] == '_';
+  size_t len = 0;
+  for (; name[len]; ++len) ident = ident && (isalnum((unsigned char)name[len]) || name[len] == '_');
+  if (!ident)
+    return ck_error(ctx, CK_ERR_ARG, "%s: input name \"%s\" is not a name (a letter or '_', then letters, digits or '_')",
+                    e->what, shown);
+  if (len > XNAME_MAX)
+    return ck_error(ctx, CK_ERR_ARG, "%s: input name \"%s\" is longer than %d characters", e->what, shown, XNAME_MAX);
+  /* the expression reads these names as the language's own, so such an input could never be read */
+  int cast;
+  if (is_constant(name))
+    return ck_error(ctx, CK_ERR_ARG, "%s: input name '%s' is a constant of the expression language (pi, inf, nan); "
+                    "rename the input", e->what, name);
+  if (lookup_function(name, &cast) >= 0)
+    return ck_error(ctx, CK_ERR_ARG, "%s: input name '%s' is a function of the expression language; rename the input",
+                    e->what, name);
+  for (int i = 0; i < e->na; ++i)
+    if (!strcmp(e->asg[i].name, name)) return assign_clash(ctx, e, name, e->asg[i].pos, e->asg[i].bare);
   return CK_OK;
 }
 

@@ -39,6 +39,14 @@ typedef struct xnode {
   int kint;      /* XOP_CONST: written as an integer literal */
 } xnode;
 
+/* A statement's assigned name: an output, or a temporary ('_' first); bare: the statement was a bare
+ * expression, whose name is "out". pos: where the statement starts (for messages). */
+typedef struct xassign {
+  char *name;
+  int pos, root;
+  bool bare;
+} xassign;
+
 typedef struct ck_expr {
   char *text;
   char what[32]; /* "ck.map", "reduce_map reduce", ... (for messages) */
@@ -50,6 +58,8 @@ typedef struct ck_expr {
   int nout;
   char **out_names;
   int *out_root;
+  int na;
+  xassign *asg; /* every assigned name, outputs and temporaries, in statement order */
 } ck_expr;
 
 /* A node's type: dt = value dtype; ct = dtype its operands are converted to before the op; weak: a number. */
@@ -63,6 +73,10 @@ typedef struct xtype {
 ck_status ck_expr_parse(ck_ctx *ctx, const char *what, const char *text, const char *const *fixed, int nfixed,
                         bool single, ck_expr **out);
 void ck_expr_free(ck_expr *e);
+/* One name of the inputs table, used by the expression or not: an identifier of at most XNAME_MAX
+ * characters that is not a constant or function of the language, nor a name the expression assigns. */
+ck_status ck_expr_check_input(ck_ctx *ctx, const ck_expr *e, const char *name);
+#define XNAME_MAX 63
 
 /* Type the nodes given the input types (per in_names). Fails on an operation the types cannot take. */
 ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty);

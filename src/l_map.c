@@ -92,24 +92,52 @@ static ck_expr *get_expr(lua_State *L, const char *what, const char *text, const
 
 // ---------------------------------------------------------------- arguments
 
-#define MAXIN 64
+/* A string argument or field for C: the core reads up to the first NUL, so a NUL inside would cut the text
+ * short without a word. `label` names it in the message ("the expression", "map", "the entry name"). */
+const char *ckl_check_text(lua_State *L, int idx, const char *label) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (!s) return NULL;
+  const char *z = memchr(s, 0, len);
+  if (z) luaL_error(L, "%s contains a NUL byte at position %d", label, (int)(z - s) + 1);
+  return s;
+}
+
+/* The inputs table as the core takes it; its size is the table's (the core enforces the operand limit). */
 typedef struct {
-  ck_map_input in[MAXIN];
+  ck_map_input *in;
   int n;
 } linputs;
 
+/* Leaves a userdata holding the list on the stack (collected with it, also when an error unwinds). */
 static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
   li->n = 0;
-  if (lua_isnoneornil(L, idx)) return;
+  li->in = NULL;
+  if (lua_isnoneornil(L, idx)) {
+    lua_pushnil(L); /* the same stack effect either way */
+    return;
+  }
   if (!lua_istable(L, idx) || ckl_to_array(L, idx))
     luaL_argerror(L, idx, lua_pushfstring(L, "%s: inputs must be a table {name = array or number, ...}", what));
+  int count = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (count == INT32_MAX / 2) luaL_argerror(L, idx, lua_pushfstring(L, "%s: too many inputs", what));
+    ++count;
+  }
+  li->in = (ck_map_input *)lua_newuserdatauv(L, sizeof(ck_map_input) * (size_t)(count ? count : 1), 0);
+  int ud = lua_gettop(L);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_argerror(L, idx, lua_pushfstring(L, "%s: input names must be strings", what));
-    if (li->n == MAXIN) luaL_argerror(L, idx, "at most 64 inputs");
+    if (li->n == count) luaL_argerror(L, idx, lua_pushfstring(L, "%s: the inputs table changed while read", what));
     ck_map_input *m = &li->in[li->n];
-    m->name = lua_tostring(L, -2); /* the key stays alive in the table */
+    size_t len;
+    m->name = lua_tolstring(L, -2, &len); /* the key stays alive in the table */
+    if (strlen(m->name) != len)
+      luaL_argerror(L, idx, lua_pushfstring(L, "%s: input name \"%s...\" contains a NUL byte", what, m->name));
     m->t = NULL;
     m->num = 0;
     if (lua_type(L, -1) == LUA_TNUMBER) m->num = lua_tonumber(L, -1);
@@ -121,6 +149,7 @@ static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
     li->n++;
     lua_pop(L, 1);
   }
+  lua_settop(L, ud);
 }
 
 static void check_opts(lua_State *L, int idx, const char *what, const char *const *known) {
@@ -213,7 +242,8 @@ static void set_last(lua_State *L, const char *name, const ck_map_report *rep) {
 
 /* Run ck.map for (expr at 1, inputs at 2, opts at 3); leaves the outputs on the stack, returns their count. */
 static int do_map(lua_State *L, ck_map_report *rep) {
-  const char *text = luaL_checkstring(L, 1);
+  luaL_checkstring(L, 1);
+  const char *text = ckl_check_text(L, 1, "the expression");
   static const char *const known[] = {"out", "dtype", NULL};
   check_opts(L, 3, "ck.map", known);
   linputs li;
@@ -336,17 +366,21 @@ static void read_spec(lua_State *L, int idx, lspec *s) {
   static const char *const known[] = {"map", "reduce", "identity", "post", NULL};
   check_opts(L, idx, "reduce_map", known);
   lua_getfield(L, idx, "map");
-  const char *m = lua_tostring(L, -1);
+  const char *m = ckl_check_text(L, -1, "map");
   if (!m) luaL_argerror(L, idx, "reduce_map: map must be an expression string");
   lua_getfield(L, idx, "reduce");
-  const char *r = lua_tostring(L, -1);
+  const char *r = ckl_check_text(L, -1, "reduce");
   if (!r) luaL_argerror(L, idx, "reduce_map: reduce must be an expression in a and b (e.g. \"a + b\")");
   lua_getfield(L, idx, "identity");
   if (lua_type(L, -1) != LUA_TNUMBER)
     luaL_argerror(L, idx, "reduce_map: identity must be a number (0 for a sum, -math.huge for a max)");
   s->identity = lua_tonumber(L, -1);
+  /* No reduction has NaN as its identity (red(NaN, x) = x fails for every arithmetic one), and the device
+   * kernels start from it, so a NaN here would be a wrong result, not a choice. */
+  if (s->identity != s->identity)
+    luaL_argerror(L, idx, "reduce_map: identity is NaN; give the reduction's identity (0 for a sum, -math.huge for a max)");
   lua_getfield(L, idx, "post");
-  const char *p = lua_tostring(L, -1);
+  const char *p = ckl_check_text(L, -1, "post");
   static const char *const ab[] = {"a", "b"}, *const rn[] = {"r", "n"};
   s->map = get_expr(L, "reduce_map map", m, NULL, 0, true);
   s->red = get_expr(L, "reduce_map reduce", r, ab, 2, true);
@@ -454,7 +488,8 @@ int ckl_map_source(lua_State *L) {
                        opt_dtype(L, 3), &rep);
     ck_release(&out);
   } else {
-    const char *text = luaL_checkstring(L, 1);
+    luaL_checkstring(L, 1);
+    const char *text = ckl_check_text(L, 1, "the expression");
     linputs li;
     read_inputs(L, 2, &li, "ck.map");
     ck_expr *e = get_expr(L, "ck.map", text, NULL, 0, false);
@@ -530,13 +565,15 @@ int ckl_map_source(lua_State *L) {
 /* ck.kernel_build(src, entry [, {arch = "sm_90", options = "..."}]) -> {key, cache, arch, cubin_bytes, ptx,
  * lowered, log, compile_ms}. Compiles (through the disk cache) without loading: works without a GPU. */
 int ckl_kernel_build(lua_State *L) {
-  const char *src = luaL_checkstring(L, 1), *entry = luaL_checkstring(L, 2);
+  luaL_checkstring(L, 1);
+  luaL_checkstring(L, 2);
+  const char *src = ckl_check_text(L, 1, "the source"), *entry = ckl_check_entry(L, 2);
   const char *arch = NULL, *opts = NULL;
   if (!lua_isnoneornil(L, 3)) {
     static const char *const known[] = {"arch", "options", NULL};
     check_opts(L, 3, "kernel_build", known);
     lua_getfield(L, 3, "arch");
-    arch = lua_tostring(L, -1);
+    arch = ckl_check_text(L, -1, "arch");
     lua_getfield(L, 3, "options");
     if (lua_istable(L, -1)) {
       luaL_Buffer b;
@@ -549,7 +586,7 @@ int ckl_kernel_build(lua_State *L) {
       }
       luaL_pushresult(&b);
     }
-    opts = lua_tostring(L, -1);
+    opts = ckl_check_text(L, -1, "options");
   }
   ck_rtc_image img;
   if (ck_rtc_build(CKL_CTX(L), src, entry, opts, arch, &img)) return ckl_fail(L);

@@ -15,5 +15,9 @@ int ckl_kernel_header(lua_State *L);
 /* Push a kernel's introspection table (registers, shared memory, occupancy at `block`, ...). */
 void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem);
 void ckl_map_init(lua_State *L);
+/* The string at idx for C, or NULL if it is not one; an error "<label> contains a NUL byte ..." if it holds one. */
+const char *ckl_check_text(lua_State *L, int idx, const char *label);
+/* The kernel entry name at idx (l_rtc.c): refused unless it is a (qualified) identifier or template-id. */
+const char *ckl_check_entry(lua_State *L, int idx);
 
 #endif

@@ -7,6 +7,7 @@
  * and strides, so it can index any strided view. Launches are checked against the kernel's and the device's
  * limits first; k:info() reports registers, shared/local memory and occupancy, k:ptx() the PTX.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,11 +76,71 @@ static int parse_argtype(const char *s, int *kind, int *dt) {
   return 0;
 }
 
+// ---------------------------------------------------------------- entry names
+
+/* C++ keywords a kernel cannot be called (the ones a name expression could trip over). */
+static bool is_keyword(const char *s, size_t n) {
+  static const char *const K[] = {
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr",
+      "const_cast", "continue", "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+      "explicit", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+      "namespace", "new", "noexcept", "nullptr", "operator", "private", "protected", "public", "register",
+      "reinterpret_cast", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned",
+      "using", "virtual", "void", "volatile", "while", NULL};
+  for (const char *const *k = K; *k; ++k)
+    if (strlen(*k) == n && !memcmp(*k, s, n)) return true;
+  return false;
+}
+
+/* The name expressions rtc.c hands to nvrtcAddNameExpression that name a kernel: [::]id(::id)* and an
+ * optional template argument list <...> at the end (types, numbers, nested <>). Checked up front so that a
+ * typo is reported as a bad name, not as NVRTC's "extra tokens found after parsing name expression". */
+static bool entry_ok(const char *s) {
+  const char *p = s;
+  if (p[0] == ':' && p[1] == ':') p += 2;
+  for (;;) {
+    const char *id = p;
+    if (!(isalpha((unsigned char)*p) || *p == '_')) return false;
+    while (isalnum((unsigned char)*p) || *p == '_') ++p;
+    if (is_keyword(id, (size_t)(p - id))) return false;
+    if (p[0] == ':' && p[1] == ':') {
+      p += 2;
+      continue;
+    }
+    break;
+  }
+  if (!*p) return true;
+  if (*p != '<') return false;
+  int depth = 0;
+  for (; *p; ++p) {
+    if (*p == '<') ++depth;
+    else if (*p == '>') {
+      if (--depth == 0) return p[1] == 0; /* the list ends the name */
+    } else if (!(isalnum((unsigned char)*p) || strchr("_ ,:*&+-.()", *p))) return false;
+  }
+  return false; /* unclosed */
+}
+
+const char *ckl_check_entry(lua_State *L, int idx) {
+  const char *e = ckl_check_text(L, idx, "the entry name");
+  if (!e) luaL_argerror(L, idx, "the entry point's name must be a string");
+  if (!entry_ok(e))
+    luaL_error(L, "entry \"%s\" is not a kernel name (an identifier such as axpy, optionally qualified as "
+                  "ns::axpy and with template arguments as scale<float, 3>)", e);
+  return e;
+}
+
+// ---------------------------------------------------------------- run-time kernels (launch)
+
 /* core.kernel(src, entry, {argtypes...} [, options]) */
 static int l_kernel(lua_State *L) {
-  const char *src = luaL_checkstring(L, 1), *entry = luaL_checkstring(L, 2);
+  luaL_checkstring(L, 1);
+  luaL_checkstring(L, 2);
+  const char *src = ckl_check_text(L, 1, "the source"), *entry = ckl_check_entry(L, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
-  const char *opts = luaL_optstring(L, 4, NULL);
+  luaL_optstring(L, 4, NULL);
+  const char *opts = ckl_check_text(L, 4, "the options");
   lkernel *k = (lkernel *)lua_newuserdatauv(L, sizeof(lkernel), 0);
   memset(k, 0, sizeof *k);
   luaL_setmetatable(L, KERNEL_MT);
@@ -87,7 +148,7 @@ static int l_kernel(lua_State *L) {
   if (k->nargs > 32) return luaL_argerror(L, 3, "at most 32 kernel arguments");
   for (int i = 0; i < k->nargs; ++i) {
     lua_geti(L, 3, i + 1);
-    const char *ts = lua_tostring(L, -1);
+    const char *ts = ckl_check_text(L, -1, "a signature's type");
     if (!ts || !parse_argtype(ts, &k->kind[i], &k->dtype[i]))
       return luaL_argerror(L, 3, lua_pushfstring(L, "argument %d: unknown type '%s' (f32*, f64*, i32*, void*, f32[], f64[], i32[], f32, f64, i32, i64, u32)", i + 1, ts ? ts : "?"));
     lua_pop(L, 1);

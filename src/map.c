@@ -125,23 +125,24 @@ static ck_status get_kernel(ck_ctx *ctx, ck_map_cache *c, const char *key, const
 
 // ---------------------------------------------------------------- inputs, shapes, layouts
 
-#define MAXOPS 40 /* outputs + array inputs */
+/* Every per-operand buffer below holds CK_MAP_MAX_OPERANDS, which bind_inputs enforces first of all. */
+#define MAXOPS CK_MAP_MAX_OPERANDS
 
 typedef struct mbind {
   int nin;
-  const ck_tensor *t[64]; /* per expression input: the array, or NULL for a number */
-  double num[64];
-  xtype ity[64];
+  const ck_tensor *t[MAXOPS]; /* per expression input: the array, or NULL for a number */
+  double num[MAXOPS];
+  xtype ity[MAXOPS];
   ck_devkind dev;
   int nd;
   int64_t shape[CK_MAX_DIMS];
-  const ck_tensor *like; /* an input with the broadcast shape (outputs follow its layout) */
-  ck_tensor snap[64];    /* snapshots of inputs an output overlaps */
+  const ck_tensor *like;  /* an input with the broadcast shape (outputs follow its layout) */
+  ck_tensor snap[MAXOPS]; /* snapshots of inputs an output overlaps */
 } mbind;
 
 static void list_names(char *buf, size_t n, const ck_map_input *in, int nin) {
-  const char *names[64];
-  int m = nin < 64 ? nin : 64;
+  const char *names[MAXOPS];
+  int m = nin < MAXOPS ? nin : MAXOPS;
   for (int i = 0; i < m; ++i) { /* sorted: Lua gives table keys in no particular order */
     int j = i;
     for (; j > 0 && strcmp(names[j - 1], in[i].name) > 0; --j) names[j] = names[j - 1];
@@ -155,9 +156,21 @@ static void list_names(char *buf, size_t n, const ck_map_input *in, int nin) {
   }
 }
 
-static ck_status bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in, int nin, mbind *b) {
+/* The one entry of ck_map and ck_reduce_map (and so of every binding): the operand limit, then every name of
+ * the inputs table, then each input the expression reads. nout: the outputs the call will write. */
+static ck_status bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in, int nin, int nout, mbind *b) {
   memset(b, 0, sizeof *b);
-  if (e->nin > 64) return ck_error(ctx, CK_ERR_ARG, "%s: at most 64 inputs", e->what);
+  /* Unused entries count too: they are checked and listed, and counting what the caller passed keeps the rule
+   * one the caller can see without reading the expression. */
+  if (nin < 0 || nout < 0 || nin > MAXOPS - nout)
+    return ck_error(ctx, CK_ERR_ARG, "%s: at most %d operands (the entries of the inputs table, used or not, and the "
+                    "outputs); this call has %d input%s and %d output%s", e->what, MAXOPS, nin, nin == 1 ? "" : "s",
+                    nout, nout == 1 ? "" : "s");
+  for (int i = 0; i < nin; ++i) {
+    ck_status st = ck_expr_check_input(ctx, e, in[i].name);
+    if (st) return st;
+  }
+  /* every name the expression reads is found in the table below (else an error), so e->nin <= nin here */
   b->nin = e->nin;
   b->dev = ck_default_device(ctx);
   bool have_dev = false;
@@ -218,7 +231,7 @@ static ck_status bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *
 }
 
 static void unbind(mbind *b) {
-  for (int k = 0; k < 64; ++k) ck_release(&b->snap[k]);
+  for (int k = 0; k < MAXOPS; ++k) ck_release(&b->snap[k]);
 }
 
 /* Outputs: allocate, or check the given ones; inputs that a given output overlaps are snapshotted. */
@@ -363,7 +376,7 @@ static int map_geom(const ck_expr *e, const mbind *b, const ck_tensor *outs, con
 
 static ck_status host_map(ck_ctx *ctx, const ck_expr *e, const xtype *ty, mbind *b, ck_tensor *outs, const int *odt) {
   const ck_tensor *ops[MAXOPS];
-  int opk[64];
+  int opk[MAXOPS];
   mgeom g;
   const int nops = map_geom(e, b, outs, ops, opk, &g);
   if (g.numel == 0) return CK_OK;
@@ -540,12 +553,18 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
 
 /* The kernel's parameter block: 8-byte slots, described in the report as they are written. */
 typedef struct pwriter {
-  uint64_t slots[512];
+  uint64_t slots[CK_MAP_MAX_PARAMS];
   int n;
   ck_map_report *rep;
 } pwriter;
+/* The most slots: ck.map writes n, then per operand a pointer and a stride per dim, then the shape; reduce_map
+ * writes 5, the output's kept strides, per input a pointer (or a number) and its strides, then the shapes. */
+_Static_assert(1 + CK_MAP_MAX_OPERANDS * (1 + CK_MAX_DIMS) + CK_MAX_DIMS <= CK_MAP_MAX_PARAMS,
+               "ck.map's parameter block must fit with the most operands");
+_Static_assert(5 + CK_MAX_DIMS + (CK_MAP_MAX_OPERANDS - 1) * (1 + CK_MAX_DIMS) + CK_MAX_DIMS <= CK_MAP_MAX_PARAMS,
+               "reduce_map's parameter block must fit with the most operands");
 static void pw_put(pwriter *w, uint64_t v, char kind, int ref) {
-  if (w->n >= 512) return; /* cannot happen: at most 1 + 40 * 17 + 64 + 16 slots */
+  if (w->n >= CK_MAP_MAX_PARAMS) return; /* cannot happen (above) */
   w->slots[w->n] = v;
   w->rep->pkind[w->n] = kind;
   w->rep->pref[w->n] = ref;
@@ -575,13 +594,13 @@ static void append_sig(char *key, size_t n, const mbind *b, const bool *bcast) {
 static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const xtype *ty, mbind *b,
                          ck_tensor *outs, const int *odt, ck_map_report *rep) {
   const ck_tensor *ops[MAXOPS];
-  int opk[64];
+  int opk[MAXOPS];
   mgeom g;
   const int nops = map_geom(e, b, outs, ops, opk, &g);
   rep->ndim = g.nd;
   if (g.numel == 0 && !rep->source_only) return CK_OK;
   /* layout */
-  bool bcast[64] = {false};
+  bool bcast[MAXOPS] = {false};
   int layout = L_CONTIG;
   for (int o = 0; o < nops && g.nd == 1; ++o) {
     int64_t s = g.st[o][0];
@@ -675,7 +694,7 @@ ck_status ck_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const ck_ma
   if (!rep) rep = &dummy;
   mbind b;
   xtype *ty = NULL;
-  ck_status st = bind_inputs(ctx, e, in, nin, &b);
+  ck_status st = bind_inputs(ctx, e, in, nin, e->nout, &b);
   if (st) goto cleanup;
   if (e->nout > 16) {
     st = ck_error(ctx, CK_ERR_ARG, "%s: at most 16 outputs", e->what);
@@ -775,8 +794,8 @@ static void set_identity(void *v, int dt, double id) {
  * inputs only, in the first input's memory order). */
 typedef struct rgeom {
   mgeom k, r;
-  int opk[64];  /* operand of input k in the K geometry (-1: a number) */
-  int ropk[64]; /* operand of input k in the R geometry */
+  int opk[MAXOPS];  /* operand of input k in the K geometry (-1: a number) */
+  int ropk[MAXOPS]; /* operand of input k in the R geometry */
   int nops;
 } rgeom;
 
@@ -1193,7 +1212,7 @@ ck_status ck_reduce_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *map, co
   if (!rep) rep = &dummy;
   rprog p = {map, red, post, NULL, NULL, NULL, 0, 0};
   mbind b;
-  ck_status st = bind_inputs(ctx, map, in, nin, &b);
+  ck_status st = bind_inputs(ctx, map, in, nin, 1, &b);
   if (st) goto cleanup;
   if (map->nout != 1) {
     st = ck_error(ctx, CK_ERR_ARG, "reduce_map: the map expression must have one result, it has %d", map->nout);
