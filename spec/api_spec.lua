@@ -135,7 +135,10 @@ describe("indexing", function()
   it("keeps method lookup and refuses other fields", function()
     local a = H.rand(rshape(2))
     assert.equal("function", type(a.sum))
-    assert.is_nil(a.no_such_method)
+    -- unknown fields and non-index keys are errors, not nil (issue 29): a typo must not read as "absent"
+    assert.matches("no method or field 'no_such_method'", err(function() return a.no_such_method end))
+    assert.matches("cannot index a cukern array with a boolean", err(function() return a[true] end))
+    assert.matches("\"x\" is not a dim position", err(function() return a[{x = 1}] end))
     assert.matches("cannot set \"x\"", err(function() a.x = 1 end))
   end)
 

@@ -189,7 +189,8 @@ static ck_status matmul_i32(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd
   int32_t *cp = (int32_t *)ck_data(c);
   const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
   const bool exact = is_i32_integer(alpha) && is_i32_integer(beta);
-  const uint64_t ia = (uint64_t)(int64_t)alpha, ib = (uint64_t)(int64_t)beta;
+  /* (converted only when they are i32 values: a double out of int64's range has no conversion in C) */
+  const uint64_t ia = exact ? (uint64_t)(int64_t)alpha : 0, ib = exact ? (uint64_t)(int64_t)beta : 0;
   (void)ctx;
   for (int64_t z = 0; z < batch; ++z)
     for (int64_t i = 0; i < m; ++i)

@@ -183,14 +183,11 @@ static void fill_from(lua_State *L, int idx, int d, int nd, const int64_t *shape
     size_t l2 = plen + (size_t)snprintf(path + plen, 256 - plen, "[%lld]", (long long)k);
     if (d == nd - 1) {
       int ok;
-      double v;
-      if (lua_isboolean(L, -1)) v = lua_toboolean(L, -1);
-      else {
-        v = lua_tonumberx(L, -1, &ok);
-        if (!ok)
-          luaL_error(L, "array: element %s is a %s, not a number%s", path, luaL_typename(L, -1),
-                     lua_istable(L, -1) ? " (ragged nesting)" : "");
-      }
+      const double v = lua_tonumberx(L, -1, &ok);
+      if (!ok || lua_type(L, -1) != LUA_TNUMBER)
+        luaL_error(L, "array: element %s is a %s, not a number%s", path, luaL_typename(L, -1),
+                   lua_istable(L, -1) ? " (ragged nesting)"
+                   : lua_isboolean(L, -1) ? " (cukern has no bool dtype yet: use 1 or 0)" : "");
       store_value(buf, dt, (*pos)++, v);
     } else {
       if (!lua_istable(L, -1)) luaL_error(L, "array: ragged nested table: %s is a %s, expected a table", path, luaL_typename(L, -1));
@@ -206,7 +203,7 @@ static int l_from_table(lua_State *L) {
   ck_devkind dev = ckl_check_device(L, 3);
   int64_t shape[CK_MAX_DIMS];
   int nd = 0;
-  if (!lua_istable(L, 1) && !lua_isnumber(L, 1) && !lua_isboolean(L, 1)) luaL_typeerror(L, 1, "table or number");
+  if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER) luaL_typeerror(L, 1, "table or number");
   lua_pushvalue(L, 1);
   while (lua_istable(L, -1)) {
     if (nd == CK_MAX_DIMS) return luaL_error(L, "array: nesting deeper than %d dims", CK_MAX_DIMS);
@@ -223,8 +220,7 @@ static int l_from_table(lua_State *L) {
   int64_t pos = 0;
   char path[256] = "";
   if (nd == 0) {
-    double v = lua_isboolean(L, 1) ? lua_toboolean(L, 1) : lua_tonumber(L, 1);
-    store_value(buf, dt, 0, v);
+    store_value(buf, dt, 0, lua_tonumber(L, 1));
   } else {
     fill_from(L, 1, 0, nd, shape, buf, dt, &pos, path, 0);
   }
@@ -468,7 +464,10 @@ static int m_narrow(lua_State *L) {
   ck_tensor *t = self_array(L, "a:narrow");
   int d = arg_dim(L, 2, t, "a:narrow", "dim");
   lua_Integer first = arg_int(L, 3, "a:narrow", "first");
-  lua_Integer last = lua_isnoneornil(L, 4) ? first : arg_int(L, 4, "a:narrow", "last");
+  if (lua_isnoneornil(L, 4))
+    return arr_error(L, "a:narrow", "takes (dim, first, last), inclusive; last is missing (a:select(dim, i) drops "
+                                    "the dim, a:narrow(dim, i, i) keeps it)");
+  lua_Integer last = arg_int(L, 4, "a:narrow", "last");
   lua_Integer n = t->shape[d], f = first < 0 ? first + n + 1 : first, l = last < 0 ? last + n + 1 : last;
   if (f < 1 || f > n + 1 || l < f - 1 || l > n)
     return arr_error(L, "a:narrow", "range %I..%I is out of bounds for dim %d (size %I)", first, last, d + 1, n);
@@ -556,9 +555,10 @@ static int m_expand(lua_State *L) {
 static int m_fill(lua_State *L) {
   ck_tensor *t = self_array(L, "a:fill");
   int ok;
-  double v = lua_isboolean(L, 2) ? lua_toboolean(L, 2) : lua_tonumberx(L, 2, &ok);
-  if (!lua_isboolean(L, 2) && (!ok || lua_type(L, 2) != LUA_TNUMBER))
-    return arr_error(L, "a:fill", "value must be a number, got %s", describe(L, 2));
+  const double v = lua_tonumberx(L, 2, &ok);
+  if (!ok || lua_type(L, 2) != LUA_TNUMBER)
+    return arr_error(L, "a:fill", "value must be a number, got %s%s", describe(L, 2),
+                     lua_isboolean(L, 2) ? " (cukern has no bool dtype yet: use 1 or 0)" : "");
   if (ck_ew_generate(CKL_CTX(L), CK_EW_FILL, t, v, 0)) return arr_fail(L, "a:fill");
   lua_settop(L, 1);
   return 1;
@@ -575,7 +575,14 @@ static int array_index(lua_State *L) {
   lua_pushvalue(L, 2);
   if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
   int kt = lua_type(L, 2);
-  if (kt != LUA_TNUMBER && kt != LUA_TTABLE && kt != LUA_TUSERDATA) return 1;
+  if (kt == LUA_TSTRING)
+    return ckl_raise_at_user(L, lua_pushfstring(L, "a.%s: cukern arrays have no method or field '%s' (docs/api.md "
+                                                   "lists them; a[i] and a[{...}] index the values)",
+                                                lua_tostring(L, 2), lua_tostring(L, 2)));
+  if (kt != LUA_TNUMBER && kt != LUA_TTABLE && kt != LUA_TUSERDATA)
+    return ckl_raise_at_user(L, lua_pushfstring(L, "a[i]: cannot index a cukern array with a %s (a[i] takes an "
+                                                   "integer, a[{...}] a table of indices and ranges)",
+                                                luaL_typename(L, 2)));
   lua_pushvalue(L, lua_upvalueindex(2));
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);

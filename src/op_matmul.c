@@ -19,6 +19,7 @@
  * k == 0 or alpha == 0: C = beta*C without a matmul launch (beta == 0 fills zeros, never reading C).
  * Default variant: cuBLAS, except tiny f32/f64 products (<= 64^3 multiply-adds, row-major): the smem rung.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,6 +104,10 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
     return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
                     ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
+  /* i32 products: alpha and beta scale integers, and an infinite or NaN one has no i32 meaning (docs/api.md) */
+  if (p->dt == CK_I32 && (!isfinite(p->call->alpha) || !isfinite(p->beta)))
+    return ck_error(ctx, CK_ERR_ARG, "matmul: alpha %g and beta %g must be finite for i32 operands (%s x %s)",
+                    p->call->alpha, p->beta, ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
   p->has_out = true;
   p->out_reads = p->beta != 0.0;
   return ck_check_shape(ctx, "matmul", p->nd, p->shape, p->dt);

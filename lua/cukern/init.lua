@@ -16,7 +16,6 @@ local pcall, error, getmetatable, setmetatable, rawequal = pcall, error, getmeta
 local fmt, concat = string.format, table.concat
 
 local function is_array(x) return getmetatable(x) == MT end
-ck.is_array = is_array
 
 -- ---------------------------------------------------------------- errors at the user's line
 
@@ -31,6 +30,12 @@ local function raise(msg)
     if info.what ~= "C" and info.source ~= THIS and info.currentline > 0 then error(msg, level) end
     level = level + 1
   end
+end
+
+function ck.is_array(...)
+  local n = select("#", ...)
+  if n ~= 1 then raise(fmt("ck.is_array: takes one value, got %d arguments", n)) end
+  return is_array((...))
 end
 
 -- The user-facing names errors are raised under (ck.sum, a:sum, a + b ...), so that a message that already
@@ -151,20 +156,30 @@ end}
 
 -- ---------------------------------------------------------------- module functions
 
-local function module_fn(name, record)
+-- `nmax`: the most arguments the function takes; more is an error, not silently ignored (ck.memory(a) may
+-- have meant something else).
+local function module_fn(name, nmax, record)
   local where, f = where_of("ck." .. name), core[name]
+  local function check(n)
+    if n > nmax then
+      raise(fmt("%s: takes %s, got %d argument%s", where, nmax == 0 and "no arguments" or ("at most " .. nmax ..
+        " argument" .. (nmax == 1 and "" or "s")), n, n == 1 and "" or "s"))
+    end
+  end
   if not record then
-    ck[name] = function(...) return call(where, f, ...) end
+    ck[name] = function(...) check(select("#", ...)); return call(where, f, ...) end
     return
   end
   ck[name] = function(...)
+    check(select("#", ...))
     local r = call(where, f, ...)
     if type(r) == "table" then setmetatable(r, RECORD_MT) end
     return r
   end
 end
-for _, k in ipairs {"has_cuda", "default_device", "sync", "sync_mode", "batching", "seed", "empty_cache"} do module_fn(k) end
-for _, k in ipairs {"device", "memory", "last_ran"} do module_fn(k, true) end
+for k, nmax in pairs {has_cuda = 0, default_device = 1, sync = 0, sync_mode = 1, batching = 1, seed = 1,
+                      empty_cache = 0} do module_fn(k, nmax) end
+for _, k in ipairs {"device", "memory", "last_ran"} do module_fn(k, 0, true) end
 do
   local where = where_of("ck.variants")
   function ck.variants(op)
@@ -355,8 +370,9 @@ do
       return r:storage_id() == t:storage_id() and r:clone() or r
     end
     local ty = type(t)
-    if ty ~= "table" and ty ~= "number" and ty ~= "boolean" then
-      raise(fmt("%s: argument 1 must be a (nested) table of numbers, a number or an array, got %s", where, show(t)))
+    if ty ~= "table" and ty ~= "number" then
+      raise(fmt("%s: argument 1 must be a (nested) table of numbers, a number or an array, got %s%s", where, show(t),
+        ty == "boolean" and " (cukern has no bool dtype yet: use 1 or 0)" or ""))
     end
     return call(where, core.from_table, t, opts.dtype, opts.device)
   end
@@ -422,6 +438,11 @@ end
 
 --- The view of a that `spec` (a table: numbers, ranges, {}) picks, and whether every dim got a number.
 local function view_of(where, a, spec)
+  for k in pairs(spec) do
+    if math_type(k) ~= "integer" or k < 1 or k > #spec then
+      raise(fmt("%s: the table lists one entry per dim ({{1, 2}, {}, 3}); %s is not a dim position", where, show(k)))
+    end
+  end
   local shape = a:shape()
   local nd, n = #shape, #spec
   if n > nd then raise(fmt("%s: %d indices for a %d-D array", where, n, nd)) end
@@ -525,11 +546,6 @@ do
     check_live(where, a, "the array")
     if type(spec) ~= "table" or is_array(spec) then
       raise(fmt("%s: takes a table such as {{1, 2}, {}, 3}, got %s", where, show(spec)))
-    end
-    for k in pairs(spec) do
-      if math_type(k) ~= "integer" or k < 1 or k > #spec then
-        raise(fmt("%s: the table lists one entry per dim ({{1, 2}, {}, 3}); %s is not a dim position", where, show(k)))
-      end
     end
     return (view_of(where, a, spec))
   end
@@ -711,9 +727,17 @@ do
 end
 
 do
+  -- Both bounds are required (-math.huge / math.huge leave a side open; ck.maximum / ck.minimum take one), and
+  -- a NaN bound is an error: it would bound nothing.
   local function clamp(where, a, lo, hi, out, variant)
-    lo = check_number(where, lo, "lo", -math.huge)
-    hi = check_number(where, hi, "hi", math.huge)
+    for _, b in ipairs {{"lo", lo}, {"hi", hi}} do
+      local v = b[2]
+      if type(v) ~= "number" then
+        raise(fmt("%s: %s must be a number, got %s (both bounds are needed; use -math.huge or math.huge for an " ..
+          "open side, or ck.maximum / ck.minimum)", where, b[1], show(v)))
+      end
+      if v ~= v then raise(fmt("%s: %s is NaN; a bound must be a number or +-math.huge", where, b[1])) end
+    end
     return call(where, core.unary, "clamp", a, out, lo, hi, variant)
   end
   local where, mwhere, iwhere = where_of("ck.clamp"), where_of("a:clamp"), where_of("a:clamp_")
