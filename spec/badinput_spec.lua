@@ -62,15 +62,18 @@ add("ck.arange", {
   C("ck.arange('x')"), C("ck.arange()"), C("ck.arange(2^62)"), C("ck.arange(0, 1/0)"),
   C("ck.arange(math.mininteger, math.maxinteger)"),
   C("ck.arange(3, {bogus = 1})"), C("ck.arange(3, {dtype = 'x'})"),
+  -- issue 29: an i32 result that cannot hold its values
+  C("ck.arange(math.mininteger, math.mininteger + 3, {dtype = 'i32'})"), C("ck.arange(0, 2^40, 2^38, {dtype = 'i32'})"),
 })
 add("ck.linspace", {
   C("ck.linspace(0, 1, -1)"), C("ck.linspace('a', 1, 3)"), C("ck.linspace(0, 1, 2.5)"), C("ck.linspace(0, 1, 2^62)"),
-  C("ck.linspace(0, 1, 3, {bogus = 1})"), C("ck.linspace()"),
+  C("ck.linspace(0, 1, 3, {bogus = 1})"), C("ck.linspace()"), C("ck.linspace(0, 3e9, 4, {dtype = 'i32'})"),
 })
 add("ck.array", {
   C("ck.array({1, {2}})"), C("ck.array({{1, 2}, {3}})"), C("ck.array({'a'})"), C("ck.array(print)"),
   C("ck.array({1}, {dtype = 'x'})"), C("ck.array({1}, {bogus = 1})"), C("ck.array(F)"), C("ck.array('x')"),
   C("ck.array({1}, 'f64')"),
+  C("ck.array({1, true, false})"), C("ck.array(true)"), C("ck.array({{true}})"), -- no bool dtype yet (issue 29)
 })
 add("ck.scalar", {C("ck.scalar('x')"), C("ck.scalar(1, {dtype = 'x'})"), C("ck.scalar(F)"),
   C("ck.scalar({})")})
@@ -81,9 +84,11 @@ add("ck.sync_mode", {C("ck.sync_mode({}, 'x') + 1")})
 add("ck.batching", {C("ck.batching('on')"), C("ck.batching(1)"), C("ck.batching({})")})
 add("ck.seed", {C("ck.seed('x')"), C("ck.seed(0/0)"), C("ck.seed({})")})
 add("ck.variants", {C("ck.variants('nope')"), C("ck.variants()"), C("ck.variants(7)")})
-for _, f in ipairs {"device", "has_cuda", "sync", "memory", "empty_cache", "last_ran", "is_array"} do
-  CAT["ck." .. f] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
+-- extra arguments are errors, not ignored (issue 29): ck.memory(a) may have meant something else
+for _, f in ipairs {"device", "has_cuda", "sync", "memory", "empty_cache", "last_ran"} do
+  add("ck." .. f, {C(("ck.%s(A)"):format(f)), C(("ck.%s(1, 2)"):format(f))})
 end
+add("ck.is_array", {C("ck.is_array(A, 2)"), C("ck.is_array()")})
 add("ck.format", {C("ck.format('x')"), C("ck.format(nil)"), C("ck.format({})")})
 add("ck.kernel", {
   C("ck.kernel('garbage', 'f', {'f32*'})"), C("ck.kernel(nil, 'f', {})"), C("ck.kernel('x', nil, {})"),
@@ -304,7 +309,8 @@ end
 add("ck.pow", op_cases("pow", 2, true))
 add("ck.pow", {C("ck.pow(A, 'x')"), C("ck.pow(A, ck.rand(5))"), C("ck.pow(A, F)")})
 add("ck.clamp", op_cases("clamp", 1, true))
-add("ck.clamp", {C("ck.clamp(A, 'x', 1)"), C("ck.clamp(A, 0, {})")})
+add("ck.clamp", {C("ck.clamp(A, 'x', 1)"), C("ck.clamp(A, 0, {})"),
+  C("ck.clamp(A, 0/0, 1)"), C("ck.clamp(A, 0, 0/0)"), C("ck.clamp(A, 1)")})
 for _, f in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} do
   add("ck." .. f, op_cases(f, 1, true))
   add("ck." .. f, {
@@ -340,6 +346,12 @@ add("ck.gemm", {
   C("ck.gemm(F, A, B)"), C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {bogus = 1})"),
   C("ck.gemm(ck.rand(3, 5), A, B, 1, 0, {variant = 'nope'})"), C("ck.gemm(ck.rand(5):expand(3, 5), A, B)"),
   C("ck.gemm(ck.zeros(3, 5, {dtype = 'i32'}), A, B)"),
+  -- issue 29: i32 products with a NaN or infinite alpha/beta (undefined behaviour on the host before)
+  C("ck.gemm(ck.zeros(2, 2, {dtype = 'i32', device = 'host'}), ck.ones(2, 2, {dtype = 'i32', device = 'host'}), " ..
+    "ck.ones(2, 2, {dtype = 'i32', device = 'host'}), 0/0)"),
+  C("ck.gemm(ck.zeros(2, 2, {dtype = 'i32', device = 'host'}), ck.ones(2, 2, {dtype = 'i32', device = 'host'}), " ..
+    "ck.ones(2, 2, {dtype = 'i32', device = 'host'}), 1, 1/0)"),
+  C("ck.gemm(ck.ones(1, 4):expand(3, 4):narrow(1, 2, 2), ck.rand(1, 2), ck.rand(2, 4))"),
 })
 add("ck.transpose", op_cases("transpose", 1, true))
 add("ck.equal", {C("ck.equal(A)"), C("ck.equal(A, 1)"), C("ck.equal('x', A)"), C("ck.equal(A, F)"), C("ck.equal(F, A)")})
@@ -359,14 +371,15 @@ local ALWAYS_OK_ON_FREED = {is_freed = true, free = true}
 local METHOD_CASES = {
   size = {"A:size(0)", "A:size(3)", "A:size('x')", "A:size(2^40)"},
   to = {"A:to('tpu')", "A:to('f17')", "A:to(7)", "A:to('host', 'x')"},
-  copy_ = {"A:copy_(ck.rand(5))", "A:copy_('x')", "A:copy_(F)", "E:copy_(V)"},
-  fill = {"A:fill('x')", "A:fill()", "A:fill({})", "E:fill(1)"},
+  copy_ = {"A:copy_(ck.rand(5))", "A:copy_('x')", "A:copy_(F)", "E:copy_(V)", "E:select(1, 2):copy_(S)"},
+  fill = {"A:fill('x')", "A:fill()", "A:fill({})", "E:fill(1)", "A:fill(true)",
+          "E:narrow(1, 2, 2):fill(1)", "ck.ones(1, 4):expand(3, 4):select(1, 2):fill(1)"},
   item = {"A:item()", "ck.zeros(0):item()"},
   t = {"V:t()", "ck.rand(2, 3, 4):t()"},
   transpose = {"A:transpose(1, 3)", "A:transpose(0, 1)", "A:transpose('x', 1)", "A:transpose(1, 2^40)"},
   permute = {"A:permute(1)", "A:permute(1, 1)", "A:permute(1, 3)", "A:permute('x', 1)", "A:permute(1, 2, 3)"},
   narrow = {"A:narrow(1, 2, 5)", "A:narrow(3, 1, 1)", "A:narrow(1, 'x', 2)", "A:narrow(1, 2^62, 2^62 + 2)",
-            "A:narrow(1, -2^62, 2)", "A:narrow(1, 3, 1)", "A:narrow(1, 1, math.maxinteger)"},
+            "A:narrow(1, -2^62, 2)", "A:narrow(1, 3, 1)", "A:narrow(1, 1, math.maxinteger)", "A:narrow(1, 2)"},
   select = {"A:select(1, 4)", "A:select(1, 0)", "A:select(3, 1)", "A:select(1, -4)", "A:select(1, 2^62)",
             "S:select(1, 1)", "A:select(1, 'x')"},
   reshape = {"A:reshape(5)", "A:reshape(-1, -1)", "A:reshape(-2, 6)", "A:reshape(2^62, 4, -1)",
@@ -437,6 +450,12 @@ add("operators", {
   C("A + 'x'"), C("A + {}"), C("A + ck.rand(5)"), C("A - F"), C("F + A"), C("A * A"), C("A * 'x'"), C("A / print"),
   C("A ^ 'x'"), C("-F"), C("A * F"), C("#F"), C("A + nil"), C("A * ck.rand(5, 4, {dtype = 'f64'})"),
   C("tostring(F) .. nil"),
+  -- indexing (issue 29): keys that are not indices, and writes into (part of) an expanded view
+  C("A[{x = 1}]"), C("A['x']"), C("A[true]"), C("A[{1, y = 2}]"), C("(function() A[{x = 1}] = 3 end)()"),
+  C("(function() A[1] = true end)()"), C("(function() E[2] = 7 end)()"),
+  C("(function() local e = ck.ones(1, 4):expand(3, 4); e[{2, 3}] = 9 end)()"),
+  C("(function() local e = ck.ones(1, 4):expand(3, 4); e[2] = 7 end)()"),
+  C("(function() local e = ck.ones(1, 4):expand(3, 4); e[{{1, 2}}] = ck.rand(2, 4) end)()"),
 })
 
 -- Bugs these cases found in the file I/O and fused-kernel bindings (src/l_map.c, src/rtc.c, lua/cukern/io.lua;
