@@ -73,6 +73,8 @@ end)
 
 -- ---------------------------------------------------------------- producers x consumers (GPU)
 
+-- CUKERN_ORDER_QUICK=1: every third producer only (for compute-sanitizer runs)
+local QUICK = os.getenv("CUKERN_ORDER_QUICK") == "1"
 local N = 100 -- 10^4 elements: whole-array consumers are past the batch's 4096-element limit, so they launch
 
 local function variants(op)
@@ -197,7 +199,8 @@ describe("issue order on the GPU: batched producers x consumers", function()
     local fails, batched, runs = {}, {}, 0
     for _, c in ipairs(consumers()) do
       local name, prep, run, ref, tol = table.unpack(c)
-      for _, pr in ipairs(PRODUCERS) do
+      for pi, pr in ipairs(PRODUCERS) do
+        if QUICK and pi % 3 ~= 1 then goto next end
         local pname, produce = pr[1], pr[2]
         -- fresh values; nothing of the old ones may survive (a stale read would match by chance otherwise)
         local xh = H.rand({N, N})
@@ -219,6 +222,7 @@ describe("issue order on the GPU: batched producers x consumers", function()
           local good, msg = H.allclose(got, want, tol)
           if not good then fails[#fails + 1] = ("%s after %s: %s"):format(name, pname, msg) end
         end
+        ::next::
       end
     end
     local nb, names = 0, {}
@@ -228,8 +232,8 @@ describe("issue order on the GPU: batched producers x consumers", function()
       table.concat(names, ", ")))
     assert(#fails == 0, ("%d of %d runs read stale values:\n  %s"):format(#fails, runs,
       table.concat(fails, "\n  ", 1, math.min(#fails, 40))))
-    assert(nb >= 5, ("only %d of %d producers joined the batch: the matrix does not test the queue"):format(nb,
-      #PRODUCERS))
+    assert(nb >= (QUICK and 2 or 5), ("only %d of %d producers joined the batch: the matrix does not test the queue")
+      :format(nb, #PRODUCERS))
     os.remove(TMP .. ".npy")
   end))
 end)
