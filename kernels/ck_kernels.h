@@ -86,8 +86,8 @@ typedef struct ck_env {
                            off, CUKERN_SYNC, graph capture) */
   /* CUKERN_CHECK_ORDER=1 only (NULL otherwise): the number of batched ops still queued, and the context's count
    * of launches that found it non-zero. Every launch goes through the core's one launch function (ck_submit, src/context.c),
-   * which runs the queue first, so only a path that bypasses it (or a launcher that both joins the batch and
-   * launches) can trip this; the core reports it as an error at its next launch, flush or synchronisation. */
+   * which runs the queue first, so only a path that bypasses it can trip this (launches that join the batch are
+   * not checked: they find it non-empty by design); the core reports it at its next launch or flush. */
   const int32_t *order_queued;
   int *order_faults;
 } ck_env;

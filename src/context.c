@@ -228,7 +228,7 @@ void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
 
 /* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS handle created on
  * first use, where batched ops append, where launches are noted, and the order check. */
-static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note) {
+static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool joins_batch) {
   if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
   if (!ctx->cublas) {
     cublasStatus_t s = cublasCreate(&ctx->cublas);
@@ -246,7 +246,8 @@ static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note) {
   *env = ctx->env;
   env->batch = ck_batch_active(ctx) ? &ctx->batch : NULL;
   env->note = note;
-  if (ctx->check_order) env->order_queued = &ctx->batch.n, env->order_faults = &ctx->order_faults;
+  /* (a launch that joins the batch finds it non-empty by design: it is checked only when it launches alone) */
+  if (ctx->check_order && !joins_batch) env->order_queued = &ctx->batch.n, env->order_faults = &ctx->order_faults;
   return CK_OK;
 }
 
@@ -254,7 +255,7 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
   ck_status st;
   ck_env env;
   char what[400];
-  if ((st = env_for(ctx, &env, r->note))) goto fail;
+  if ((st = env_for(ctx, &env, r->note, r->joins_batch))) goto fail;
   /* batched ops issued before this launch run before it, unless it is one of them */
   if (!r->joins_batch && (st = ck_flush(ctx))) goto fail;
   const int kerr = r->fn(r->arg, &env);
