@@ -522,8 +522,10 @@ describe("elementwise on cuda", function()
       local a = input({9, 11}, dt)
       local ca = a:cuda()
       for _, s in ipairs {2, 0.5, -1} do
+        -- (i32 ^ 0.5 computes in f64: the device's pow and the host's may differ in the last bit)
+        local rdt = (dt == "i32" and s ~= math.floor(s)) and "f64" or dt
         on_cuda_all(function() return ck.pow(a, s) end, function(v) return ck.pow(ca, s, {variant = v}) end,
-          "pows " .. dt .. " " .. s, dt, tol_for(dt, "pow"))
+          "pows " .. dt .. " " .. s, rdt, tol_for(rdt, "pow"))
       end
       on_cuda_all(function() return ck.clamp(a, -0.3, 0.6) end, function(v) return ck.clamp(ca, -0.3, 0.6, {variant = v}) end,
         "clamp " .. dt, dt)
