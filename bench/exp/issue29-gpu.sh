@@ -4,7 +4,8 @@
 #            7e111ba Makefile src kernels lua spec examples) built side by side; the order matrix on both (it
 #            must fail on the old one); small-op host time A/B, old and new alternating in one run;
 #            compute-sanitizer memcheck and racecheck on the new specs.
-#   stage b: every spec on the new build (CUKERN_CHECK_ORDER=1, as spec/run.sh sets it).
+#   stage b: the new tree built, then every spec on it (CUKERN_CHECK_ORDER=1, as spec/run.sh sets it).
+#   stage c: compute-sanitizer memcheck and racecheck on the new specs again (after stage b, machine warm).
 # Results under $OUT.
 set -u
 . .gpu-lua/env.sh
@@ -35,6 +36,8 @@ a)
     timeout 60 lua5.4 examples/small_ops_bench.lua --json "$R/small-new-$k.json" >"$R/small-new-$k.log" 2>&1
   done
   for f in "$R"/small-*.log; do echo "-- $(basename "$f")"; cat "$f"; done
+  ;&
+c)
   echo "== compute-sanitizer on the new specs"
   export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
   for tool in memcheck racecheck; do
@@ -44,7 +47,9 @@ a)
   done
   ;;
 b)
-  timeout 540 sh spec/run.sh >"$R/specs.log" 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$R/device.txt"
+  make -j"$J" all CUDA_ARCH=90a >"$R/build-new.log" 2>&1 || { tail -30 "$R/build-new.log"; exit 1; }
+  timeout "${T_SPECS:-480}" sh spec/run.sh >"$R/specs.log" 2>&1
   echo "specs rc=$?"
   grep -B2 -A14 "^FAIL\|^ERROR" "$R/specs.log" | head -120
   grep "^\[" "$R/specs.log" | head -20
