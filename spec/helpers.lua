@@ -101,6 +101,19 @@ function H.rand(shape, dtype, device)
   return u * 2 - 1
 end
 
+--- A file's bytes, and bytes to a file (binary; errors raise).
+function H.read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+function H.write_file(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
 H.shapes_awkward = {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {31, 33}, {64, 64}, {127, 255}, {1000, 37}, {37, 1000}}
 
 return H

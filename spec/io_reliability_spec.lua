@@ -14,18 +14,9 @@ os.remove(DIR)
 assert(os.execute("mkdir -p '" .. DIR .. "'"))
 local function P(name) return DIR .. "/" .. name end
 
-local function write_file(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local write_file = H.write_file
 
-local function read_file(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = H.read_file
 
 --- s with every occurrence of `from` replaced by `to` (plain bytes, same length); fails unless found `count` times.
 local function patch(s, from, to, count)

@@ -24,18 +24,9 @@ local function sh(cmd)
   return ok, out
 end
 
-local function write_file(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local write_file = H.write_file
 
-local function read_file(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = H.read_file
 
 local function listdir() local _, out = sh("ls -A '" .. DIR .. "'"); return out end
 

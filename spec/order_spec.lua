@@ -16,12 +16,7 @@ local ck = H.ck
 
 -- ---------------------------------------------------------------- the source scan
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = H.read_file
 
 local function c_files()
   local files = {}
