@@ -57,6 +57,29 @@ for _, dev in ipairs(H.devices()) do
       assert.equals(0, ck.arange(0, O()):numel())
     end)
 
+    it("counts integer aranges exactly and ends linspace at stop exactly (issue 29)", function()
+      -- near -2^63 the difference of the bounds has no double: counted in integers
+      for _, dt in ipairs {"f32", "f64"} do
+        local r = ck.arange(math.mininteger, math.mininteger + 3, O(dt))
+        assert.equals(3, r:numel())
+        for _, v in ipairs(r:totable()) do assert.equals(-2.0 ^ 63, v) end -- (each rounds to -2^63 in the dtype)
+        assert.equals(1, ck.arange(math.maxinteger - 1, math.maxinteger, 1, O(dt)):numel()) -- (half-open)
+        assert.equals(4, ck.arange(math.maxinteger, math.maxinteger - 7, -2, O(dt)):numel())
+      end
+      -- NumPy: the first point is start and the last is stop, exactly, whatever the rounding between
+      for _ = 1, 20 do
+        local a, b = math.random() * 20 - 10, math.random() * 20 - 10
+        local n = math.random(2, 40)
+        local t = ck.linspace(a, b, n, O("f64")):totable()
+        assert.equals(a, t[1]); assert.equals(b, t[n])
+        local f = ck.linspace(a, b, n, O("f32")):totable()
+        assert.equals(string.unpack("f", string.pack("f", b)), f[n])
+      end
+      local t = ck.linspace(-3.3, 8.1, 13, O("f64")):totable()
+      assert.equals(8.1, t[13])
+      assert.same({7}, ck.linspace(7, 9, 1, O("f64")):totable())
+    end)
+
     it("draws rand in [0,1) and randn with mean ~0, var ~1, reproducibly from a seed", function()
       local n = 20000
       ck.seed(1234)

@@ -1089,10 +1089,56 @@ local function case_numbers(dev)
   return compare(r, {shape = shape, v = exp, dt = dt}, tol, dt)
 end
 
+-- operands of fused kernels (issue 29) ---------------------------------------------------------------
+-- ck.map / ck.reduce_map with 1 to 70 inputs of random views: at most 48 operands (inputs and outputs, one
+-- limit checked at the entry) run and match the oracle; more are refused with that limit's message, never a
+-- crash or garbage (past 40 they used to overflow the binding's buffers).
+
+local MAP_LIMIT = 48
+
+local function case_operands(dev)
+  local k = random() < 0.5 and random(38, 50) or random(1, 70)
+  local dt = random() < 0.5 and "f32" or "f64"
+  local shape = rnd_shape(3, 60)
+  local inputs, names, vals = {}, {}, {}
+  for i = 1, k do
+    local a, o = build(shape, dt, dev, random(0, 2), false, "u")
+    names[i] = "x" .. i
+    inputs[names[i]] = a
+    vals[i] = o.v
+  end
+  local reduce = random() < 0.4
+  note("%s with %d inputs %s%s on %s", reduce and "reduce_map" or "map", k, dt, sstr(shape), dev)
+  local expr = table.concat(names, " + ")
+  local ok, r = pcall(function()
+    if reduce then return ck.reduce_map({map = expr, reduce = "a + b", identity = 0}, inputs) end
+    return ck.map("y = " .. expr, inputs)
+  end)
+  if k + 1 > MAP_LIMIT then
+    if ok then return false, ("%d operands accepted (the limit is %d)"):format(k + 1, MAP_LIMIT) end
+    return tostring(r):find("at most " .. MAP_LIMIT .. " operands", 1, true) ~= nil, "unexpected error: " .. tostring(r)
+  end
+  if not ok then return false, "error: " .. tostring(r) end
+  local n = numel(shape)
+  local ref, mag = {}, {}
+  for j = 1, n do
+    local acc, m = 0, 0
+    for i = 1, k do acc = acc + vals[i][j]; m = m + abs(vals[i][j]) end
+    ref[j], mag[j] = acc, m
+  end
+  local eps = EPS[dt] * (k + 2)
+  if reduce then
+    local acc, m = 0, 0
+    for j = 1, n do acc, m = acc + ref[j], m + mag[j] end
+    return compare(r, {shape = {}, v = {acc}, dt = dt}, function() return eps * (n + k) * m + 1e-30 end, dt)
+  end
+  return compare(r, {shape = shape, v = ref, dt = dt}, function(j) return eps * mag[j] + 1e-30 end, dt)
+end
+
 local FAMILIES = {
   {"unary", case_unary, 0.22}, {"binary", case_binary, 0.26}, {"reduce", case_reduce, 0.22},
   {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18}, {"writes", case_writes, 0.08},
-  {"numbers", case_numbers, 0.06},
+  {"numbers", case_numbers, 0.06}, {"operands", case_operands, 0.01},
 }
 
 local function run_family(fi)
