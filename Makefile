@@ -22,15 +22,21 @@ NVCCFLAGS ?= -O3 -lineinfo
 WERROR    ?=
 
 BUILD := build
+# The C core in layers, each a folder of src/ (docs/architecture.md): core (context, memory, arrays, the one launch
+# function, the tables, the registry) < host (the oracles) < ops (the dispatcher, the op definitions, copies) <
+# fused (expressions, map, run-time kernels) and io (file formats) < lua (the binding, the only code that sees
+# lua.h). kernels/ (device code and its launchers) is below them all and includes nothing from src/.
+LAYERS := core host ops fused io
+LAYER_INC := $(addprefix -Isrc/,$(LAYERS))
 CK_CFLAGS := $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(WERROR) \
-             -Isrc -Ikernels -I$(CUDA_HOME)/include
-CK_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -fPIC -Xcompiler -Wall -Ikernels -Isrc \
+             -Isrc $(LAYER_INC) -Ikernels -I$(CUDA_HOME)/include
+CK_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -fPIC -Xcompiler -Wall -Ikernels \
               --expt-relaxed-constexpr $(if $(WERROR),-Werror all-warnings)
 LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnvrtc -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 
-# The binding files (src/l*.c: lcukern.c, l_array.c, l_ops.c, ...) are the only ones built against lua.h.
-BIND_SRC := $(wildcard src/l*.c)
-CORE_SRC := $(filter-out $(BIND_SRC),$(wildcard src/*.c)) $(wildcard kernels/*.c kernels/*/*.c)
+# The binding (src/lua/: lcukern.c, l_array.c, l_ops.c, ...) is the only code built against lua.h.
+BIND_SRC := $(wildcard src/lua/*.c)
+CORE_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) $(wildcard kernels/*.c kernels/*/*.c)
 CU_SRC   := $(wildcard kernels/*/*.cu)
 OBJ := $(patsubst %.c,$(BUILD)/%.o,$(CORE_SRC) $(BIND_SRC)) $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
 
@@ -41,9 +47,9 @@ cukern/core.so: $(OBJ)
 	@mkdir -p cukern
 	$(CC) $(LIBFLAG) -o $@ $(OBJ) $(LDLIBS)
 
-$(BUILD)/src/l%.o: src/l%.c
+$(BUILD)/src/lua/%.o: src/lua/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CK_CFLAGS) -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
+	$(CC) $(CK_CFLAGS) -Isrc/lua -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,9 +64,9 @@ $(BUILD)/%.o: %.cu
 # Debian packages the tests need; installed only when missing (needs root, as on CI). Fragments add to DEBS.
 DEBS := lua5.4 liblua5.4-dev lua-busted
 
-# Optional parts bring their own flags, rules and test packages (e.g. src/io.mk for file formats,
-# spec/sanitize.mk for the sanitizer build); each is a small makefile fragment included here.
--include $(sort $(wildcard src/*.mk spec/*.mk))
+# Optional parts bring their own flags, rules and test packages (mk/io.mk for file formats, mk/sanitize.mk for
+# the sanitizer build, mk/embed.mk for the embedding example); each is a small makefile fragment in mk/.
+-include $(sort $(wildcard mk/*.mk))
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; done; \

@@ -31,7 +31,7 @@ typedef enum { CK_F32 = 0, CK_F64 = 1, CK_I32 = 2, CK_F16 = 3, CK_BF16 = 4, CK_N
 
 /* The launch record: which kernels of ours a launcher started, with what block and dynamic shared memory.
  * Plain data, written on every launch (a few stores): the attributes (registers, spills, occupancy) are
- * looked up from `fn` only when someone asks (src/kinfo.c), so the launch path stays as cheap as it was.
+ * looked up from `fn` only when someone asks (src/core/kinfo.c), so the launch path stays as cheap as it was.
  * Library calls (cuBLAS, CUB's own kernels, geam) note nothing: they are not ours to describe. */
 #define CK_NOTE_MAX 4 /* the most kernels one launch records (two-pass reductions launch 2 or 3) */
 typedef struct ck_launch {
@@ -85,7 +85,7 @@ typedef struct ck_env {
   ck_batch *batch;      /* where `batched` variants append; NULL: they launch their record at once (batching
                            off, CUKERN_SYNC, graph capture) */
   /* CUKERN_CHECK_ORDER=1 only (NULL otherwise): the number of batched ops still queued, and the context's count
-   * of launches that found it non-zero. Every launch goes through the core's one launch function (ck_submit, src/context.c),
+   * of launches that found it non-zero. Every launch goes through the core's one launch function (ck_submit, src/core/context.c),
    * which runs the queue first, so only a path that bypasses it can trip this (launches that join the batch are
    * not checked: they find it non-empty by design); the core reports it at its next launch or flush. */
   const int32_t *order_queued;

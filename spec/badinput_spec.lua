@@ -8,7 +8,7 @@
 -- Cases whose fix belongs to another branch carry `item` (issue 18 item and owner) and are reported as
 -- pending ("expected to fail until merged") while they still fail; once clean, the spec says to drop the tag.
 -- A case can carry `norun` (listed, not run): none would run for hours since the host backend refuses work
--- past a documented limit (issue 18 item 6, src/dispatch.c host_work_ok), but a case whose fixture needs a
+-- past a documented limit (issue 18 item 6, src/ops/dispatch.c host_work_ok), but a case whose fixture needs a
 -- file format this build lacks (`needs = "npz"`) is not run there.
 --
 --   CUKERN_BADINPUT_VERBOSE=1   print every case with its outcome
@@ -181,7 +181,7 @@ add("ck.load", {
 -- ck.io_formats() and the introspection below take no arguments
 CAT["ck.io_formats"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 
--- fused kernels (lua/cukern/map.lua, src/l_map.c, src/expr.c, src/map.c)
+-- fused kernels (lua/cukern/map.lua, src/lua/l_map.c, src/fused/expr.c, src/fused/map.c)
 local SPEC = "{map = 'x', reduce = 'a + b', identity = 0}"
 add("ck.map", {
   C("ck.map()"), C("ck.map({}, {x = A})"), C("ck.map(print)"), C("ck.map(A, {x = A})"),
@@ -458,7 +458,7 @@ add("operators", {
   C("(function() local e = ck.ones(1, 4):expand(3, 4); e[{{1, 2}}] = ck.rand(2, 4) end)()"),
 })
 
--- Bugs these cases found in the file I/O and fused-kernel bindings (src/l_map.c, src/rtc.c, lua/cukern/io.lua;
+-- Bugs these cases found in the file I/O and fused-kernel bindings (src/lua/l_map.c, src/fused/rtc.c, lua/cukern/io.lua;
 -- the lead's), by code. One-line repros in docs/reliability.md.
 local SPEC_ = "{map = 'x', reduce = 'a + b', identity = 0}"
 local FOUND = {

@@ -1,5 +1,5 @@
 --- The embedding example (examples/embed_host.c over src/cukern.h): an application hands a script its own
--- buffer, reads the result back, and runs two Lua states in two threads at once. Built by spec/embed.mk.
+-- buffer, reads the result back, and runs two Lua states in two threads at once. Built by mk/embed.mk.
 local H = require "spec.helpers"
 
 local function sh(cmd)

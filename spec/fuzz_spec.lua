@@ -28,7 +28,7 @@ local VARIANTS = H.has_cuda and os.getenv("CUKERN_FUZZ_VARIANTS") ~= "0"
 -- Known bugs of issue 18 whose fix belongs to another branch (the lead's dispatchers / the init.lua owner).
 -- Cases that would hit them are counted and skipped (printed as pending); remove an entry once its fix is
 -- merged (CUKERN_FUZZ_KNOWN=1 runs them anyway).
--- Fixed by the dispatcher (src/dispatch.c) and checked for real since: reduce_out_overlap (issue 18 item 1),
+-- Fixed by the dispatcher (src/ops/dispatch.c) and checked for real since: reduce_out_overlap (issue 18 item 1),
 -- matmul_zero_batch (item 2), max_out_idx_alias (item 4: now refused, "out and idx share memory"), argmax_out.
 local KNOWN_BUGS = {}
 

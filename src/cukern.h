@@ -30,7 +30,7 @@
  *   Lua API call they may raise a Lua memory error; call them under lua_pcall where that matters.
  *
  * Build: compile the application with -I<cukern>/src and the Lua 5.4 headers; link cukern's objects (see
- * spec/embed.mk, which builds examples/embed_host.c this way) and Lua 5.4.
+ * mk/embed.mk, which builds examples/embed_host.c this way) and Lua 5.4.
  */
 #ifndef CUKERN_H
 #define CUKERN_H

@@ -10,7 +10,7 @@
  * and ck_batch_flush starts one kernel of one block that runs the records in issue order, with a block barrier
  * between consecutive records (a record may read what the previous one wrote: __syncthreads makes the block's
  * global writes visible to the block, and the loads here are plain coherent loads, never the read-only path).
- * The core (src/context.c: ck_flush) flushes before anything else touches the stream, so the device still sees
+ * The core (src/core/context.c: ck_flush) flushes before anything else touches the stream, so the device still sees
  * the exact issue order; when the batch is full (CK_BATCH_MAX records) the launcher flushes it itself.
  * Each record computes what the ladders' other variants compute, with the same per-element code: elementwise
  * through ew_math.cuh's elem<> (bitwise the contiguous variant's results), reductions through red_ops.cuh's op

@@ -10,7 +10,7 @@
  * output is written, the staged values come from shared memory, and an input in the output's order (a
  * "direct" one) is read in place. Every other dim is a batch of tiles. The dispatcher's descriptor already
  * has the dims in the output's memory order, broadcast dims at stride 0 and compatible dims coalesced
- * (src/op_elementwise.c), so X is the last dim; a 3-D permute either coalesces to 2-D or leaves batch dims.
+ * (src/ops/op_elementwise.c), so X is the last dim; a 3-D permute either coalesces to 2-D or leaves batch dims.
  *
  * This step follows the transpose ladder's `wide` rung (kernels/transpose/06_wide.cu, 94 % of memcpy):
  *  - 64 x 64 tiles (f32/i32), 16 elements per thread and input, and every global load of the tile (staged

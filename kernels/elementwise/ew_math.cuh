@@ -2,7 +2,7 @@
  * ew_math.cuh — the per-element math of every CK_EW_* op, shared by the elementwise variants
  * (01_strided.cu, 02_contiguous.cu).
  *
- * The semantics match the host reference (src/host_elementwise.c) expression for expression, so that
+ * The semantics match the host reference (src/host/host_elementwise.c) expression for expression, so that
  * results agree bitwise for exact ops and to a few ulp for the transcendental ones (CUDA's expf/logf/...
  * are within 1-2 ulp of glibc's):
  *  - f32 computes in float, f64 in double. f16/bf16 (ck_f16_t/ck_bf16_t, 2-byte storage from half.h) are
@@ -68,7 +68,7 @@ template <typename TO, typename TI> __device__ __forceinline__ TO cast(TI v) {
   else return from_double<TO>((double)v);
 }
 
-/* Same as ck_ew_seed() in src/ew_ops.h: the RNG seed/offset from a double. */
+/* Same as ck_ew_seed() in src/core/ew_ops.h: the RNG seed/offset from a double. */
 __host__ __device__ __forceinline__ uint64_t seed_of(double s) {
   if (!(s == s)) return 0;
   if (s >= 18446744073709551616.0) return UINT64_MAX;

@@ -10,7 +10,7 @@
  * Edge tiles (m, n or k not a multiple of 32) are zero-filled, so the inner loop never branches.
  * Changed from step 2: shared-memory tiling; block 32 x 32 threads, one result per thread.
  * Launch (through ck_launch.cuh, the driver-API path opt-in; this rung is the default for products up to 64^3
- * multiply-adds, src/op_matmul.c: 8x8 via cuBLAS cost 11.62 us of host time on the H100 host, this path is
+ * multiply-adds, src/ops/op_matmul.c: 8x8 via cuBLAS cost 11.62 us of host time on the H100 host, this path is
  * not yet measured): block 32 x 32; grid x = row tiles, y = column tiles (capped at 65535), z = batch (capped at
  * 65535); the kernel loops over what the caps cut off. Shared: 8 KB (f32) or 16 KB (f64).
  * Limits: none. Any m, n, k >= 0 (k == 0 gives C = beta*C), any leading dims, batch strides may be 0.
@@ -62,7 +62,7 @@ template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kern
 // ---------------------------------------------------------------- launcher
 
 /* launch_f32_f64 (mm_common.cuh) with the launch through ck_launch_drv (the driver API on request): this rung is also the
- * default for tiny matmuls (src/op_matmul.c), where the launch is most of the time. */
+ * default for tiny matmuls (src/ops/op_matmul.c), where the launch is most of the time. */
 extern "C" int ck_matmul_smem(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;

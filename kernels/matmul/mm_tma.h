@@ -1,5 +1,5 @@
 /*
- * mm_tma.h — what a TMA tensor map can take, shared by the dispatcher (src/op_matmul.c, for CK_VF_TMA rows)
+ * mm_tma.h — what a TMA tensor map can take, shared by the dispatcher (src/ops/op_matmul.c, for CK_VF_TMA rows)
  * and the Hopper rungs' supports() (kernels/matmul/mm_hopper.cuh). C and C++.
  *
  * A tensor map describes a strided box of global memory: the innermost dim must have unit stride, every other

@@ -3,7 +3,7 @@
  *
  * Id 0 is the library reference (cuBLAS). Ids 1..9 are the CUDA-core ladder, each step one idea over the
  * previous (see each file's header); 10-11 are the tensor-core rungs (sm_80+), 12-14 the Hopper rungs
- * (sm_90a). The dispatcher (src/op_matmul.c) satisfies each row's layout flags:
+ * (sm_90a). The dispatcher (src/ops/op_matmul.c) satisfies each row's layout flags:
  * CK_VF_ROWMAJOR rows get a_cs == b_cs == c_cs == 1 (contiguous copies of the operands otherwise),
  * CK_VF_BLAS rows get operands with a unit stride in one of their two dims,
  * CK_VF_TMA rows get A and B as a TMA tensor map takes them (mm_tma.h: either dim contiguous, 16-byte
@@ -56,11 +56,11 @@ const int ck_matmul_nvariants = (int)(sizeof ck_matmul_variants / sizeof ck_matm
 /* Default order: the library first (fastest, every layout); if it cannot run a case, the fastest own
  * kernels that can. */
 const int ck_matmul_preferred[] = {0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
-/* Large f16/bf16 products whose operands and C the persistent Hopper rung takes in place (src/op_matmul.c
+/* Large f16/bf16 products whose operands and C the persistent Hopper rung takes in place (src/ops/op_matmul.c
  * says which): step 14 first, measured faster than cuBLAS there (14_persistent.cu); it declines without a
  * Hopper GPU or an sm_90a build, and cuBLAS runs. */
 const int ck_matmul_preferred_tma[] = {14, 0, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
-/* Tiny f32/f64 products (src/op_matmul.c picks this by size and layout): the time is the host's, and
+/* Tiny f32/f64 products (src/ops/op_matmul.c picks this by size and layout): the time is the host's, and
  * cuBLAS's call (its heuristics, then its own launch) costs more than the whole product; the smem rung is
  * one launch through the driver API (kernels/ck_launch.cuh). */
 const int ck_matmul_preferred_tiny[] = {15, 3, 0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 2, 1, -1};

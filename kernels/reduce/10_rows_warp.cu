@@ -8,7 +8,7 @@
  * has 2 KB in flight (H200, 1048576x256 f32: 4.1 TB/s; with G = 32, 1 KB per warp, it was 3.3 TB/s).
  * Launch: 256 threads = 256/G rows per block, grid = ceil(outer / (256/G)) (capped; blocks loop), through
  * ck_launch.cuh (the driver-API path on request): this rung is also the default for whole arrays up to 2 KiB (one warp, one
- * launch; src/op_reduce.c), where CUB's sizing call, workspace and launch cost more host time than the sum.
+ * launch; src/ops/op_reduce.c), where CUB's sizing call, workspace and launch cost more host time than the sum.
  * Host time of a 16-element sum on the H100 host: 6.1-6.7 us per op with this path (two runs), 7.90 through
  * CUB; PyTorch's torch.sum in the same runs 13.1-14.2.
  * Limits: supports() takes rows up to 2048 elements (longer rows: rows_block / single_pass are faster).

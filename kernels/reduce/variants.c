@@ -43,7 +43,7 @@ const int ck_reduce_preferred[] = {13, 10, 11, 9, 12, 8, 0, 7, 6, 5, 4, 3, 2, 1,
  * shuffle_vec on every f32 sum from 2^22 to 2^28 on the H200 (bench/results/reduce-nvidia-h200.json), so it
  * is the default there; our kernels lead on every row and column layout. */
 const int ck_reduce_preferred_full[] = {13, 0, 9, 8, 7, 6, 5, 4, 3, 2, 1, -1};
-/* Small whole arrays (src/op_reduce.c picks these by size): the time is the host's, and CUB's call costs two
+/* Small whole arrays (src/ops/op_reduce.c picks these by size): the time is the host's, and CUB's call costs two
  * entries into the library (sizing, then the reduction), a workspace and its own launch. Up to 2 KiB, one warp
  * (rows_warp with outer == 1: 32 lanes x 4 x 16-byte loads, one round trip) in one launch; up to 16 KiB,
  * single_pass's one-block case (one chunk: no partials, no tickets, one launch). */

@@ -1,7 +1,7 @@
 /*
  * lcukern.c — the Lua binding's module file: module state, errors raised at the user's line, argument
  * helpers, module-level functions, and luaopen_cukern_core, which registers every area's functions
- * (src/lck.h lists the binding files). Binding files are the only ones that include lua.h.
+ * (src/lua/lck.h lists the binding files). Binding files are the only ones that include lua.h.
  *
  * Pattern for every function: check arguments (luaL_argerror with the argument number), push the result
  * userdata first (so that a Lua memory error can no longer leak anything), call the core, and only then, if

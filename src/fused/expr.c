@@ -161,7 +161,7 @@ CKX_MATH(CKX_HOST)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #define CKX_DEV(ret, name, params, ...) "__device__ __forceinline__ " #ret " ckx_" #name #params " { " #__VA_ARGS__ " }\n"
-static const char preamble[] = "/* cukern expression helpers (src/expr.c: CKX_MATH, shared with the host) */\n"
+static const char preamble[] = "/* cukern expression helpers (src/fused/expr.c: CKX_MATH, shared with the host) */\n"
                                CKX_MATH(CKX_DEV);
 #undef CKX_DEV
 #pragma GCC diagnostic pop

@@ -2,7 +2,7 @@
  * l_ops.c — the ops: matmul, reductions, transpose, elementwise.
  *
  * Each op's Lua arguments are parsed ONCE, by one parser per op (ckl_ops[]), into a ck_call; both the op
- * functions (core.matmul, core.reduce, ...) and core.time_op (src/l_bench.c, which lays a spec table's
+ * functions (core.matmul, core.reduce, ...) and core.time_op (src/lua/l_bench.c, which lays a spec table's
  * fields out on the stack in the same positions) use it, then hand the call to ck_run. Arguments stay on
  * the Lua stack while the call runs, so every array it points to is alive.
  */

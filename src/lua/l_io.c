@@ -1,5 +1,5 @@
 /*
- * l_io.c — the binding of file I/O (src/ck_io.h; the friendly API is lua/cukern/io.lua, docs/io.md).
+ * l_io.c — the binding of file I/O (src/io/ck_io.h; the friendly API is lua/cukern/io.lua, docs/io.md).
  *
  *   core.io_formats()                                  -> {npy = true, npz = bool, mat = bool}
  *   core.io_save_npy(path, a)

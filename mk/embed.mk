@@ -1,4 +1,4 @@
-# spec/embed.mk — the embedding example: examples/embed_host.c, an application that embeds Lua 5.4 and
+# mk/embed.mk — the embedding example: examples/embed_host.c, an application that embeds Lua 5.4 and
 # cukern through src/cukern.h, linked against cukern's objects and Lua 5.4 (the static library where there
 # is one, so the program runs from anywhere). `make embed` builds it and runs it on this checkout;
 # spec/embed_spec.lua does the same from `make test`.

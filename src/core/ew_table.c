@@ -18,7 +18,7 @@ static const struct {
 } EW[CK_EW_NOPS] = {
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
   [CK_EW_##ID] = {NAME, CK_EWK_##KIND, EWT_DT_##DTYPES, EWT_LUA_##LUA},
-#include "../kernels/elementwise/ew_ops.def"
+#include "elementwise/ew_ops.def"
 #undef CK_EW_OP
 };
 

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "ck_internal.h"
-#include "ck_op.h"
 
 /* libstdc++'s demangler (extern "C" in <cxxabi.h>; the module links -lstdc++ for the kernels already). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);

@@ -1,6 +1,6 @@
-# spec/sanitize.mk — reliability targets (issue 18); included by the Makefile.
+# mk/sanitize.mk — reliability targets (issue 18); included by the Makefile.
 #
-#   make sanitize      the C core (src/*.c, kernels/*.c) built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   make sanitize      the C core (src/*/*.c, kernels/*.c) built with AddressSanitizer + UndefinedBehaviorSanitizer
 #                      into build-asan/stage/cukern/core.so (nvcc objects are the normal, uninstrumented ones),
 #                      then every spec, the fuzz (CUKERN_FUZZ_CASES, default 3000) and the bad-input catalogue run
 #                      under it with libasan preloaded into lua5.4. Any sanitizer report stops the run with a
@@ -29,9 +29,9 @@ COMPUTE_SANITIZER ?= $(CUDA_HOME)/bin/compute-sanitizer
 
 .PHONY: sanitize sanitize-build sanitize-clean fuzz-long gpu-sanitize
 
-$(ASAN_BUILD)/src/l%.o: src/l%.c
+$(ASAN_BUILD)/src/lua/%.o: src/lua/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
+	$(CC) $(ASAN_CFLAGS) -Isrc/lua -I$(LUA_INCDIR) $(LUA_MULTIARCH) -MMD -MP -c $< -o $@
 
 $(ASAN_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -39,14 +39,14 @@ $(ASAN_BUILD)/%.o: %.c
 
 -include $(patsubst %.c,$(ASAN_BUILD)/%.d,$(CORE_SRC) $(BIND_SRC))
 
-# The file formats' libraries (src/io.mk), as in the normal build: without them the sanitizer run would test
+# The file formats' libraries (mk/io.mk), as in the normal build: without them the sanitizer run would test
 # the "this build lacked libzip/libmatio" stubs instead of the .npz/.mat code. (This file is included before
-# src/io.mk, so the flags are read when the recipes run, not here.)
-$(ASAN_BUILD)/src/io_npz.o: ASAN_IO_CFLAGS = $(IO_ZIP_CFLAGS)
-$(ASAN_BUILD)/src/io_mat.o: ASAN_IO_CFLAGS = $(IO_MAT_CFLAGS)
+# mk/io.mk, so the flags are read when the recipes run, not here.)
+$(ASAN_BUILD)/src/io/io_npz.o: ASAN_IO_CFLAGS = $(IO_ZIP_CFLAGS)
+$(ASAN_BUILD)/src/io/io_mat.o: ASAN_IO_CFLAGS = $(IO_MAT_CFLAGS)
 $(ASAN_BUILD)/io.found: FORCE_ASAN_IO
 	@mkdir -p $(ASAN_BUILD); echo '$(IO_FOUND)' | cmp -s - $@ || echo '$(IO_FOUND)' >$@
-$(ASAN_BUILD)/src/io_npz.o $(ASAN_BUILD)/src/io_mat.o $(ASAN_STAGE)/cukern/core.so: $(ASAN_BUILD)/io.found
+$(ASAN_BUILD)/src/io/io_npz.o $(ASAN_BUILD)/src/io/io_mat.o $(ASAN_STAGE)/cukern/core.so: $(ASAN_BUILD)/io.found
 .PHONY: FORCE_ASAN_IO
 FORCE_ASAN_IO:
 

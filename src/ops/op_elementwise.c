@@ -17,7 +17,7 @@
 
 #include "ck_op.h"
 #include "ew_ops.h"
-#include "../kernels/half.h"
+#include "half.h"
 
 // ---------------------------------------------------------------- dim ordering
 

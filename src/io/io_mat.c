@@ -12,7 +12,7 @@
  * sparse, char, cell, struct and object variables by name. libmatio reports problems through a log
  * function: ours keeps the last message for the error instead of letting the library print.
  *
- * Built only when src/io.mk found libmatio (CK_HAVE_MATIO); otherwise .mat raises an error saying so.
+ * Built only when mk/io.mk found libmatio (CK_HAVE_MATIO); otherwise .mat raises an error saying so.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>

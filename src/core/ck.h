@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kernels/ck_kernels.h" /* dtypes, descriptors and the variant registry shared with kernels/ */
+#include "ck_kernels.h" /* dtypes, descriptors and the variant registry shared with kernels/ */
 
 #define CK_VERSION "0.1.0"
 
@@ -79,7 +79,7 @@ typedef struct ck_ran {
 } ck_ran;
 
 /* What the compiler and the occupancy calculator say of one kernel at the configuration it launched with
- * (src/kinfo.c). ck.last_ran().kernels, ck.variants rows and k:info() all push this one record. */
+ * (src/core/kinfo.c). ck.last_ran().kernels, ck.variants rows and k:info() all push this one record. */
 typedef struct ck_kinfo {
   char name[64];    /* the kernel's name (a template's without its arguments) */
   char symbol[256]; /* the full demangled signature (template arguments included; may be truncated) */
@@ -92,6 +92,9 @@ typedef struct ck_kinfo {
 ck_status ck_kernel_info(ck_ctx *ctx, const ck_launch *l, ck_kinfo *out);
 /* The same lookup, uncached, for a kernel that may be unloaded later (run-time kernels); `name` is its name. */
 ck_status ck_kernel_info_of(ck_ctx *ctx, const void *fn, const char *name, int block, size_t smem, ck_kinfo *out);
+/* kinfo.c: what row `row` of ladder `ladder` (a ck_opkind) launched the last time it ran (for ck.variants). */
+void ck_seen_record(ck_ctx *ctx, int ladder, int nrows, int row, bool library, const ck_launch_note *kernels);
+bool ck_seen_get(ck_ctx *ctx, int ladder, int row, ck_launch_note *kernels, bool *library);
 
 /* ---------------------------------------------------------------- context (context.c) */
 ck_status ck_ctx_create(ck_ctx **out); /* never fails for lack of a GPU: falls back to host */
@@ -273,7 +276,7 @@ ck_status ck_write(ck_ctx *ctx, ck_tensor *t, const void *buf);
 ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
 
 /* ---------------------------------------------------------------- ops: one call record, one dispatcher
- * Every op is a ck_call run by ck_run (src/dispatch.c), which does, once and in order: liveness and device
+ * Every op is a ck_call run by ck_run (src/ops/dispatch.c), which does, once and in order: liveness and device
  * checks; the op's own argument checks (shapes, dims, result dtype); the dtype check against the registry's
  * masks (the host oracle's mask on the host); the variant name (unknown names and ids are errors on both
  * backends); output allocation or checking, with a temporary where the output overlaps an input; dtype
@@ -325,17 +328,17 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
- * or any op that runs on one ("sum", "add", "gemm", ...); NULL if unknown. (src/dispatch.c) */
+ * or any op that runs on one ("sum", "add", "gemm", ...); NULL if unknown. (src/ops/dispatch.c) */
 const ck_variant *ck_variants(const char *name, int *count);
 /* What row `row` of ladder `tab` (as ck_variants returned it) launched the last time it ran on the GPU in
- * this context: false if it never did. *library as in ck_ran. (src/dispatch.c) */
+ * this context: false if it never did. *library as in ck_ran. (src/ops/dispatch.c) */
 bool ck_variant_last(ck_ctx *ctx, const ck_variant *tab, int row, ck_launch_note *kernels, bool *library);
 /* Resolve a requested variant for `desc` (see ck_run). `preferred` is the default order (ids, -1
- * terminated). Returns NULL with an error in ctx when nothing can run the case. (kernels/registry.c) */
+ * terminated). Returns NULL with an error in ctx when nothing can run the case. (src/core/registry.c) */
 const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant *tab, int n,
                                   const char *requested, const int *preferred, ck_dtype dt,
                                   const void *desc, ck_ran *ran);
-/* The row a request names (decimal id or name), or NULL. (kernels/registry.c) */
+/* The row a request names (decimal id or name), or NULL. (src/core/registry.c) */
 const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *requested);
 /* A default preference order as it applies now: without the `batched` head when batching is not active. */
 const int *ck_active_order(ck_ctx *ctx, const ck_variant *tab, int n, const int *order);

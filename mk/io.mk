@@ -1,4 +1,4 @@
-# src/io.mk — file formats (src/io_*.c, src/l_io.c; docs/io.md). Included by the Makefile.
+# mk/io.mk — file formats (src/io/, src/lua/l_io.c; docs/io.md). Included by the Makefile.
 # .npy needs nothing. .npz uses libzip and .mat libmatio when pkg-config finds them; without them the module
 # still builds and loads, and those formats raise an error saying the build lacked the library.
 # .mat also reads the head of each variable itself (zlib for -v7's compressed ones: io_mat.c says why); libmatio
@@ -11,14 +11,14 @@ IO_ZIP_LIBS := $(if $(IO_ZIP_CFLAGS),$(shell $(PKG_CONFIG) --libs libzip))
 IO_MAT_CFLAGS := $(shell $(PKG_CONFIG) --exists matio zlib 2>/dev/null && echo -DCK_HAVE_MATIO $$($(PKG_CONFIG) --cflags matio zlib))
 IO_MAT_LIBS := $(if $(IO_MAT_CFLAGS),$(shell $(PKG_CONFIG) --libs matio zlib))
 
-$(BUILD)/src/io_npz.o: CK_CFLAGS += $(IO_ZIP_CFLAGS)
-$(BUILD)/src/io_mat.o: CK_CFLAGS += $(IO_MAT_CFLAGS)
+$(BUILD)/src/io/io_npz.o: CK_CFLAGS += $(IO_ZIP_CFLAGS)
+$(BUILD)/src/io/io_mat.o: CK_CFLAGS += $(IO_MAT_CFLAGS)
 LDLIBS += $(IO_ZIP_LIBS) $(IO_MAT_LIBS)
 
 # Rebuild the library-backed files when what was found changes (e.g. after `make test` installed it).
 IO_FOUND := zip:$(if $(IO_ZIP_CFLAGS),yes,no) matio:$(if $(IO_MAT_CFLAGS),yes,no)
 $(BUILD)/io.found: FORCE_IO
 	@mkdir -p $(BUILD); echo '$(IO_FOUND)' | cmp -s - $@ || echo '$(IO_FOUND)' >$@
-$(BUILD)/src/io_npz.o $(BUILD)/src/io_mat.o cukern/core.so: $(BUILD)/io.found
+$(BUILD)/src/io/io_npz.o $(BUILD)/src/io/io_mat.o cukern/core.so: $(BUILD)/io.found
 .PHONY: FORCE_IO
 FORCE_IO:

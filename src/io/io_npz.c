@@ -8,7 +8,7 @@
  * array's host data, so nothing is copied into an intermediate buffer; libzip writes the archive on
  * zip_close, into our temporary file, which is then synced and renamed into place.
  *
- * Built only when src/io.mk found libzip (CK_HAVE_LIBZIP); otherwise .npz raises an error saying so.
+ * Built only when mk/io.mk found libzip (CK_HAVE_LIBZIP); otherwise .npz raises an error saying so.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * ck_op.h — how an op plugs into the one dispatcher (src/dispatch.c). Internal to the core.
+ * ck_op.h — how an op plugs into the one dispatcher (src/ops/dispatch.c). Internal to the core.
  *
  * ck_run turns a ck_call into a ck_plan step by step; each op (op_elementwise.c, op_reduce.c, op_matmul.c,
  * op_transpose.c) contributes a ck_opdef: its registry table and the few hooks that are really its own.
@@ -83,8 +83,5 @@ extern const int ck_reduce_preferred_tiny[], ck_reduce_preferred_small[], ck_mat
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */
 char *ck_plan_operands(const ck_plan *p, char *buf, size_t n);
 
-/* kinfo.c: what row `row` of ladder `ladder` (a ck_opkind) launched the last time it ran (for ck.variants). */
-void ck_seen_record(ck_ctx *ctx, int ladder, int nrows, int row, bool library, const ck_launch_note *kernels);
-bool ck_seen_get(ck_ctx *ctx, int ladder, int row, ck_launch_note *kernels, bool *library);
 
 #endif

@@ -31,8 +31,8 @@
 #include <string.h>
 #include <tgmath.h>
 
-#include "../kernels/half.h"
-#include "../kernels/philox.h"
+#include "half.h"
+#include "philox.h"
 #include "ck.h"
 #include "ew_ops.h"
 
@@ -195,7 +195,7 @@ typedef void (*ew_rowfn)(const ew_row *r);
   EW_ROW(ew_##ID##_f32, float, f32, FEXPR)                                                                 \
   EW_ROW(ew_##ID##_f64, double, f64, FEXPR)                                                                \
   EW_ROW(ew_##ID##_i32, int32_t, i32, IEXPR)
-#include "../kernels/elementwise/ew_ops.def"
+#include "elementwise/ew_ops.def"
 #undef CK_EW_OP
 
 /* f16/bf16 rows: T (the compute type) is float, or double for the generators; the operands are widened
@@ -229,13 +229,13 @@ typedef void (*ew_rowfn)(const ew_row *r);
   EW_ROWH(ew_##ID##_f16, double, ck_f16_to_f32, ck_f64_to_f16, 2, FEXPR)                                    \
   EW_ROWH(ew_##ID##_bf16, double, ck_bf16_to_f32, ck_f64_to_bf16, 3, FEXPR)
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) EW_H_##KIND(ID, FEXPR)
-#include "../kernels/elementwise/ew_ops.def"
+#include "elementwise/ew_ops.def"
 #undef CK_EW_OP
 
 static const ew_rowfn ew_table[CK_EW_NOPS][CK_NDTYPES] = {
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                \
   [CK_EW_##ID] = {ew_##ID##_f32, ew_##ID##_f64, ew_##ID##_i32, ew_##ID##_f16, ew_##ID##_bf16},
-#include "../kernels/elementwise/ew_ops.def"
+#include "elementwise/ew_ops.def"
 #undef CK_EW_OP
 };
 

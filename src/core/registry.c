@@ -1,7 +1,7 @@
 /*
  * registry.c — the one place that decides which variant of a ladder runs.
  *
- * Each ladder's table lives beside its kernels (kernels/<op>/variants.c); src/dispatch.c maps op names to
+ * Each ladder's table lives beside its kernels (kernels/<op>/variants.c); src/ops/dispatch.c maps op names to
  * tables and calls the picker. This file sits below the ops: it knows tables, dtypes and supports(), and
  * includes nothing from src/ but the error reporting of ck.h.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/ck.h"
+#include "ck.h"
 
 const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *req) {
   if (!req || !*req) return NULL;

@@ -72,7 +72,7 @@ static inline ck_tensor *ckl_to_array(lua_State *L, int i) {
 }
 /* The same two for functions that have the module state as upvalue 1 (every module function and array
  * method): the metatable is compared by address and fetched by an integer key, with no table lookup by name
- * or pointer. The op path (src/l_ops.c) runs these on every call. */
+ * or pointer. The op path (src/lua/l_ops.c) runs these on every call. */
 static inline ck_tensor *ckl_op_array(lua_State *L, int i) {
   void *p = lua_touserdata(L, i);
   if (!p || !lua_getmetatable(L, i)) return NULL;
@@ -121,7 +121,7 @@ void ckl_push_kinfo(lua_State *L, const ck_kinfo *k);
 /* The list of records of the built-in kernels in `note` (ck_kernel_info); raises on a CUDA error. */
 void ckl_push_kernels(lua_State *L, const ck_launch_note *note);
 
-/* An op's Lua arguments parsed once (src/l_ops.c) for the op functions and time_op alike. */
+/* An op's Lua arguments parsed once (src/lua/l_ops.c) for the op functions and time_op alike. */
 typedef struct ckl_opcall {
   ck_call call;
   int out_at, idx_at; /* stack index of a given output array; 0: none given (one is allocated) */
