@@ -54,9 +54,10 @@ $(ASAN_STAGE)/cukern/core.so: $(ASAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAG) $(ASAN_SAN) -o $@ $(ASAN_OBJ) $(LDLIBS)
 
-# The stage is a checkout whose cukern/core.so is the sanitizer build: lua/, spec/, examples/ are links.
+# The stage is a checkout whose cukern/core.so is the sanitizer build: lua/, spec/, examples/ are links (src/ and
+# kernels/ too, for the specs that read the sources).
 sanitize-build: $(ASAN_STAGE)/cukern/core.so
-	@for d in lua spec examples bench .gpu-lua README.md; do \
+	@for d in lua spec examples bench src kernels .gpu-lua README.md; do \
 	  [ -e $$d ] && ln -sfn ../../$$d $(ASAN_STAGE)/$$d || true; done
 
 sanitize: deps
