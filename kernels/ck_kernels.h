@@ -159,7 +159,14 @@ typedef struct ck_mm_desc {
  * SUM/PROD/MEAN propagate NaN; MAX/MIN return NaN if any element is NaN; ARGMAX/ARGMIN treat NaN as the
  * extreme (first NaN wins); ties go to the first index. idx (i32, 1-based) is written when non-NULL
  * (ARG ops, and MAX/MIN when indices are wanted). i32 SUM/PROD wrap modulo 2^32. MEAN = SUM / len.      */
-enum { CK_RED_SUM, CK_RED_PROD, CK_RED_MAX, CK_RED_MIN, CK_RED_MEAN, CK_RED_ARGMAX, CK_RED_ARGMIN, CK_RED_NOPS };
+enum { /* the op ids: one per row of kernels/reduce/reduce_ops.def, in row order */
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX) CK_RED_##ID,
+#include "reduce/reduce_ops.def"
+#undef CK_RED_OP
+  CK_RED_NOPS
+};
+/* A reduction's family (the FAMILY column). */
+enum { CK_REDF_ARITH, CK_REDF_EXT, CK_REDF_ARG };
 typedef struct ck_red_desc {
   int dtype, op;
   const void *x;

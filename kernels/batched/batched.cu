@@ -118,16 +118,14 @@ template <class O> __device__ __forceinline__ void red_rec(const Rec &r, unsigne
 }
 
 template <typename T> __device__ __forceinline__ void red_t(const Rec &r, unsigned char *sh) {
-  switch (r.op) {
-  case CK_RED_SUM: red_rec<ckred::Op<T, CK_RED_SUM>>(r, sh); break;
-  case CK_RED_PROD: red_rec<ckred::Op<T, CK_RED_PROD>>(r, sh); break;
-  case CK_RED_MAX: red_rec<ckred::Op<T, CK_RED_MAX>>(r, sh); break;
-  case CK_RED_MIN: red_rec<ckred::Op<T, CK_RED_MIN>>(r, sh); break;
-  case CK_RED_ARGMAX: red_rec<ckred::Op<T, CK_RED_ARGMAX>>(r, sh); break;
-  case CK_RED_ARGMIN: red_rec<ckred::Op<T, CK_RED_ARGMIN>>(r, sh); break;
-  case CK_RED_MEAN:
-    if constexpr (std::is_floating_point<ckred::wide_t<T>>::value) red_rec<ckred::Op<T, CK_RED_MEAN>>(r, sh);
+  switch (r.op) { /* one case per row of reduce/reduce_ops.def (the record holds the effective op) */
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX)                            \
+  case CK_RED_##ID:                                                                                                   \
+    if constexpr (!ckred::Row<CK_RED_##ID>::float_only || std::is_floating_point<ckred::wide_t<T>>::value)            \
+      red_rec<ckred::Op<T, CK_RED_##ID>>(r, sh);                                                                      \
     break;
+#include "../reduce/reduce_ops.def"
+#undef CK_RED_OP
   }
 }
 

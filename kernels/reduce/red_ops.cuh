@@ -99,21 +99,35 @@ template <> struct SumAcc<int32_t> { using type = uint32_t; }; /* wraps mod 2^32
 template <> struct SumAcc<ck_f16_t> { using type = float; };  /* halves accumulate in f32 */
 template <> struct SumAcc<ck_bf16_t> { using type = float; };
 
-/* SUM, PROD, MEAN */
+/* One row of reduce_ops.def as compile-time facts: family, max-like, mean, float-only, the op with indices,
+ * and the ARITH identity and combine (the table's C expressions, compiled for the accumulator type). */
+template <int K> struct Row;
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX)                            \
+  template <> struct Row<CK_RED_##ID> {                                                                               \
+    static constexpr int family = CK_REDF_##FAMILY;                                                                   \
+    static constexpr bool maxlike = MAXLIKE, mean = MEAN, float_only = FLOAT;                                         \
+    static constexpr int with_idx = CK_RED_##WITH_IDX;                                                                \
+    template <class A> CKR_HD static A ident() { return (A)(IDENT); }                                                 \
+    template <class A> CKR_HD static A combine(A a, A b) { (void)b; return COMBINE; }                                 \
+  };
+#include "reduce_ops.def"
+#undef CK_RED_OP
+
+/* The ARITH family: sum, prod, mean */
 template <typename T, int K>
 struct ArithOp {
   using value_t = T;
   using acc_t = typename SumAcc<T>::type;
   static constexpr bool indexed = false;
-  CKR_HD static acc_t identity() { return K == CK_RED_PROD ? (acc_t)1 : (acc_t)0; }
+  CKR_HD static acc_t identity() { return Row<K>::template ident<acc_t>(); }
   CKR_HD static acc_t make(T x, int64_t) {
     if constexpr (is_half_v<T>) return wide(x);
     else return (acc_t)x;
   }
-  CKR_HD static acc_t combine(acc_t a, acc_t b) { return K == CK_RED_PROD ? a * b : a + b; }
+  CKR_HD static acc_t combine(acc_t a, acc_t b) { return Row<K>::combine(a, b); }
   CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t len) {
-    if constexpr (is_half_v<T>) out[o] = narrow_to<T>(K == CK_RED_MEAN ? a / (acc_t)len : a);
-    else if constexpr (K == CK_RED_MEAN) out[o] = (T)(a / (acc_t)len);
+    if constexpr (is_half_v<T>) out[o] = narrow_to<T>(Row<K>::mean ? a / (acc_t)len : a);
+    else if constexpr (Row<K>::mean) out[o] = (T)(a / (acc_t)len);
     else out[o] = (T)a;
   }
 };
@@ -156,34 +170,38 @@ struct ArgOp {
   }
 };
 
-template <typename T, int K> struct OpSel { using type = ArithOp<T, K>; };
-template <typename T> struct OpSel<T, CK_RED_MAX> { using type = ExtOp<T, true>; };
-template <typename T> struct OpSel<T, CK_RED_MIN> { using type = ExtOp<T, false>; };
-template <typename T> struct OpSel<T, CK_RED_ARGMAX> { using type = ArgOp<T, true>; };
-template <typename T> struct OpSel<T, CK_RED_ARGMIN> { using type = ArgOp<T, false>; };
-template <typename T, int K> using Op = typename OpSel<T, K>::type;
+/* The op type of row K: its family's template. */
+template <typename T, int K>
+using Op = std::conditional_t<Row<K>::family == CK_REDF_ARITH, ArithOp<T, K>,
+                              std::conditional_t<Row<K>::family == CK_REDF_EXT, ExtOp<T, Row<K>::maxlike>,
+                                                 ArgOp<T, Row<K>::maxlike>>>;
 
 template <class O> struct Tag { using type = O; };
 
-/* The op a descriptor really asks for: MAX/MIN with idx are the indexed ops. */
+/* The op a descriptor really asks for: an op with idx is its indexed op (max with idx is argmax). */
 static inline int effective_op(const ck_red_desc *d) {
-  if (d->idx && d->op == CK_RED_MAX) return CK_RED_ARGMAX;
-  if (d->idx && d->op == CK_RED_MIN) return CK_RED_ARGMIN;
-  return d->op;
+  if (!d->idx) return d->op;
+  switch (d->op) {
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX)                            \
+  case CK_RED_##ID: return CK_RED_##WITH_IDX;
+#include "reduce_ops.def"
+#undef CK_RED_OP
+  default: return d->op;
+  }
 }
 
+/* f(Tag<Op<T, k>>{}) for the run-time id k: one case per row (float-only rows are not instantiated for
+ * integer types; the dispatcher refuses those before a launcher runs). */
 template <typename T, class F>
 static int dispatch_t(int k, F &f) {
   switch (k) {
-  case CK_RED_SUM: return f(Tag<Op<T, CK_RED_SUM>>{});
-  case CK_RED_PROD: return f(Tag<Op<T, CK_RED_PROD>>{});
-  case CK_RED_MAX: return f(Tag<Op<T, CK_RED_MAX>>{});
-  case CK_RED_MIN: return f(Tag<Op<T, CK_RED_MIN>>{});
-  case CK_RED_ARGMAX: return f(Tag<Op<T, CK_RED_ARGMAX>>{});
-  case CK_RED_ARGMIN: return f(Tag<Op<T, CK_RED_ARGMIN>>{});
-  case CK_RED_MEAN:
-    if constexpr (std::is_floating_point<wide_t<T>>::value) return f(Tag<Op<T, CK_RED_MEAN>>{});
-    else return (int)cudaErrorInvalidValue; /* the dispatcher rejects i32 mean before this */
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX)                            \
+  case CK_RED_##ID:                                                                                                   \
+    if constexpr (!Row<CK_RED_##ID>::float_only || std::is_floating_point<wide_t<T>>::value)                          \
+      return f(Tag<Op<T, CK_RED_##ID>>{});                                                                            \
+    else return (int)cudaErrorInvalidValue;
+#include "reduce_ops.def"
+#undef CK_RED_OP
   default: return (int)cudaErrorInvalidValue;
   }
 }

@@ -85,16 +85,39 @@ typedef struct {
   int64_t pos; /* 0-based position of the winner (indexed ops) */
 } red_result;
 
+/* An ARITH row's accumulation over the len elements w visits, in the accumulator type A_T from loads A_LOAD
+ * (defined where the table is included): the table's IDENT and COMBINE, compiled here as on the device, one
+ * loop per row (chosen once per output, not per element). */
+#define CK_RED_OP(ID, NAME, FAMILY, IDENT, COMBINE, MEAN, EMPTY, MAXLIKE, FLOAT, WITH_IDX)                            \
+  case CK_RED_##ID:                                                                                                   \
+    if (CK_REDF_##FAMILY == CK_REDF_ARITH) {                                                                          \
+      A_T a = (A_T)(IDENT);                                                                                           \
+      for (int64_t k = 0; k < len; ++k, walk_next(&w)) {                                                              \
+        const A_T b = A_LOAD;                                                                                         \
+        (void)b; /* (EXT and ARG rows do not accumulate: their COMBINE is a) */                                       \
+        a = COMBINE;                                                                                                  \
+      }                                                                                                               \
+      acc = a;                                                                                                        \
+    }                                                                                                                 \
+    break;
+
 /* Reduce the len elements that walker w visits (positions 0..len-1 in visiting order). */
 static red_result reduce_one(int op, bool indexed, ck_dtype dt, const void *base, walker w, int64_t len) {
   red_result r = {0, 0, 0};
-  const bool is_max = op == CK_RED_MAX || op == CK_RED_ARGMAX;
+  const bool is_max = ck_reduce_op_maxlike(op);
+  const bool arith = ck_reduce_op_family(op) == CK_REDF_ARITH;
   if (dt == CK_I32) {
     const int32_t *p = (const int32_t *)base;
-    if (op == CK_RED_SUM || op == CK_RED_PROD) {
-      uint32_t acc = op == CK_RED_SUM ? 0u : 1u;
-      for (int64_t k = 0; k < len; ++k, walk_next(&w))
-        acc = op == CK_RED_SUM ? acc + (uint32_t)p[w.off] : acc * (uint32_t)p[w.off];
+    if (arith) { /* i32 accumulates in uint32: wraps modulo 2^32 */
+      uint32_t acc = 0;
+#define A_T uint32_t
+#define A_LOAD ((uint32_t)p[w.off])
+      switch (op) {
+#include "reduce/reduce_ops.def"
+      default: break;
+      }
+#undef A_T
+#undef A_LOAD
       r.iv = acc;
       return r;
     }
@@ -109,13 +132,17 @@ static red_result reduce_one(int op, bool indexed, ck_dtype dt, const void *base
     r.pos = bp;
     return r;
   }
-  if (op == CK_RED_SUM || op == CK_RED_MEAN || op == CK_RED_PROD) {
-    double acc = op == CK_RED_PROD ? 1.0 : 0.0;
-    for (int64_t k = 0; k < len; ++k, walk_next(&w)) {
-      const double v = rd_f(base, dt, w.off);
-      acc = op == CK_RED_PROD ? acc * v : acc + v;
+  if (arith) { /* floats accumulate in f64 */
+    double acc = 0;
+#define A_T double
+#define A_LOAD rd_f(base, dt, w.off)
+    switch (op) {
+#include "reduce/reduce_ops.def"
+    default: break;
     }
-    r.v = op == CK_RED_MEAN ? acc / (double)len : acc;
+#undef A_T
+#undef A_LOAD
+    r.v = ck_reduce_op_mean(op) ? acc / (double)len : acc;
     return r;
   }
   double best = rd_f(base, dt, w.off);
@@ -133,6 +160,8 @@ static red_result reduce_one(int op, bool indexed, ck_dtype dt, const void *base
   r.pos = bp;
   return r;
 }
+
+#undef CK_RED_OP
 
 // ---------------------------------------------------------------- public
 

@@ -52,13 +52,15 @@ static void parse_reduce(lua_State *L, int base, ckl_opcall *oc) {
   const char *fname = luaL_optstring(L, base, "sum");
   c->kind = CK_OP_REDUCE;
   c->fn = ck_reduce_op_parse(fname);
-  if (c->fn < 0)
-    luaL_argerror(L, base, lua_pushfstring(L, "unknown reduction '%s' (sum, prod, max, min, mean, argmax, argmin)", fname));
+  if (c->fn < 0) {
+    char names[128];
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown reduction '%s' (%s)", fname, ck_reduce_op_list(names, sizeof names)));
+  }
   c->a = check_array(L, base + 1);
   c->dim = lua_isnoneornil(L, base + 2) ? -1 : ckl_check_dim(L, base + 2, c->a);
   c->keepdim = lua_toboolean(L, base + 3);
   c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
-  const bool arg = c->fn == CK_RED_ARGMAX || c->fn == CK_RED_ARGMIN;
+  const bool arg = ck_reduce_op_indexed(c->fn);
   const int out = opt_out(L, base + 6), idx = opt_out(L, base + 7);
   if (arg) {
     if (out && idx) luaL_argerror(L, base + 6, lua_pushfstring(L, "%s gives indices only: pass one output (idx)", fname));
@@ -210,5 +212,26 @@ static int l_ew_ops(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul}, {"reduce", l_reduce}, {"transpose", l_transpose},
-                                  {"unary", l_unary}, {"binary", l_binary}, {"ew_ops", l_ew_ops}, {NULL, NULL}};
+/* core.reduce_ops() -> the reduction table as Lua sees it (kernels/reduce/reduce_ops.def): {name, indexed
+ * (the result is the indices), gives_indices (max/min can return them), float_only} per op, in id order.
+ * init.lua makes ck.<name> and a:<name>() for every row. */
+static int l_reduce_ops(lua_State *L) {
+  lua_createtable(L, CK_RED_NOPS, 0);
+  for (int op = 0; op < CK_RED_NOPS; ++op) {
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, ck_reduce_op_name(op));
+    lua_setfield(L, -2, "name");
+    lua_pushboolean(L, ck_reduce_op_indexed(op));
+    lua_setfield(L, -2, "indexed");
+    lua_pushboolean(L, ck_reduce_op_gives_indices(op));
+    lua_setfield(L, -2, "gives_indices");
+    lua_pushboolean(L, ck_reduce_op_float_only(op));
+    lua_setfield(L, -2, "float_only");
+    lua_rawseti(L, -2, op + 1);
+  }
+  return 1;
+}
+
+const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
+                                  {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
+                                  {"reduce_ops", l_reduce_ops}, {NULL, NULL}};

@@ -28,18 +28,7 @@
 
 // ---------------------------------------------------------------- names
 
-static const char *const RED_NAMES[CK_RED_NOPS] = {"sum", "prod", "max", "min", "mean", "argmax", "argmin"};
-
-const char *ck_reduce_op_name(int op) { return (op >= 0 && op < CK_RED_NOPS) ? RED_NAMES[op] : NULL; }
-
-int ck_reduce_op_parse(const char *name) {
-  if (!name) return -1;
-  for (int i = 0; i < CK_RED_NOPS; ++i)
-    if (strcmp(name, RED_NAMES[i]) == 0) return i;
-  return -1;
-}
-
-static bool is_arg(int op) { return op == CK_RED_ARGMAX || op == CK_RED_ARGMIN; }
+static bool is_arg(int op) { return ck_reduce_op_indexed(op); }
 
 // ---------------------------------------------------------------- layout
 
@@ -118,15 +107,15 @@ static ck_status red_check(ck_ctx *ctx, ck_plan *p) {
   const ck_tensor *x = c->a;
   char d[128], sh[96];
   if (!(p->name = ck_reduce_op_name(c->fn)))
-    return ck_error(ctx, CK_ERR_ARG, "reduce: unknown op %d (sum, prod, max, min, mean, argmax, argmin)", c->fn);
+    return ck_error(ctx, CK_ERR_ARG, "reduce: unknown op %d (%s)", c->fn, ck_reduce_op_list(sh, sizeof sh));
   if (!x) return ck_error(ctx, CK_ERR_ARG, "%s: needs an array to reduce", p->name);
   p->nin = 1;
   p->in[0] = x;
   p->in_dt = p->dt = x->dtype;
-  if (c->fn == CK_RED_MEAN && x->dtype == CK_I32)
-    return ck_error(ctx, CK_ERR_DTYPE, "mean: not defined for i32 (the mean of integers is not an integer); "
+  if (ck_reduce_op_float_only(c->fn) && x->dtype == CK_I32)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: not defined for i32 (the %s of integers is not an integer); "
                                        "convert with :to(\"f32\") or :to(\"f64\") first [%s]",
-                    ck_describe(x, d, sizeof d));
+                    p->name, p->name, ck_describe(x, d, sizeof d));
   int dim = c->dim;
   if (x->ndim == 0 && dim == 0) dim = -1; /* a 0-d array has one element: reducing "dim 1" is reducing it all */
   if (dim < -1 || dim >= x->ndim)
@@ -135,12 +124,13 @@ static ck_status red_check(ck_ctx *ctx, ck_plan *p) {
   p->dim = dim;
   p->has_out = !is_arg(c->fn);
   p->has_idx = is_arg(c->fn) || c->idx != NULL;
-  if (c->idx && (c->fn == CK_RED_SUM || c->fn == CK_RED_PROD || c->fn == CK_RED_MEAN))
+  if (c->idx && !ck_reduce_op_gives_indices(c->fn))
     return ck_error(ctx, CK_ERR_ARG, "%s: gives no indices (only max, min, argmax and argmin do)", p->name);
   if (is_arg(c->fn) && c->out)
     return ck_error(ctx, CK_ERR_ARG, "%s: gives indices only: pass the output as idx, not out", p->name);
   p->len = dim < 0 ? ck_numel(x) : x->shape[dim];
-  if (p->len == 0 && (c->fn == CK_RED_MAX || c->fn == CK_RED_MIN || is_arg(c->fn))) {
+  double empty;
+  if (p->len == 0 && !ck_reduce_op_empty(c->fn, &empty)) {
     if (dim < 0)
       return ck_error(ctx, CK_ERR_SHAPE, "%s: cannot reduce an empty array (shape %s)", p->name,
                       ck_shape_str(x->ndim, x->shape, sh, sizeof sh));
@@ -161,13 +151,16 @@ static bool red_out_shape_ok(const ck_plan *p, const ck_tensor *t) {
   return t->ndim == nd && memcmp(t->shape, other, sizeof(int64_t) * (size_t)nd) == 0;
 }
 
-/* Empty reductions: NumPy's identities (only sum, prod and mean get here). */
+/* Empty reductions: NumPy's identities (the table's EMPTY column; the ops without one are refused in
+ * red_check). */
 static ck_status red_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, size_t n) {
   if (p->len != 0) return CK_OK;
   *done = true;
-  const int op = p->call->fn;
-  snprintf(note, n, "empty reduction: filled with %s", op == CK_RED_SUM ? "0" : op == CK_RED_PROD ? "1" : "NaN");
-  return ck_ew_generate(ctx, CK_EW_FILL, p->out, op == CK_RED_SUM ? 0.0 : op == CK_RED_PROD ? 1.0 : (double)NAN, 0);
+  double v = NAN;
+  (void)ck_reduce_op_empty(p->call->fn, &v);
+  if (isnan(v)) snprintf(note, n, "empty reduction: filled with NaN");
+  else snprintf(note, n, "empty reduction: filled with %g", v);
+  return ck_ew_generate(ctx, CK_EW_FILL, p->out, v, 0);
 }
 
 static ck_status red_host(ck_ctx *ctx, ck_plan *p) {
