@@ -1,5 +1,5 @@
 /*
- * wmma_bf16.cu — experiment (bench/exp/mmapeak.sh part 2): WMMA formulations of rung 10 in bf16.
+ * wmma_bf16.cu — experiment (lab/mmapeak.sh part 2): WMMA formulations of rung 10 in bf16.
  *
  * Why bf16 WMMA is slow: nvcc 13.0's front end emits wmma.load.{a,b}...bf16 with a GENERIC address (f16 gets
  * wmma.load...shared.f16: see the PTX of 10_wmma.cu), and ptxas then lowers the bf16 loads to LDS + MOVM
