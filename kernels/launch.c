@@ -1,7 +1,7 @@
 /*
  * launch.c — one kernel launch through the driver API, for the rungs on the small-op paths (ck_launch.cuh).
  *
- * Why: a launch is most of a small op's host time. On the H100 host (bench/exp/launch_floor.cu, one run) a
+ * Why: a launch is most of a small op's host time. On the H100 host (lab/launch_floor.cu, one run) a
  * 16-element fill cost 4.39 us per launch through <<<>>>, 4.19 through cudaLaunchKernel and 3.94 through
  * cuLaunchKernel: the runtime's own layer (call configuration push/pop, function lookup, its error state) is
  * 0.25-0.45 us of every launch. So the small-op rungs launch with cuLaunchKernel on the function the
@@ -11,7 +11,7 @@
  * the runtime cannot resolve, or when the cache is full, the launch goes through cudaLaunchKernel as before.
  * A failed cuLaunchKernel is retried through cudaLaunchKernel, so errors come back as the runtime's codes
  * (and its last-error state) exactly as a <<<>>> launch reports them.
- * Measured in the library, though, it did not pay: in one run on the H100 (bench/exp/small.sh, the small-op
+ * Measured in the library, though, it did not pay: in one run on the H100 (lab/small.sh, the small-op
  * bench with each path) fill / a + b / add_ / sum of 16 took 5.41 / 8.56 / 6.18 / 6.66 us per op through
  * cuLaunchKernel and 4.91 / 5.98 / 5.21 / 6.38 through cudaLaunchKernel (the 8x8 matmul 6.63 vs 6.99), while
  * the bare launches of launch_floor.cu in the same run gave 3.77 vs 4.11 us; the two earlier runs disagreed

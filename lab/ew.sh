@@ -8,7 +8,7 @@
 # table is printed last: per case, GB/s and % of memcpy (bytes read + written) of the new and the old tiled
 # kernel, the strided rung's %, the kernel that ran when asked for "tiled", and whether it validated.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/exp-out}
 mkdir -p "$OUT"
 [ -f .gpu-lua/env.sh ] && . .gpu-lua/env.sh
@@ -32,7 +32,7 @@ CUKERN_RESULTS=$R/new CUKERN_PROGRESS=0 timeout 45 lua5.4 examples/elementwise_b
 echo "bench new rc $? ($(( $(date +%s) - t1 )) s)" >>"$log"
 
 # (step 3, the 32 x 32 kernel behind CUKERN_EW_TILED=old, is gone with that kernel since 0b898c5: the "old"
-# columns stay empty; bench/results/experiments/2026-11-24-elementwise-tiled.txt has the comparison)
+# columns stay empty; lab/results/2026-11-24-elementwise-tiled.txt has the comparison)
 
 python3 - "$R" "$spec_rc" "$spec_sum" >>"$log" 2>&1 <<'PY'
 import glob, json, sys

@@ -1,6 +1,6 @@
 /*
  * mma_peak.cu — measured ceilings of the warp-level tensor-core instructions on this GPU (track `mmapeak`,
- * run by bench/exp/mmapeak.sh), beside cuBLAS at 8192^3 in the same run.
+ * run by lab/mmapeak.sh), beside cuBLAS at 8192^3 in the same run.
  *
  * Register-only loops: each warp holds its A and B operands in registers and issues CH independent
  * accumulator chains of one instruction kind, ITERS times; nothing touches memory inside the timed loop, the

@@ -2,10 +2,10 @@
  * hopper_check.cu — experiment: the Hopper rungs (12 wgmma_tma, 13 warp_specialized, 14 persistent and
  * each of 14's configurations) checked on awkward shapes and timed against cuBLAS, interleaved over several
  * rounds so that the spread between rounds shows. Reuses examples/tc_check.cu's problems, checks and timer.
- * Build + run: bench/exp/hopper.sh
+ * Build + run: lab/hopper.sh. examples/tc_check.cu is compiled here as it is (main renamed), not copied.
  */
 #define main tc_check_main
-#include "../../examples/tc_check.cu"
+#include "../examples/tc_check.cu"
 #undef main
 
 extern "C" {

@@ -1,4 +1,4 @@
-/* bench/exp/sgemm_sweep: one instantiated configuration of kernels/matmul/09_double_buffer.cu (see sgemm_part.cu). */
+/* lab/sgemm_sweep: one instantiated configuration of kernels/matmul/09_double_buffer.cu (see sgemm_part.cu). */
 #pragma once
 #include <vector>
 #include "ck_kernels.h"

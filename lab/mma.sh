@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/exp/mma.sh — experiment for the tensor-core rungs 10 (wmma) and 11 (mma_sync), track `mma`.
+# lab/mma.sh — experiment for the tensor-core rungs 10 (wmma) and 11 (mma_sync), track `mma`.
 #
 # Builds examples/tc_check.cu with 00_cublas, 10_wmma and 11_mma_sync (nvcc, sm_90a; ~40 s on 16 cores),
 # runs it: part 1 checks every rung's default on awkward shapes and EVERY configuration (CUKERN_MM_CFG=<i>) on
@@ -14,7 +14,7 @@
 # Expected wall time: ~40 s build + ~45 s run + ~5 s census + <= 50 s ncu (skipped past 140 s).
 # Output: $OUT/mma.txt (everything), $OUT/mma_sass.txt (the census), $OUT/mma_ncu.txt; the short table is last.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/mma_out}
 mkdir -p "$OUT"
 log=$OUT/mma.txt

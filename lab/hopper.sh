@@ -2,12 +2,12 @@
 # Experiment: Hopper rungs 12-14 (all of 14's configurations) checked and timed against cuBLAS (bf16), then
 # ncu (clock control none) on cuBLAS, rung 13 and rung 14's configurations 0 and 1 at 8192^3 (NCU_ONLY=1: only that).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p build/exp
 K=kernels/matmul
 "$CUDA_HOME/bin/nvcc" -O3 -lineinfo -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ikernels -Isrc --expt-relaxed-constexpr \
-  -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64" -o build/exp/hopper_check bench/exp/hopper_check.cu \
+  -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64" -o build/exp/hopper_check lab/hopper_check.cu \
   $K/00_cublas.cu $K/10_wmma.cu $K/11_mma_sync.cu $K/12_wgmma_tma.cu $K/13_warp_specialized.cu $K/14_persistent.cu \
   -lcublas --threads 8 || exit 1
 O=${OUT:-/tmp}/hopper.txt

@@ -340,7 +340,7 @@ int main(int argc, char **argv) {
   for (auto &r : rows)
     if (r.status != "ok") printf("NOT OK: %3d %s %s\n", r.e.idx, cfgname(r.e).c_str(), r.status.c_str());
   if (!ranked.empty()) {
-    const SweepEntry &e = ranked[0].e; // the name as bench/exp/sass_stats.py prints it
+    const SweepEntry &e = ranked[0].e; // the name as lab/sass_stats.py prints it
     printf("BEST %d %dx%dx%d w%dx%d t%dx%d s%d b%d g%d L%d I%d\n", e.idx, e.bm, e.bn, e.bk, e.wm, e.wn, e.tm, e.tn, e.st,
            e.minb, e.group, e.loop, e.issue);
   }

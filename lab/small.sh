@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Experiment "small" (issue 16): host time of small ops, cukern against PyTorch in the same run, with the
 # launch floor of this machine beside them, then the specs of what the small-op work changed.
-#   1. bench/exp/launch_floor.cu: <<<>>>, cudaLaunchKernel, cuLaunchKernel, graph replay (us per launch);
+#   1. lab/launch_floor.cu: <<<>>>, cudaLaunchKernel, cuLaunchKernel, graph replay (us per launch);
 #   2. examples/small_ops_bench.lua --torch: fill, a + b, a:add_(b), sum of 16, 8x8 matmul (us per op);
 #   3. which variant each small op ran (ck.last_ran) and its kernels;
 #   4. specs: graph (capture of the driver-API launches), introspection (the small-problem defaults),
@@ -9,14 +9,14 @@
 # Output: $OUT/small.txt (everything); stdout ends with a short table. Expected wall time ~60-120 s
 # (launch floor ~10 s, small-op bench ~25 s with torch, specs ~30-80 s; each spec run has its own timeout).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/exp-small}; mkdir -p "$OUT" build/exp
 LOG="$OUT/small.txt"; : >"$LOG"
 . .gpu-lua/env.sh 2>/dev/null
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 
 echo "== launch floor" | tee -a "$LOG"
-if "$NVCC" -O2 -arch=sm_90 -o build/exp/launch_floor bench/exp/launch_floor.cu >>"$LOG" 2>&1; then
+if "$NVCC" -O2 -arch=sm_90 -o build/exp/launch_floor lab/launch_floor.cu >>"$LOG" 2>&1; then
   timeout 40 build/exp/launch_floor 2>&1 | tee -a "$LOG" >"$OUT/floor.txt"
 else echo "launch_floor: BUILD FAILED" | tee -a "$LOG"; fi
 

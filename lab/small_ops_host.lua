@@ -1,6 +1,6 @@
 -- Host-side instruction count per small op (for callgrind): one op of the small-op table in a loop on
 -- HOST arrays, so the Lua -> binding -> dispatcher -> allocator path runs without CUDA.
---   valgrind --tool=callgrind lua5.4 bench/exp/small_ops_host.lua <case> <n>
+--   valgrind --tool=callgrind lua5.4 lab/small_ops_host.lua <case> <n>
 --   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=lua_resume lua5.4 ... <case> <n>
 -- Cases: fill, add, add_, sum, matmul, none (an empty loop). Per op = Ir / n (minus none's).
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/exp/sgemm.sh — sweep of the f32 CUDA-core matmul rung (kernels/matmul/09_double_buffer.cu) against
+# lab/sgemm.sh — sweep of the f32 CUDA-core matmul rung (kernels/matmul/09_double_buffer.cu) against
 # cuBLAS SGEMM at 4096^3 and 8192^3, plus the SASS instruction mix of each configuration's k loop and an ncu
 # profile of cuBLAS, the current default (config 0) and the sweep's best at 4096^3.
 #
-# Run from the repository root: OUT=/some/dir bash bench/exp/sgemm.sh
+# Run from the repository root: OUT=/some/dir bash lab/sgemm.sh
 # Expected wall time on the H100 host (16 cores): build ~20-30 s (16 slices of sgemm_cfgs.h compiled in
 # parallel), sweep ~40 s (50 configurations x ~0.7 s; hard budget 60 s: configurations not started by then are
 # SKIPPED), SASS stats ~5 s, ncu <= 45 s (skipped when ncu is missing or the time is gone): ~120 s in all.
@@ -19,17 +19,17 @@ T0=$(date +%s)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 [ -x "$NVCC" ] || NVCC=nvcc
-NVFLAGS="-O3 -lineinfo -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ikernels -Isrc -Ibench/exp --expt-relaxed-constexpr"
+NVFLAGS="-O3 -lineinfo -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ikernels -Isrc -Ilab --expt-relaxed-constexpr"
 NPART=16
 
 echo "== build ($(nproc) cores)" | tee -a "$LOG"
 pids=()
 for p in $(seq 0 $((NPART - 1))); do
-  $NVCC $NVFLAGS -Xptxas -v -DPART=$p -DNPART=$NPART -c bench/exp/sgemm_part.cu -o build/exp/sgemm_part$p.o \
+  $NVCC $NVFLAGS -Xptxas -v -DPART=$p -DNPART=$NPART -c lab/sgemm_part.cu -o build/exp/sgemm_part$p.o \
     >build/exp/sgemm_part$p.log 2>&1 &
   pids+=($!)
 done
-$NVCC $NVFLAGS -c bench/exp/sgemm_sweep.cu -o build/exp/sgemm_sweep.o >build/exp/sgemm_main.log 2>&1 &
+$NVCC $NVFLAGS -c lab/sgemm_sweep.cu -o build/exp/sgemm_sweep.o >build/exp/sgemm_main.log 2>&1 &
 pids+=($!)
 fail=0
 for pid in "${pids[@]}"; do wait "$pid" || fail=1; done
@@ -51,12 +51,12 @@ echo "sweep rc=$rc, at $(($(date +%s) - T0)) s" | tee -a "$LOG"
 BEST=$(sed -n 's/^BEST \([0-9]*\) .*/\1/p' "$OUT/sweep.txt")
 BESTNAME=$(sed -n 's/^BEST [0-9]* \(.*\)/\1/p' "$OUT/sweep.txt")
 
-echo "== SASS: instruction mix of each configuration's main k loop (static counts; see bench/exp/sass_stats.py)" >>"$LOG"
+echo "== SASS: instruction mix of each configuration's main k loop (static counts; see lab/sass_stats.py)" >>"$LOG"
 CUOBJDUMP=$CUDA_HOME/bin/cuobjdump
 command -v "$CUOBJDUMP" >/dev/null 2>&1 || CUOBJDUMP=cuobjdump
 if command -v "$CUOBJDUMP" >/dev/null 2>&1; then
   "$CUOBJDUMP" -sass build/exp/sgemm_sweep >"$OUT/sgemm_sweep.sass" 2>&1
-  python3 bench/exp/sass_stats.py <"$OUT/sgemm_sweep.sass" >"$OUT/sass_stats.txt" 2>&1
+  python3 lab/sass_stats.py <"$OUT/sgemm_sweep.sass" >"$OUT/sass_stats.txt" 2>&1
   cat "$OUT/sass_stats.txt" >>"$LOG"
   gzip -f "$OUT/sgemm_sweep.sass"
 else

@@ -1,4 +1,4 @@
-/* The configurations bench/exp/sgemm_sweep.cu times: X(BM, BN, BK, WM, WN, TM, TN, STAGES, MINB, GROUP, LOOP, ISSUE),
+/* The configurations lab/sgemm_sweep.cu times: X(BM, BN, BK, WM, WN, TM, TN, STAGES, MINB, GROUP, LOOP, ISSUE),
  * the template arguments of Cfg in kernels/matmul/09_double_buffer.cu. Index = position in this list (the
  * sweep prints it). Every entry must satisfy Cfg's static_asserts (the build fails otherwise). */
 /* ---- 8x8 per thread, 256 threads, 128x128 tiles, 2 blocks/SM: the current default (C0) and its neighbours */

@@ -1,8 +1,8 @@
--- bench/exp/sum_lib.lua — the library path for whole-array f32 sums: ck.sum with variant cub / shuffle_vec /
+-- lab/sum_lib.lua — the library path for whole-array f32 sums: ck.sum with variant cub / shuffle_vec /
 -- single_pass (what the ladder and users run: dispatcher, workspace allocator, launch record), validated
 -- against a host f64 sum, timed with bench.run (time_op in C: CUDA events, 5 warm-ups, 20 reps, L2 flushed
--- between reps). Run by bench/exp/sum.sh after the standalone sweep; prints "LIB" lines.
---   lua5.4 bench/exp/sum_lib.lua [p ...]      (sizes 2^p, default 24 26 28)
+-- between reps). Run by lab/sum.sh after the standalone sweep; prints "LIB" lines.
+--   lua5.4 lab/sum_lib.lua [p ...]      (sizes 2^p, default 24 26 28)
 arg[0] = "examples/x.lua" -- examples/paths.lua finds this checkout's lua/ and cukern/core.so from it
 dofile("examples/paths.lua")
 local ck = require "cukern"

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# bench/exp/mmapeak.sh — experiment, track `mmapeak`: measured ceilings of mma.sync / wmma on this GPU beside
-# cuBLAS (part 1), and WMMA bf16 formulations for rung 10 (part 2).
+# lab/mmapeak.sh — experiment, track `mmapeak`: measured ceilings of mma.sync / wmma on this GPU beside
+# cuBLAS (part 1), and rung 10's bf16 WMMA beside its f16 (part 2).
 #
-# Part 1: bench/exp/mma_peak.cu (built here, ~10 s): validation of one instruction per kind against a host
+# Part 1: lab/mma_peak.cu (built here, ~10 s): validation of one instruction per kind against a host
 # reference, cuBLAS 8192^3 bf16 / f16 / TF32, then register-only throughput loops of mma.sync m16n8k16
 # bf16/f16, m16n8k8 tf32 and wmma m16n16k16 bf16/f16 over warps per SM x independent accumulator chains, and
 # ldmatrix.x4 + mma.sync loops (operands reloaded from shared memory every k step). ~15 s.
-# Part 2: bench/exp/wmma_bf16.cu (built here, ~15 s): rung 10 in bf16 with other fragment loads (rung, colB,
-# hB and hAB: see that file's header), calibration of the f16/bf16 fragment element maps, validation, then
-# timings at 4096^3 and 8192^3 vs cuBLAS bf16; SASS census (cuobjdump) of the candidates. ~40 s.
+# Part 2: lab/wmma_bf16.cu (built here, ~15 s; it #includes kernels/matmul/10_wmma.cu, the rung as it is):
+# calibration of the f16/bf16 fragment element maps, validation of the rung in bf16 and f16, timings at 4096^3
+# and 8192^3 vs cuBLAS in the same dtype; SASS census (cuobjdump) of the rung's W3 kernels, bf16 ("rung") and
+# f16 ("rung_f16"): LDSM / MOVM per k loop. (The other bf16 fragment loads of run 1, copies of the rung's
+# kernel, are in git: 8c95728:bench/exp/wmma_bf16.cu.) ~30 s.
 # Expected wall time: ~80 s. Output: $OUT/mmapeak.txt (everything); the short table is printed last.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/mmapeak_out}
 mkdir -p "$OUT" build/exp
 log=$OUT/mmapeak.txt
@@ -27,7 +29,7 @@ t0=$(date +%s)
 
 # ---- part 1: ceilings
 rc1=0
-if "$NVCC" "${NVFLAGS[@]}" -Xptxas -v -o build/exp/mma_peak bench/exp/mma_peak.cu -lcublas >"$OUT/mma_peak_build.txt" 2>&1; then
+if "$NVCC" "${NVFLAGS[@]}" -Xptxas -v -o build/exp/mma_peak lab/mma_peak.cu -lcublas >"$OUT/mma_peak_build.txt" 2>&1; then
   grep -c 'spill stores' "$OUT/mma_peak_build.txt" | sed 's/^/# ptxas kernels: /' >>"$log"
   grep 'spill stores' "$OUT/mma_peak_build.txt" | grep -v ' 0 bytes spill stores' | sed 's/^/# SPILL: /' >>"$log"
   timeout 90 build/exp/mma_peak >>"$log" 2>&1
@@ -39,10 +41,10 @@ t1=$(date +%s)
 echo "# part 1 rc $rc1, $((t1 - t0)) s" >>"$log"
 nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv,noheader 2>/dev/null | sed 's/^/# after part 1: /' >>"$log"
 
-# ---- part 2: wmma bf16 candidates
+# ---- part 2: rung 10 in bf16 and f16
 rc2=0
 if "$NVCC" "${NVFLAGS[@]}" -Ikernels -Ikernels/matmul --expt-relaxed-constexpr -Xptxas -v -o build/exp/wmma_bf16 \
-     bench/exp/wmma_bf16.cu -lcublas >"$OUT/wmma_bf16_build.txt" 2>&1; then
+     lab/wmma_bf16.cu -lcublas >"$OUT/wmma_bf16_build.txt" 2>&1; then
   grep 'spill stores' "$OUT/wmma_bf16_build.txt" | grep -v ' 0 bytes spill stores' | sed 's/^/# SPILL (wmma_bf16): /' >>"$log"
   timeout 100 build/exp/wmma_bf16 >>"$log" 2>&1
   rc2=$?
@@ -56,8 +58,7 @@ if [ -x "$objdump" ] && [ -x build/exp/wmma_bf16 ]; then
     function flush() {
       if (name != "" && hmma > 0) {
         n = name
-        if (n ~ /wmma_var_kernel/) { m = n; sub(/.*ELi8EEELi/, "", m); sub(/EEEv.*/, "", m); n = (m == 1 ? "colB" : m == 2 ? "hB(undoc)" : m == 3 ? "hAB(undoc)" : "ptx.shared") }
-        else if (n ~ /matmul_wmma_kernel.*ILi128ELi128ELi64ELi64ELi64ELi3ELi2ELi8EEE13__nv_bfloat16Lb1/) n = "rung"
+        if (n ~ /matmul_wmma_kernel.*ILi128ELi128ELi64ELi64ELi64ELi3ELi2ELi8EEE13__nv_bfloat16Lb1/) n = "rung"
         else if (n ~ /matmul_wmma_kernel.*ILi128ELi128ELi64ELi64ELi64ELi3ELi2ELi8EEE6__halfLb1/) n = "rung_f16"
         else n = ""
         if (n != "") printf "sass %-11s hmma %4d ldsm %4d lds %4d movm %4d ldgsts %4d bar %3d stl %3d total %5d loop/hmma %.2f\n",

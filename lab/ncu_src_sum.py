@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# bench/exp/ncu_src_sum.py CSV [N] — summary of an ncu source-page CSV (mmatune.sh NCU_SRC: $OUT/mmatune_src.csv):
+# lab/ncu_src_sum.py CSV [N] — summary of an ncu source-page CSV (mmatune.sh NCU_SRC: $OUT/mmatune_src.csv):
 # warp-stall samples by reason, by opcode, and the N instructions with the most samples.
 import csv,sys,collections,re
 rows=[];hdr=None

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/exp/mmatune.sh — experiment, track `mmatune` (issue 13): rung 11 (mma_sync) configurations in bf16 and
+# lab/mmatune.sh — experiment, track `mmatune` (issue 13): rung 11 (mma_sync) configurations in bf16 and
 # TF32 against cuBLAS.
 #
 # Builds examples/tc_check.cu with 00_cublas, 10_wmma and 11_mma_sync (as examples/tc_check.sh does, plus
@@ -17,7 +17,7 @@
 # Expected wall time: ~50 s build (16 cores) + ~35 s checks + ~10 s timing + ~5 s census + ncu (cut at 145 s).
 # Output: $OUT/mmatune.txt (everything), $OUT/mmatune_{sass,build,ncu}.txt; short table last.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/mmatune_out}
 mkdir -p "$OUT" build/exp
 log=$OUT/mmatune.txt

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# GPU host: one batched experiment call. Usage: bash bench/exp/all.sh [--specs] [--sanity] track ...
-# Builds the library (sm_90a), runs bench/exp/<track>.sh for each track (150 s limit each, output in
+# GPU host: one batched experiment call. Usage: bash lab/all.sh [--specs] [--sanity] track ...
+# Builds the library (sm_90a), runs lab/<track>.sh for each track (150 s limit each, output in
 # $OUT/<track>.txt), then optionally the whole spec suite (specs.log). Short tables are printed last.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 specs=0
 tracks=()
 for a in "$@"; do case "$a" in --specs) specs=1 ;; *) tracks+=("$a") ;; esac; done
@@ -17,7 +17,7 @@ make -j16 all CUDA_ARCH=90a >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log
 echo "build: $(( $(date +%s) - t0 )) s"
 for t in "${tracks[@]}"; do
   t1=$(date +%s)
-  OUT="$OUT" timeout "${T_TRACK:-150}" bash "bench/exp/$t.sh" >"$OUT/$t.stdout" 2>&1
+  OUT="$OUT" timeout "${T_TRACK:-150}" bash "lab/$t.sh" >"$OUT/$t.stdout" 2>&1
   rc=$?
   echo "== $t: rc $rc, $(( $(date +%s) - t1 )) s"
 done

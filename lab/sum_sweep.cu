@@ -1,7 +1,7 @@
 /*
  * sum_sweep.cu — the whole-array f32 sum: configurations of the single_pass rung (kernels/reduce/
  * 09_single_pass.cu, included as is: the same kernels and launcher the library runs) against
- * cub::DeviceReduce::Sum, in one run. Built and run by bench/exp/sum.sh.
+ * cub::DeviceReduce::Sum, in one run. Built and run by lab/sum.sh.
  *
  * Sizes 2^22, 2^24, 2^26, 2^27, 2^28 floats carved from one 1 GiB pool of random values in [0.5, 1.5): timed
  * calls rotate through the pool's 2^28 / n buffers (each call reads the next one), so no call finds its input
@@ -12,7 +12,7 @@
  * over those pairs (clocks drift over a run at the power limit: the pairs compare like with like). GB/s
  * counts the bytes read (4 n). The rung's path includes its ticket memset (or second launch) and workspace
  * (from a caching pool here, as in the library).
- * Last, the rule that picks SpDefault (see bench/exp/sum.sh): among the rung's configurations valid
+ * Last, the rule that picks SpDefault (see lab/sum.sh): among the rung's configurations valid
  * everywhere and >= 97% of CUB at every size, the best mean % over 2^24..2^28; if none, the best minimum.
  */
 #include <cub/device/device_reduce.cuh>

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
-# bench/exp/sum.sh — whole-array f32 sum: configurations of the single_pass rung (kernels/reduce/
+# lab/sum.sh — whole-array f32 sum: configurations of the single_pass rung (kernels/reduce/
 # 09_single_pass.cu, the rung's own kernels and launcher) against cub::DeviceReduce::Sum, same run.
 #
-#   OUT=/some/dir bash bench/exp/sum.sh            (from the repository root, on the H100)
+#   OUT=/some/dir bash lab/sum.sh            (from the repository root, on the H100)
 #
 # Builds build/exp/sum_sweep (two nvcc jobs in parallel, ~30-60 s), validates every variant against host
 # double sums (full arrays 2^22..2^28, misaligned odd lengths, rows), times 2^22, 2^24, 2^26, 2^27, 2^28
 # floats in 30 alternating pairs with CUB per variant and size (% of CUB = median(CUB) / median(variant) of
 # those pairs; inputs rotated through a 1 GiB pool so no call finds its input in L2), and dumps the SASS of
 # CUB's kernel and a few configurations. Expected wall time ~60-90 s. Full output: $OUT/sum.txt, SASS:
-# $OUT/sum_sass.txt, ptxas: $OUT/sum_ptxas.txt; then the library path (bench/exp/sum_lib.lua: ck.sum with
+# $OUT/sum_sass.txt, ptxas: $OUT/sum_ptxas.txt; then the library path (lab/sum_lib.lua: ck.sum with
 # variant cub / shuffle_vec / single_pass at 2^24..2^28, if lua5.4 and cukern/core.so are there).
 # A table (% of CUB per size; CUB's row in GB/s) last on stdout, <= 40 lines, ending with the rule's pick:
 #   RULE: among the rung's configurations (rows with an sp::Cfg) valid everywhere and >= 97% of CUB at every
 #   size (2^22 included), the best mean % over 2^24, 2^26, 2^27, 2^28; if none qualifies, the best minimum.
 #   The printed "using SpDefault = ...;" is the one-line change to kernels/reduce/09_single_pass.cu.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 OUT=${OUT:-build/exp/out}
 mkdir -p "$OUT" build/exp
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 F="-O3 -lineinfo -std=c++17 -gencode arch=compute_90a,code=sm_90a -Ikernels -Isrc --expt-relaxed-constexpr"
 t0=$(date +%s)
-$NVCC $F -Xptxas -v -c bench/exp/sum_sweep.cu -o build/exp/sum_sweep.o 2> build/exp/sum_ptxas.txt &
+$NVCC $F -Xptxas -v -c lab/sum_sweep.cu -o build/exp/sum_sweep.o 2> build/exp/sum_ptxas.txt &
 p1=$!
 $NVCC $F -c kernels/reduce/08_shuffle_vec.cu -o build/exp/sum_08.o &
 p2=$!
@@ -39,7 +39,7 @@ echo "sum_sweep exit $rc, total $(( $(date +%s) - t0 )) s" >> "$OUT/sum.txt"
 
 # The library path (ck.sum through the dispatcher), if the Lua module is built here.
 if command -v lua5.4 >/dev/null && [ -f cukern/core.so ]; then
-  timeout 40 lua5.4 bench/exp/sum_lib.lua >> "$OUT/sum.txt" 2>&1
+  timeout 40 lua5.4 lab/sum_lib.lua >> "$OUT/sum.txt" 2>&1
   echo "sum_lib exit $?, total $(( $(date +%s) - t0 )) s" >> "$OUT/sum.txt"
 else
   echo "sum_lib skipped (no lua5.4 or cukern/core.so)" >> "$OUT/sum.txt"
