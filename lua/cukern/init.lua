@@ -4,7 +4,7 @@
 --
 -- Errors: every public function checks its arguments here and names itself as the user wrote it
 -- (`ck.sum`, `a:narrow`, `a + b`, `a[i]`); errors from the core are caught and re-raised under that name.
--- Either way the error points at the user's line: frames inside this file are skipped.
+-- Either way the error points at the user's line: frames inside cukern's modules are skipped (cukern.errors).
 local core = require "cukern.core"
 
 local ck = {core = core, version = core.version}
@@ -17,125 +17,18 @@ local fmt, concat = string.format, table.concat
 
 local function is_array(x) return getmetatable(x) == MT end
 
--- ---------------------------------------------------------------- errors at the user's line
-
-local THIS = debug.getinfo(1, "S").source
-
---- Raise msg at the first frame outside this file (C frames such as pcall are skipped too).
-local function raise(msg)
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, "Sl")
-    if not info then error(msg, 0) end
-    if info.what ~= "C" and info.source ~= THIS and info.currentline > 0 then error(msg, level) end
-    level = level + 1
-  end
-end
+local errors, args = require "cukern.errors", require "cukern.args"
+local raise, clean, fail, call, where_of = errors.raise, errors.clean, errors.fail, errors.call, errors.where_of
+local show, check_array, check_operand, check_live = args.show, args.check_array, args.check_operand, args.check_live
+local check_number, check_count, check_dim = args.check_number, args.check_count, args.check_dim
+local is_opts, is_trailing_opts, check_opts = args.is_opts, args.is_trailing_opts, args.check_opts
+local CREATE, OP, INPLACE, MATMUL, GEMM = args.CREATE, args.OP, args.INPLACE, args.MATMUL, args.GEMM
+local REDUCE, REDUCE_IDX = args.REDUCE, args.REDUCE_IDX
 
 function ck.is_array(...)
   local n = select("#", ...)
   if n ~= 1 then raise(fmt("ck.is_array: takes one value, got %d arguments", n)) end
   return is_array((...))
-end
-
--- The user-facing names errors are raised under (ck.sum, a:sum, a + b ...), so that a message that already
--- carries one (a public function used by another) is re-labelled, not labelled twice.
-local WHERE = {}
-local function where_of(name) WHERE[name] = true; return name end
-
---- A core or Lua error message without its position and without the internal name it starts with:
--- "init.lua:12: bad argument #3 to 'reduce' (dim ...)" -> "dim ...", "user:3: add: shapes ..." -> "shapes ...".
-local function clean(e)
-  local pos_less = e:match("^[^\n:]*:%d+: (.*)$") or e:match("^%[string .-%]:%d+: (.*)$")
-  e = pos_less or e
-  e = e:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or e
-  local head, rest = e:match("^([^:]-): (.*)$")
-  if head and (WHERE[head] or head:match("^[%w_]+$")) then e = rest end
-  return e
-end
-
-local function fail(where, e)
-  if type(e) ~= "string" then error(e, 0) end -- not ours (e.g. an error object): pass it on untouched
-  raise(where .. ": " .. clean(e))
-end
-
-local function finish(where, ok, ...)
-  if ok then return ... end
-  fail(where, (...))
-end
-
---- f(...) with any error re-raised as "where: message" at the user's line.
-local function call(where, f, ...) return finish(where, pcall(f, ...)) end
-
--- ---------------------------------------------------------------- argument checks
-
---- What a value is, for messages: numbers and strings show themselves.
-local show = require("cukern.options").show
-
--- (Freed arrays are left to the core, which says "use of a freed array": these checks are on every op's path.)
-local function check_array(where, x, what)
-  if getmetatable(x) ~= MT then raise(fmt("%s: %s must be a cukern array, got %s", where, what, show(x))) end
-  return x
-end
-
-local function check_operand(where, x, what)
-  if type(x) ~= "number" and getmetatable(x) ~= MT then
-    raise(fmt("%s: %s must be a cukern array or a number, got %s", where, what, show(x)))
-  end
-  return x
-end
-
-local function check_live(where, x, what)
-  check_array(where, x, what)
-  if x:is_freed() then raise(fmt("%s: %s is a freed array", where, what)) end
-  return x
-end
-
-local function check_number(where, x, what, default)
-  if x == nil and default ~= nil then return default end
-  if type(x) ~= "number" then raise(fmt("%s: %s must be a number, got %s", where, what, show(x))) end
-  return x
-end
-
-local function check_count(where, x, what)
-  local v = type(x) == "number" and tointeger(x)
-  if not v or v < 0 then raise(fmt("%s: %s must be an integer >= 0, got %s", where, what, show(x))) end
-  return v
-end
-
---- A 1-based dim of a (negative counts from the end); returns it as given (the core converts).
-local function check_dim(where, a, d, what)
-  local v = type(d) == "number" and tointeger(d)
-  if not v then raise(fmt("%s: %s must be an integer, got %s", where, what or "dim", show(d))) end
-  local nd = a:ndim()
-  if nd == 0 then raise(fmt("%s: %s is %d but a 0-d array has no dims", where, what or "dim", v)) end
-  if v == 0 or v > nd or v < -nd then
-    raise(fmt("%s: %s out of range: %d for a %d-D array (1..%d, or -%d..-1 from the end)", where, what or "dim",
-      v, nd, nd, nd))
-  end
-  return v
-end
-
--- ---------------------------------------------------------------- options
-
--- An options table is a table that is not a list (shape tables are lists). An empty table after other
--- arguments is an (empty) options table; alone it is an empty shape (a 0-d array).
-local function is_opts(t) return type(t) == "table" and not is_array(t) and t[1] == nil and next(t) ~= nil end
-local function is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
-
-local options = require "cukern.options" -- the one options validator (also io.lua and map.lua)
-local opt_set = options.set
-local CREATE, OP, INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
--- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
-local MATMUL, GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
-local REDUCE, REDUCE_IDX = opt_set("keepdim", "variant", "out"), opt_set("keepdim", "variant", "out", "idx")
-local NONE = {}
-
---- Options table `opts` of a function that takes the keys in `allowed`: unknown keys and wrong types are errors.
-local function check_opts(where, opts, allowed)
-  local problem = options.problem(where, opts, allowed)
-  if problem then raise(where .. ": " .. problem) end
-  return opts or NONE
 end
 
 -- ---------------------------------------------------------------- tables that print well
