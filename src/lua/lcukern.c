@@ -27,8 +27,10 @@ ck_ctx *ckl_ctx_of(lua_State *L) {
 /* Is src (a chunk's short_src) one of cukern's own Lua modules, lua/cukern/<name>.lua? Every module that calls
  * the core or raises through lua/cukern/errors.lua is listed (spec/errors_spec.lua checks it). */
 static bool own_lua_file(const char *src) {
-  static const char *const OWN[] = {"cukern/init.lua", "cukern/errors.lua", "cukern/args.lua", "cukern/options.lua",
-                                    "cukern/map.lua", "cukern/io.lua", "cukern/bench.lua"};
+  static const char *const OWN[] = {
+      "cukern/init.lua",     "cukern/errors.lua",   "cukern/args.lua",     "cukern/options.lua",
+      "cukern/creation.lua", "cukern/ops.lua",      "cukern/operators.lua", "cukern/indexing.lua",
+      "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
