@@ -426,7 +426,7 @@ int luaopen_cukern_core(lua_State *L) {
   ms->seed = 0x5eedULL;
   ckl_host_ran(&ms->last);
 
-  /* the array metatable; its __index is the methods table, which init.lua extends */
+  /* the array metatable; its __index is the methods table, which lua/cukern/ extends */
   luaL_newmetatable(L, ARRAY_MT);
   lua_newtable(L);
   lua_pushvalue(L, -3);
