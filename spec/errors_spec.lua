@@ -1,5 +1,5 @@
 --- Every public function, called once with a bad argument: the error names the function as the user wrote
--- it (`ck.sum`, `a:narrow`, `a + b`) and points at the user's line, never into lua/cukern/init.lua.
+-- it (`ck.sum`, `a:narrow`, `a + b`) and points at the user's line, never into lua/cukern/*.lua.
 local H = require "spec.helpers"
 local ck = H.ck
 
@@ -179,7 +179,7 @@ local function check(case, msg)
   local prefix = "user:3: " .. name .. ": "
   assert(msg:sub(1, #prefix) == prefix, ("%s\n  expected the message to start with %q\n  got %q"):format(code, prefix, msg))
   assert(msg:find(pattern, #prefix + 1), ("%s\n  expected %q in %q"):format(code, pattern, msg))
-  assert(not msg:find("init%.lua"), code .. ": message mentions init.lua: " .. msg)
+  assert(not msg:find("cukern/[%w_]+%.lua"), code .. ": message points into cukern's modules: " .. msg)
 end
 
 describe("errors", function()
@@ -222,5 +222,32 @@ describe("errors", function()
     local chunk = assert(load("local a = ...\nlocal ok, e = pcall(ck.sum, a, 9)\nreturn e", "=user", "t", ENV))
     local msg = chunk(fresh())
     assert.matches("^user:2: ck.sum: dim out of range: 9", msg)
+    -- the same for the functions of map.lua and io.lua (one raise, lua/cukern/errors.lua)
+    chunk = assert(load("local ok, e = pcall(ck.map, 1)\nreturn e", "=user", "t", ENV))
+    assert.matches("^user:1: ck.map: argument 1 must be an expression", chunk())
+    chunk = assert(load("local ok, e = pcall(ck.load, 1)\nreturn e", "=user", "t", ENV))
+    assert.matches("^user:1: ck.load: bad argument #1", chunk())
+  end)
+
+  -- Errors raised in C (ckl_raise_at_user) skip the frames of the modules listed in src/lua/lcukern.c; errors
+  -- raised in Lua (lua/cukern/errors.lua) skip every module of lua/cukern/. Every module that calls the core or
+  -- raises through errors.lua must be on the C list, or C errors raised inside it would point into it.
+  it("the C side skips every Lua module that calls the core or raises", function()
+    local src = H.read_file("src/lua/lcukern.c")
+    local list = src:match("static const char %*const OWN%[%] = (%b{})")
+    assert.is_not_nil(list, "OWN[] not found in src/lua/lcukern.c")
+    local own = {}
+    for name in list:gmatch('"cukern/([%w_]+)%.lua"') do own[name] = true end
+    local p = io.popen("ls lua/cukern/*.lua")
+    local missing = {}
+    for f in p:lines() do
+      local name = f:match("([%w_]+)%.lua$")
+      local text = H.read_file(f)
+      local needs = name == "errors" or text:find('require%s*%(?%s*"cukern"') or text:find('require%s*%(?%s*"cukern%.core"')
+        or text:find('require%s*%(?%s*"cukern%.errors"')
+      if needs and not own[name] then missing[#missing + 1] = f end
+    end
+    p:close()
+    assert(#missing == 0, "not in OWN[] of src/lua/lcukern.c: " .. table.concat(missing, ", "))
   end)
 end)

@@ -10,24 +10,11 @@ local core, is_array
 
 local function ext_of(path) return (path:match("%.(%w+)$") or ""):lower() end
 
--- Errors are raised at the line that called ck.save/ck.load: the first Lua frame outside this file.
-local function fail(what, msg)
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, "S")
-    if not info then level = 1 break end
-    if info.what ~= "C" and not info.short_src:find("cukern[/\\]io%.lua$") then break end
-    level = level + 1
-  end
-  error(what .. ": " .. msg, level)
-end
-
--- Core errors come as plain messages naming the file.
-local function call(what, f, ...)
-  local ok, a, b = pcall(f, ...)
-  if not ok then fail(what, tostring(a)) end
-  return a, b
-end
+-- Errors are raised at the line that called ck.save/ck.load (cukern.errors). Core errors come as plain messages
+-- naming the file, and keep their text as it is (call_plain).
+local errors = require "cukern.errors"
+local raise, call = errors.raise, errors.call_plain
+local function fail(what, msg) raise(what .. ": " .. msg) end
 
 local function check_path(what, path)
   if type(path) ~= "string" then fail(what, "bad argument #1 (file name expected, got " .. type(path) .. ")") end

@@ -10,23 +10,11 @@
 -- The functions are the C ones (errors point at the caller's line); see docs/map.md.
 local M = {}
 
--- Every function is guarded: its checks and the C call run under pcall, and an error comes back as
--- "ck.<name>: <what was wrong>" at the caller's line (C's own argument errors and the names of inner
+-- Every function is guarded (cukern.errors): its checks and the C call run under pcall, and an error comes back
+-- as "ck.<name>: <what was wrong>" at the caller's line (C's own argument errors and the names of inner
 -- helpers, "ck.map:" inside ck.map_info, are rewritten to the function the user called).
-local function clean(e)
-  e = e:gsub("^[^\n]-:%d+: ", "", 1)
-  e = e:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or e
-  e = e:gsub("^ck%.[%w_]+: ", "", 1):gsub("^[%w_]+: ", "", 1)
-  return e
-end
-local function guard(name, f)
-  return function(...)
-    local r = table.pack(pcall(f, ...))
-    if r[1] then return table.unpack(r, 2, r.n) end
-    if type(r[2]) ~= "string" then error(r[2], 0) end
-    error(name .. ": " .. clean(r[2]), 2)
-  end
-end
+local errors = require "cukern.errors"
+local function guard(name, f) return errors.guard(errors.where_of(name), f) end
 local function show(v) return type(v) == "string" and ("%q"):format(v) or tostring(v) end
 local function want(i, what, v, ok)
   if not ok then error(("argument %d must be %s, got %s"):format(i, what, show(v)), 0) end

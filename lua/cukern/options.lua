@@ -1,4 +1,4 @@
---- cukern.options: the one options validator of every public function (init.lua, io.lua, map.lua).
+--- cukern.options: the one options validator of every public function (through args.lua, and io.lua, map.lua).
 -- An options table is nil or a table whose keys the function takes, each with a value of the right type:
 -- a misspelt option or a wrong type is an error, never silently ignored (issue 18).
 --   M.set("dtype", "device")                 the keys a function takes (printed in messages in this order)

@@ -85,7 +85,7 @@ static void parse_transpose(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
-/* An elementwise op by name, or by id (init.lua passes ids: no string compares on the op path). */
+/* An elementwise op by name, or by id (lua/cukern/ops.lua passes ids: no string compares on the op path). */
 static int check_ew_op(lua_State *L, int i, int arity) {
   if (lua_type(L, i) == LUA_TNUMBER) {
     const lua_Integer op = lua_tointeger(L, i);
@@ -189,7 +189,7 @@ static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
 
 /* core.ew_ops() -> the elementwise op table as Lua sees it (kernels/elementwise/ew_ops.def): {name, arity,
- * float_only, lua = "unary" | "binary" | nil} per op, in id order. init.lua generates ck.<name>,
+ * float_only, lua = "unary" | "binary" | nil} per op, in id order. lua/cukern/ops.lua generates ck.<name>,
  * a:<name>() and a:<name>_() for the rows with a `lua` kind; the others (copy, pows, clamp, pow, generators)
  * have hand-written wrappers. */
 static int l_ew_ops(lua_State *L) {

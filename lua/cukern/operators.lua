@@ -1,0 +1,111 @@
+--- cukern.operators: the array metatable's operators.
+-- MATLAB conventions: * is the matrix product (a number on either side scales), the rest are elementwise.
+-- Lua 5.4 semantics: / always gives a float result (an i32 array gives f64, as NumPy's true divide), // is
+-- floor division and % the modulo with the divisor's sign (Lua's rules); ==, <, <= and .. cannot be
+-- elementwise in Lua (see docs/api.md): use a:eq(b), a:lt(b), ... and ck.equal(a, b).
+-- Operators run the core first and check their operands only when it fails (as the ops in ops.lua do).
+local core = require "cukern.core"
+local errors, args, ops = require "cukern.errors", require "cukern.args", require "cukern.ops"
+local raise, fail, where_of = errors.raise, errors.fail, errors.where_of
+local check_array, check_operand, check_live = args.check_array, args.check_operand, args.check_live
+local EW_ID, pow = ops.EW_ID, ops.pow
+
+local P = {}
+local type, pcall, pairs = type, pcall, pairs
+local M, MT = core.methods, core.array_mt
+local core_matmul, core_unary, core_binary = core.matmul, core.unary, core.binary
+
+local function operands(where, a, b)
+  check_operand(where, a, "the left operand")
+  check_operand(where, b, "the right operand")
+end
+
+local function binop(name, where)
+  where_of(where)
+  local id = EW_ID[name]
+  return function(a, b)
+    local ok, r = pcall(core_binary, id, a, b)
+    if ok then return r end
+    operands(where, a, b)
+    fail(where, r)
+  end
+end
+
+local function refuse(where, why) where_of(where); return function() raise(where .. ": " .. why) end end
+
+function P.install(ck)
+  MT.__add = binop("add", "a + b")
+  MT.__sub = binop("sub", "a - b")
+  MT.__idiv = binop("idiv", "a // b")
+  MT.__mod = binop("mod", "a % b")
+
+  do
+    local where = where_of("a / b")
+    local dtype, EW_DIV = M.dtype, EW_ID.div
+    -- An i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
+    -- promotes the i32 side to that float dtype).
+    local function div(a, b)
+      local da = type(a) ~= "number" and dtype(a)
+      local db = type(b) ~= "number" and dtype(b)
+      if (da == "i32" or not da) and (db == "i32" or not db) then
+        if da then a = a:to("f64") end
+        if db then b = b:to("f64") end
+      end
+      return core_binary(EW_DIV, a, b)
+    end
+    MT.__div = function(a, b)
+      local ok, r = pcall(div, a, b)
+      if ok then return r end
+      operands(where, a, b)
+      if type(a) ~= "number" then check_live(where, a, "the left operand") end
+      if type(b) ~= "number" then check_live(where, b, "the right operand") end
+      fail(where, r)
+    end
+  end
+
+  do
+    local where = where_of("-a")
+    MT.__unm = function(a)
+      local ok, r = pcall(core_unary, EW_ID.neg, a)
+      if ok then return r end
+      check_array(where, a, "the operand")
+      fail(where, r)
+    end
+  end
+
+  do
+    local where = where_of("a ^ b")
+    MT.__pow = function(a, b) return pow(where, a, b) end
+  end
+
+  do
+    local where = where_of("a * b")
+    local EW_MUL = EW_ID.mul
+    local function mul(a, b)
+      if type(a) == "number" or type(b) == "number" then return core_binary(EW_MUL, a, b) end
+      return core_matmul(a, b)
+    end
+    MT.__mul = function(a, b)
+      local ok, r = pcall(mul, a, b)
+      if ok then return r end
+      operands(where, a, b)
+      fail(where, r)
+    end
+  end
+
+  MT.__eq = nil -- arrays compare by identity; ck.equal(a, b) compares values, a:eq(b) elementwise
+
+  MT.__lt = refuse("a < b", "Lua turns the result of < into one boolean, so it cannot compare elementwise; " ..
+    "use a:lt(b) (1 where a < b, else 0), or ck.equal / ck.allclose for whole arrays")
+  MT.__le = refuse("a <= b", "Lua turns the result of <= into one boolean, so it cannot compare elementwise; " ..
+    "use a:le(b) (1 where a <= b, else 0)")
+  MT.__concat = refuse("a .. b", "`..` joins strings and is not defined for arrays; for text use " ..
+    "tostring(a) .. s; to join arrays copy them into views: c[{{1, n}}] = a")
+  for mm, op in pairs {__band = "&", __bor = "|", __bxor = "~", __shl = "<<", __shr = ">>"} do
+    MT[mm] = refuse("a " .. op .. " b", "bitwise operators are not defined for cukern arrays")
+  end
+  MT.__bnot = refuse("~a", "bitwise operators are not defined for cukern arrays")
+  return ck
+end
+
+return P
