@@ -129,10 +129,12 @@ function O.install(ck)
     end
   end
 
-  -- Reductions: ck.sum(a [, dim] [, opts]); max/min with a dim return values and 1-based indices.
-  for _, name in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} do
-    local want_idx = name == "max" or name == "min"
-    local arg = name == "argmax" or name == "argmin"
+  -- Reductions, one per row of the core's table (kernels/reduce/reduce_ops.def, core.reduce_ops()):
+  -- ck.sum(a [, dim] [, opts]); max/min with a dim return values and 1-based indices.
+  for _, op in ipairs(core.reduce_ops()) do
+    local name = op.name
+    local arg = op.indexed -- argmax, argmin: the result is the indices
+    local want_idx = op.gives_indices and not arg -- max, min
     local allowed = want_idx and REDUCE_IDX or REDUCE
     local function make(where, what)
       where_of(where)
