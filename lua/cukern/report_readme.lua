@@ -32,9 +32,14 @@ function readme.markdown(results_dir, opts)
     local drawn, A = charts.charts(d.doc, d.base)
     out[#out + 1] = string.format("### %s — %s", A.ladder, results.device_label(A.meta))
     out[#out + 1] = ""
+    local keys = #A.headlines > 0 and A.headlines or {A.headline}
     local cs = A.cases[A.headline]
     local p = {}
-    if cs then p[#p + 1] = "Headline case **" .. cs.label .. "**" end
+    if cs then
+      local labels = {}
+      for _, k in ipairs(keys) do labels[#labels + 1] = "**" .. A.cases[k].label .. "**" end
+      p[#p + 1] = (#labels > 1 and "Headline cases " or "Headline case ") .. table.concat(labels, " and ")
+    end
     p[#p + 1] = results.date_of(A.meta)
     if A.meta.nvidia_driver then p[#p + 1] = "driver " .. tostring(A.meta.nvidia_driver) end
     if A.meta.driver then p[#p + 1] = "CUDA driver API " .. tostring(A.meta.driver) end
@@ -53,8 +58,12 @@ function readme.markdown(results_dir, opts)
         out[#out + 1] = ""
       end
     end
-    if cs then
-      out[#out + 1] = tables.markdown(A, results.headline_rows(A), true)
+    for _, k in ipairs(cs and keys or {}) do
+      if #keys > 1 then
+        out[#out + 1] = "**" .. A.cases[k].label .. "**"
+        out[#out + 1] = ""
+      end
+      out[#out + 1] = tables.markdown(A, results.headline_rows(A, k), true)
       out[#out + 1] = ""
     end
     for _, ch in ipairs(drawn) do
