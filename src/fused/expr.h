@@ -1,5 +1,6 @@
 /*
- * expr.h — the expression language of ck.map / ck.reduce_map (private to expr.c, map.c).
+ * expr.h — the expression language of ck.map / ck.reduce_map (private to the fused layer: expr_ops.c (the op
+ * table, types), expr_parse.c (lexer, parser), expr_eval.c (host evaluator), expr_gen.c (CUDA generator), map.c).
  *
  * A program is one or more statements separated by ';':  "s = a + b; d = a - b"  or a bare expression
  * (its output is called "out"). Names assigned are outputs; names beginning with '_' are temporaries.
