@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ck_map.h"
 #include "expr_ops.h"
 
 // ---------------------------------------------------------------- errors
@@ -491,3 +492,16 @@ ck_status ck_expr_check_input(ck_ctx *ctx, const ck_expr *e, const char *name) {
     if (!strcmp(e->asg[i].name, name)) return assign_clash(ctx, e, name, e->asg[i].pos, e->asg[i].bare);
   return CK_OK;
 }
+
+// ---------------------------------------------------------------- expressions (ck_map.h: the public face of the language)
+
+ck_status ck_expr_compile(ck_ctx *ctx, const char *what, const char *text, const char *const *fixed, int nfixed,
+                          bool single, ck_expr **out) {
+  return ck_expr_parse(ctx, what, text, fixed, nfixed, single, out);
+}
+void ck_expr_release(ck_expr *e) { ck_expr_free(e); }
+int ck_expr_noutputs(const ck_expr *e) { return e->nout; }
+const char *ck_expr_output(const ck_expr *e, int i) { return e->out_names[i]; }
+int ck_expr_ninputs(const ck_expr *e) { return e->nin; }
+const char *ck_expr_input(const ck_expr *e, int i) { return e->in_names[i]; }
+
