@@ -74,7 +74,7 @@ describe("the C core's layers", function()
   -- not listed may not pass the budget at all
   local OVER = {
     ["kernels/matmul/mm_tc.cuh"] = 985,
-    ["src/lua/l_array.c"] = 613, ["src/lua/l_map.c"] = 640, ["lua/cukern/init.lua"] = 1121,
+    ["src/lua/l_array.c"] = 613, ["lua/cukern/init.lua"] = 1121,
     ["lua/cukern/bench.lua"] = 508,
   }
   it("keeps C files within 600 lines and Lua files within 500 (the listed ones may not grow)", function()
