@@ -261,6 +261,18 @@ ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int nd
 /* Broadcast shape of a and b (NumPy rules); error names both shapes and `op`. */
 ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,
                              int64_t *shape);
+/* The same rule on bare shapes, for callers with their own message (ck.map's binder): writes the broadcast of
+ * (na, sa) and (nb, sb) to (*nd, shape) (which may be sa) and returns -1, or returns the 0-based dim of the
+ * result where the two clash (and writes nothing). */
+int ck_broadcast_dims(int na, const int64_t *sa, int nb, const int64_t *sb, int *nd, int64_t *shape);
+/* Dim order and coalescing shared by the elementwise descriptor (ck_ew_order, ck_ew_coalesce) and ck.map's
+ * geometry. st[o] (o < nops) are the operands' strides along the nd dims of shape.
+ * ck_sort_dims: a stable sort of the dims by operand 0's |stride|, largest first (its memory order).
+ * ck_coalesce_dims: drops size-1 dims and merges adjacent dims that are jointly contiguous in the first
+ * `ncheck` operands (the others' strides move along); returns the new number of dims. Entries past it are
+ * left as they were. */
+void ck_sort_dims(int nd, int64_t *shape, int nops, int64_t *const *st);
+int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int ncheck);
 
 /* ---------------------------------------------------------------- copies (copy.c) */
 /* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */

@@ -70,22 +70,13 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
       b->dev = ck_dev(t), have_dev = true;
       b->t[k] = t;
       b->ity[k] = (xtype){(signed char)t->dtype, (signed char)t->dtype, 0};
-      /* broadcast shape */
-      int nd = b->nd > t->ndim ? b->nd : t->ndim;
-      int64_t sh[CK_MAX_DIMS];
-      for (int d = 0; d < nd; ++d) {
-        int da = d - (nd - b->nd), dt = d - (nd - t->ndim);
-        int64_t x = da >= 0 ? b->shape[da] : 1, y = dt >= 0 ? t->shape[dt] : 1;
-        if (x != y && x != 1 && y != 1) {
-          char s1[96], s2[96];
-          return ck_error(ctx, CK_ERR_SHAPE, "%s: input '%s' %s does not broadcast with %s (the other inputs)", e->what,
-                          e->in_names[k], ck_shape_str(t->ndim, t->shape, s1, sizeof s1),
-                          ck_shape_str(b->nd, b->shape, s2, sizeof s2));
-        }
-        sh[d] = x == 1 ? y : x;
+      /* the broadcast shape: the elementwise ops' rule (tensor.c), with a message naming the input */
+      if (ck_broadcast_dims(b->nd, b->shape, t->ndim, t->shape, &b->nd, b->shape) >= 0) {
+        char s1[96], s2[96];
+        return ck_error(ctx, CK_ERR_SHAPE, "%s: input '%s' %s does not broadcast with %s (the other inputs)", e->what,
+                        e->in_names[k], ck_shape_str(t->ndim, t->shape, s1, sizeof s1),
+                        ck_shape_str(b->nd, b->shape, s2, sizeof s2));
       }
-      b->nd = nd;
-      memcpy(b->shape, sh, sizeof sh);
     } else {
       double v = in[f].num;
       b->num[k] = v;
@@ -152,36 +143,18 @@ ck_status map_prepare_outputs(ck_ctx *ctx, const ck_expr *e, mbind *b, int nout,
 void map_geom_raw(mgeom *g, int nops, int64_t (*st)[CK_MAX_DIMS], int nd, const int64_t *shape, bool order) {
   memset(g, 0, sizeof *g);
   g->nops = nops;
-  int perm[CK_MAX_DIMS];
-  for (int d = 0; d < nd; ++d) perm[d] = d;
-  if (order) /* stable insertion sort by |stride| of operand 0, largest first */
-    for (int i = 1; i < nd; ++i)
-      for (int j = i; j > 0; --j) {
-        int64_t x = llabs(st[0][perm[j - 1]]), y = llabs(st[0][perm[j]]);
-        if (x >= y) break;
-        int t = perm[j];
-        perm[j] = perm[j - 1], perm[j - 1] = t;
-      }
+  int64_t *rows[MAXOPS];
+  for (int o = 0; o < nops; ++o) rows[o] = g->st[o], memcpy(g->st[o], st[o], sizeof(int64_t) * (size_t)nd);
+  memcpy(g->shape, shape, sizeof(int64_t) * (size_t)nd);
   g->numel = 1;
   for (int d = 0; d < nd; ++d) g->numel *= shape[d];
-  int n = 0;
-  for (int i = 0; i < nd; ++i) {
-    int k = perm[i];
-    if (shape[k] == 1) continue;
-    if (n > 0) {
-      bool ok = true;
-      for (int o = 0; o < nops && ok; ++o) ok = g->st[o][n - 1] == st[o][k] * shape[k];
-      if (ok) {
-        g->shape[n - 1] *= shape[k];
-        for (int o = 0; o < nops; ++o) g->st[o][n - 1] = st[o][k];
-        continue;
-      }
-    }
-    g->shape[n] = shape[k];
-    for (int o = 0; o < nops; ++o) g->st[o][n] = st[o][k];
-    ++n;
+  /* the elementwise ops' order and coalescing (tensor.c), over every operand */
+  if (order) ck_sort_dims(nd, g->shape, nops, rows);
+  g->nd = ck_coalesce_dims(nd, g->shape, nops, rows, nops);
+  for (int d = g->nd; d < nd; ++d) {
+    g->shape[d] = 0;
+    for (int o = 0; o < nops; ++o) g->st[o][d] = 0;
   }
-  g->nd = n;
 }
 
 void map_geom_build(mgeom *g, int nops, const ck_tensor *const *ops, int nd, const int64_t *shape, bool order) {

@@ -46,29 +46,8 @@ void ck_ew_coalesce(ck_ew_desc *d) {
   const int arity = ck_ew_op_arity(d->op);
   const bool use_a = arity >= 1;
   const bool use_b = arity == 2 && !d->b_scalar;
-  int n = 0;
-  for (int k = 0; k < d->ndim; ++k) {
-    if (d->shape[k] == 1) continue;
-    if (n > 0) {
-      /* previous kept dim n-1 merges with k when stepping k's full extent equals one step of n-1 */
-      const int p = n - 1;
-      bool ok = d->out_st[p] == d->out_st[k] * d->shape[k];
-      if (use_a) ok = ok && d->a_st[p] == d->a_st[k] * d->shape[k];
-      if (use_b) ok = ok && d->b_st[p] == d->b_st[k] * d->shape[k];
-      if (ok) {
-        d->shape[p] *= d->shape[k];
-        d->out_st[p] = d->out_st[k];
-        d->a_st[p] = d->a_st[k];
-        d->b_st[p] = d->b_st[k];
-        continue;
-      }
-    }
-    d->shape[n] = d->shape[k];
-    d->out_st[n] = d->out_st[k];
-    d->a_st[n] = d->a_st[k];
-    d->b_st[n] = d->b_st[k];
-    ++n;
-  }
+  int64_t *const st[3] = {d->out_st, d->a_st, d->b_st}; /* the operands read must merge; the others move along */
+  const int n = ck_coalesce_dims(d->ndim, d->shape, 3, st, 1 + use_a + use_b);
   for (int k = n; k < CK_MAX_DIMS; ++k) d->shape[k] = 1, d->out_st[k] = d->a_st[k] = d->b_st[k] = 0;
   d->ndim = n;
   d->numel = numel;

@@ -25,24 +25,9 @@
  * operands that share a permuted dense layout into one contiguous run. Generators keep the logical order:
  * their values depend on the row-major index. */
 void ck_ew_order(ck_ew_desc *d) {
-  if (ck_ew_op_kind(d->op) == CK_EWK_GEN) {
-    ck_ew_coalesce(d);
-    return;
-  }
-  for (int i = 1; i < d->ndim; ++i) {
-    for (int j = i; j > 0 && d->out_st[j - 1] < d->out_st[j]; --j) {
-#define SWAP(x)                                                                                             \
-  do {                                                                                                      \
-    int64_t t_ = x[j];                                                                                      \
-    x[j] = x[j - 1];                                                                                        \
-    x[j - 1] = t_;                                                                                          \
-  } while (0)
-      SWAP(d->shape);
-      SWAP(d->out_st);
-      SWAP(d->a_st);
-      SWAP(d->b_st);
-#undef SWAP
-    }
+  if (ck_ew_op_kind(d->op) != CK_EWK_GEN) {
+    int64_t *const st[3] = {d->out_st, d->a_st, d->b_st};
+    ck_sort_dims(d->ndim, d->shape, 3, st);
   }
   ck_ew_coalesce(d);
 }
