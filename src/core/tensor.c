@@ -468,3 +468,13 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
   }
   return n;
 }
+
+// ---------------------------------------------------------------- promotion
+
+ck_dtype ck_promote(ck_dtype a, ck_dtype b) {
+  if (a == b) return a;
+  if (a == CK_I32) return b;
+  if (b == CK_I32) return a;
+  if (a == CK_F64 || b == CK_F64) return CK_F64;
+  return CK_F32;
+}

@@ -34,17 +34,6 @@ void ck_ew_order(ck_ew_desc *d) {
 
 // ---------------------------------------------------------------- the op definition
 
-/* The result dtype of a binary op: the same dtype stays; i32 with a float type gives the float type; f64
- * with anything gives f64; any other mix of floats (f32, f16, bf16) gives f32 (f16 and bf16 do not hold
- * each other's values). */
-static ck_dtype promote(ck_dtype a, ck_dtype b) {
-  if (a == b) return a;
-  if (a == CK_I32) return b;
-  if (b == CK_I32) return a;
-  if (a == CK_F64 || b == CK_F64) return CK_F64;
-  return CK_F32;
-}
-
 /* The ops whose call carries a number operand: a binary op with a number on one side, and pow with a number
  * exponent (the unary POWS). One rule serves all of them (ew_check, number_in): the number promotes an i32
  * operand to f64 unless it is an i32 value, and it is rounded to the op's dtype before use. */
@@ -93,7 +82,7 @@ static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
     if (kind == CK_EWK_BINARY && c->b) {
       p->nin = 2;
       p->in[1] = c->b;
-      p->in_dt = p->dt = promote(c->a->dtype, c->b->dtype);
+      p->in_dt = p->dt = ck_promote(c->a->dtype, c->b->dtype);
       if ((st = ck_broadcast_shape(ctx, p->name, c->a, c->b, &p->nd, p->shape))) return st;
       if (ck_numel(c->b) > ck_numel(c->a)) p->like = c->b;
     } else if (takes_number(c) && p->dt == CK_I32 && !is_i32_value(c->s1)) {
