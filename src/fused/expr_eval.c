@@ -1,6 +1,7 @@
 /*
  * expr_eval.c — the host evaluator of the expression language (the oracle, and the backend without a GPU):
- * every node computed over blocks of XBLK values, with the op table's host functions (expr_ops.c).
+ * every node computed over blocks of XBLK values: the op table's operators and functions by the host backend's
+ * row functions (ck_host_ew_run, compiled from ew_ops.def), the expression-only ones by expr_ops.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,18 +109,6 @@ static void from_truth(void *o, int dt, const int *t, int n) {
     }                                                                                                          \
   } while (0)
 
-#define FAST(T)                                                                                               \
-  do {                                                                                                        \
-    T *restrict po = out;                                                                                     \
-    const T *restrict x0 = a0, *restrict x1 = a1;                                                             \
-    switch (x->op) {                                                                                          \
-    case XOP_ADD: for (int j = 0; j < n; ++j) po[j] = x0[j] + x1[j]; break;                                  \
-    case XOP_SUB: for (int j = 0; j < n; ++j) po[j] = x0[j] - x1[j]; break;                                  \
-    case XOP_MUL: for (int j = 0; j < n; ++j) po[j] = x0[j] * x1[j]; break;                                  \
-    default: for (int j = 0; j < n; ++j) po[j] = x0[j] / x1[j]; break;                                       \
-    }                                                                                                         \
-  } while (0)
-
 void xeval_run(xeval *ev, int n) {
   const ck_expr *e = ev->e;
   int tA[XBLK], tB[XBLK];
@@ -152,17 +141,17 @@ void xeval_run(xeval *ev, int n) {
     }
     default: {
       const xopinfo *oi = &ck_xops[x->op];
+      const int arity = ck_xop_arity(x->op);
       const void *a0 = operand(ev, x->a, t.ct, 0, n);
-      const void *a1 = oi->arity >= 2 ? operand(ev, x->b, t.ct, 1, n) : NULL;
-      const void *a2 = oi->arity >= 3 ? operand(ev, x->c, t.ct, 2, n) : NULL;
-      if (t.ct != CK_I32 && x->op >= XOP_ADD && x->op <= XOP_DIV) { /* the common ones, inlined (vectorised) */
-        if (t.ct == CK_F32) FAST(float);
-        else FAST(double);
+      const void *a1 = arity >= 2 ? operand(ev, x->b, t.ct, 1, n) : NULL;
+      const void *a2 = arity >= 3 ? operand(ev, x->c, t.ct, 2, n) : NULL;
+      if (oi->row >= 0) { /* the op table's: the host backend's row function */
+        ck_host_ew_run(oi->row, (ck_dtype)t.ct, out, a0, a1, n);
         break;
       }
-      if (t.ct == CK_F32) APPLY(float, oi->f, oi->arity);
-      else if (t.ct == CK_F64) APPLY(double, oi->d, oi->arity);
-      else APPLY(int, oi->i, oi->arity);
+      if (t.ct == CK_F32) APPLY(float, oi->f, arity);
+      else if (t.ct == CK_F64) APPLY(double, oi->d, arity);
+      else APPLY(int, oi->i, arity);
     }
     }
   }

@@ -1,6 +1,6 @@
 /*
  * expr_gen.c — the CUDA generator of the expression language: a growing string buffer, and the statements
- * computing every node of an expression with the device helpers of expr_ops.c (ckx_*).
+ * computing every node of an expression with the device functions of expr_ops.c's preamble (ckx_*).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -87,8 +87,8 @@ void xgen_nodes(xsb *b, const ck_expr *e, const xtype *ty, const char *ind) {
       const xopinfo *o = &ck_xops[x->op];
       xsb_printf(b, "ckx_%s_%s(", o->name, sfx(t.ct));
       arg(b, ty, x->a, t.ct);
-      if (o->arity >= 2) xsb_printf(b, ", "), arg(b, ty, x->b, t.ct);
-      if (o->arity >= 3) xsb_printf(b, ", "), arg(b, ty, x->c, t.ct);
+      if (ck_xop_arity(x->op) >= 2) xsb_printf(b, ", "), arg(b, ty, x->b, t.ct);
+      if (ck_xop_arity(x->op) >= 3) xsb_printf(b, ", "), arg(b, ty, x->c, t.ct);
       xsb_printf(b, ")");
     }
     }

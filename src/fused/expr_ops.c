@@ -1,127 +1,69 @@
 /*
- * expr_ops.c — the operations of the expression language of ck.map and ck.reduce_map: the scalar helpers
- * (host and device), the op table, the names the language reserves, and the type rules.
+ * expr_ops.c — the operations of the expression language of ck.map and ck.reduce_map: where each one's math
+ * comes from, the names the language reserves, and the type rules.
  *
- * One source of truth for the arithmetic: CKX_MATH below lists every scalar helper once, as C text. The host
- * compiles it as static inline functions; the generator pastes the same text (stringified) into every NVRTC
- * program with __device__ in front. So ckx_div_i (i32 division: truncation, x/0 = 0) or ckx_max_f (NaN
- * propagating) cannot drift between the oracle and the kernel; only libm vs CUDA's math library differ
- * (a few ulps for transcendental functions).
+ * ONE MATH SOURCE. Every operator and function that means what an elementwise op means is that op's row of
+ * kernels/elementwise/ew_ops.def (the ROW entries of the table below): its arity and dtype rule (ALL or FLOAT)
+ * come from the row (ck_ew_op_arity, ck_ew_op_float_only); the host evaluates it with the host backend's own
+ * row function (ck_host_ew_run); the generator pastes the row's expressions, stringified, into every NVRTC
+ * program with the table's helpers (src/host/ew_helpers.h, the text the host backend compiles). So `max` in
+ * an expression is `ck.maximum`, `x / y` on i32 is the DIV row's iw_div, and an op fixed in the table is fixed
+ * in ck.map.
+ *
+ * The language is C, and keeps C's meanings where Lua's differ (docs/map.md): `/` is the DIV row (i32
+ * division truncates, as the ops' `div`; Lua's `/` on integers would give a float), `%` is C's fmod and
+ * remainder (the MOD row is Lua's floor modulo, so `%` is expression-only, below), and comparisons and
+ * `&& || !` give 1/0 in their operands' type (the EQ..GE rows; Lua's give booleans).
+ *
+ * EXPRESSION-ONLY functions (CKX_MATH, in the same text for host and device as before), each for a reason:
+ *   mod (`%`, fmod)  C's remainder, truncated toward zero, x % 0 = 0; the table's MOD is Lua's floor modulo.
+ *   clamp(x, lo, hi) bounds are per-element operands computed in the operands' type; the table's CLAMP takes
+ *                    two scalar bounds per call (S1, S2).
+ *   round trunc exp2 expm1 log2 log10 log1p rsqrt cbrt tan asin acos atan sinh cosh erf erfc fma
+ *                    no row: adding one would recompile every elementwise kernel and add the op everywhere,
+ *                    for the ops a row is the way (one row in ew_ops.def, then a ROW entry here).
+ *   f2i              the conversion rule of casts and outputs (ck_ew_f2i's), not an op.
  */
 #include "expr_ops.h"
 
 #include <math.h>
 #include <string.h>
 
-// ---------------------------------------------------------------- the scalar helpers (host and device)
+#include "ew_helpers.h"
+#include "ew_ops.h"
+
+// ---------------------------------------------------------------- expression-only helpers (host and device)
 
 /* X(return type, name, (params), body...). Suffixes: _f float, _d double, _i int (i32). Plain C that both gcc and
  * NVRTC accept: no headers, no int32_t, no INT32_MIN. */
 #define CKX_MATH(X)                                                                                               \
   X(int, f2i, (double x), return (x > -2147483649.0 && x < 2147483648.0) ? (int)x : (-2147483647 - 1);)          \
-  X(double, ipow, (double x, double y), if (y == floor(y) && fabs(y) <= 1024.0) {                                 \
-    long long n = (long long)fabs(y);                                                                             \
-    double r = 1.0, b = x;                                                                                        \
-    while (n) {                                                                                                   \
-      if (n & 1) r *= b;                                                                                          \
-      b *= b;                                                                                                     \
-      n >>= 1;                                                                                                    \
-    }                                                                                                             \
-    return y < 0 ? 1.0 / r : r;                                                                                   \
-  } return pow(x, y);)                                                                                            \
-  X(float, neg_f, (float x), return -x;)                                                                          \
-  X(double, neg_d, (double x), return -x;)                                                                        \
-  X(int, neg_i, (int x), return (int)(0u - (unsigned)x);)                                                         \
-  X(float, add_f, (float x, float y), return x + y;)                                                              \
-  X(double, add_d, (double x, double y), return x + y;)                                                           \
-  X(int, add_i, (int x, int y), return (int)((unsigned)x + (unsigned)y);)                                         \
-  X(float, sub_f, (float x, float y), return x - y;)                                                              \
-  X(double, sub_d, (double x, double y), return x - y;)                                                           \
-  X(int, sub_i, (int x, int y), return (int)((unsigned)x - (unsigned)y);)                                         \
-  X(float, mul_f, (float x, float y), return x * y;)                                                              \
-  X(double, mul_d, (double x, double y), return x * y;)                                                           \
-  X(int, mul_i, (int x, int y), return (int)((unsigned)x * (unsigned)y);)                                         \
-  X(float, div_f, (float x, float y), return x / y;)                                                              \
-  X(double, div_d, (double x, double y), return x / y;)                                                           \
-  X(int, div_i, (int x, int y), return y == 0 ? 0 : (y == -1 ? (int)(0u - (unsigned)x) : x / y);)                \
   X(float, mod_f, (float x, float y), return fmodf(x, y);)                                                        \
   X(double, mod_d, (double x, double y), return fmod(x, y);)                                                      \
   X(int, mod_i, (int x, int y), return (y == 0 || y == -1) ? 0 : x % y;)                                          \
-  X(float, lt_f, (float x, float y), return (float)(x < y);)                                                      \
-  X(double, lt_d, (double x, double y), return (double)(x < y);)                                                  \
-  X(int, lt_i, (int x, int y), return x < y;)                                                                     \
-  X(float, le_f, (float x, float y), return (float)(x <= y);)                                                     \
-  X(double, le_d, (double x, double y), return (double)(x <= y);)                                                 \
-  X(int, le_i, (int x, int y), return x <= y;)                                                                    \
-  X(float, gt_f, (float x, float y), return (float)(x > y);)                                                      \
-  X(double, gt_d, (double x, double y), return (double)(x > y);)                                                  \
-  X(int, gt_i, (int x, int y), return x > y;)                                                                     \
-  X(float, ge_f, (float x, float y), return (float)(x >= y);)                                                     \
-  X(double, ge_d, (double x, double y), return (double)(x >= y);)                                                 \
-  X(int, ge_i, (int x, int y), return x >= y;)                                                                    \
-  X(float, eq_f, (float x, float y), return (float)(x == y);)                                                     \
-  X(double, eq_d, (double x, double y), return (double)(x == y);)                                                 \
-  X(int, eq_i, (int x, int y), return x == y;)                                                                    \
-  X(float, ne_f, (float x, float y), return (float)(x != y);)                                                     \
-  X(double, ne_d, (double x, double y), return (double)(x != y);)                                                 \
-  X(int, ne_i, (int x, int y), return x != y;)                                                                    \
-  X(float, abs_f, (float x), return fabsf(x);)                                                                    \
-  X(double, abs_d, (double x), return fabs(x);)                                                                   \
-  X(int, abs_i, (int x), return x < 0 ? (int)(0u - (unsigned)x) : x;)                                             \
-  X(float, floor_f, (float x), return floorf(x);)                                                                 \
-  X(double, floor_d, (double x), return floor(x);)                                                                \
-  X(int, floor_i, (int x), return x;)                                                                             \
-  X(float, ceil_f, (float x), return ceilf(x);)                                                                   \
-  X(double, ceil_d, (double x), return ceil(x);)                                                                  \
-  X(int, ceil_i, (int x), return x;)                                                                              \
   X(float, round_f, (float x), return roundf(x);)                                                                 \
   X(double, round_d, (double x), return round(x);)                                                                \
   X(int, round_i, (int x), return x;)                                                                             \
   X(float, trunc_f, (float x), return truncf(x);)                                                                 \
   X(double, trunc_d, (double x), return trunc(x);)                                                                \
   X(int, trunc_i, (int x), return x;)                                                                             \
-  X(float, sign_f, (float x), return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);)                                         \
-  X(double, sign_d, (double x), return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);)                                         \
-  X(int, sign_i, (int x), return (x > 0) - (x < 0);)                                                              \
-  X(float, relu_f, (float x), return x < 0 ? 0.0f : x;)                                                           \
-  X(double, relu_d, (double x), return x < 0 ? 0.0 : x;)                                                          \
-  X(int, relu_i, (int x), return x < 0 ? 0 : x;)                                                                  \
-  X(float, min_f, (float x, float y), return (x != x || y != y) ? x + y : (x < y ? x : y);)                       \
-  X(double, min_d, (double x, double y), return (x != x || y != y) ? x + y : (x < y ? x : y);)                    \
-  X(int, min_i, (int x, int y), return x < y ? x : y;)                                                            \
-  X(float, max_f, (float x, float y), return (x != x || y != y) ? x + y : (x > y ? x : y);)                       \
-  X(double, max_d, (double x, double y), return (x != x || y != y) ? x + y : (x > y ? x : y);)                    \
-  X(int, max_i, (int x, int y), return x > y ? x : y;)                                                            \
-  X(float, pow_f, (float x, float y), return powf(x, y);)                                                         \
-  X(double, pow_d, (double x, double y), return pow(x, y);)                                                       \
-  X(int, pow_i, (int x, int y), return ckx_f2i(ckx_ipow((double)x, (double)y));)                                  \
   X(float, clamp_f, (float x, float lo, float hi), float t = x < lo ? lo : x; return t > hi ? hi : t;)           \
   X(double, clamp_d, (double x, double lo, double hi), double t = x < lo ? lo : x; return t > hi ? hi : t;)      \
   X(int, clamp_i, (int x, int lo, int hi), int t = x < lo ? lo : x; return t > hi ? hi : t;)                     \
-  X(float, exp_f, (float x), return expf(x);)                                                                     \
-  X(double, exp_d, (double x), return exp(x);)                                                                    \
   X(float, exp2_f, (float x), return exp2f(x);)                                                                   \
   X(double, exp2_d, (double x), return exp2(x);)                                                                  \
   X(float, expm1_f, (float x), return expm1f(x);)                                                                 \
   X(double, expm1_d, (double x), return expm1(x);)                                                                \
-  X(float, log_f, (float x), return logf(x);)                                                                     \
-  X(double, log_d, (double x), return log(x);)                                                                    \
   X(float, log2_f, (float x), return log2f(x);)                                                                   \
   X(double, log2_d, (double x), return log2(x);)                                                                  \
   X(float, log10_f, (float x), return log10f(x);)                                                                 \
   X(double, log10_d, (double x), return log10(x);)                                                                \
   X(float, log1p_f, (float x), return log1pf(x);)                                                                 \
   X(double, log1p_d, (double x), return log1p(x);)                                                                \
-  X(float, sqrt_f, (float x), return sqrtf(x);)                                                                   \
-  X(double, sqrt_d, (double x), return sqrt(x);)                                                                  \
   X(float, rsqrt_f, (float x), return 1.0f / sqrtf(x);)                                                           \
   X(double, rsqrt_d, (double x), return 1.0 / sqrt(x);)                                                           \
   X(float, cbrt_f, (float x), return cbrtf(x);)                                                                   \
   X(double, cbrt_d, (double x), return cbrt(x);)                                                                  \
-  X(float, sin_f, (float x), return sinf(x);)                                                                     \
-  X(double, sin_d, (double x), return sin(x);)                                                                    \
-  X(float, cos_f, (float x), return cosf(x);)                                                                     \
-  X(double, cos_d, (double x), return cos(x);)                                                                    \
   X(float, tan_f, (float x), return tanf(x);)                                                                     \
   X(double, tan_d, (double x), return tan(x);)                                                                    \
   X(float, asin_f, (float x), return asinf(x);)                                                                   \
@@ -134,18 +76,10 @@
   X(double, sinh_d, (double x), return sinh(x);)                                                                  \
   X(float, cosh_f, (float x), return coshf(x);)                                                                   \
   X(double, cosh_d, (double x), return cosh(x);)                                                                  \
-  X(float, tanh_f, (float x), return tanhf(x);)                                                                   \
-  X(double, tanh_d, (double x), return tanh(x);)                                                                  \
   X(float, erf_f, (float x), return erff(x);)                                                                     \
   X(double, erf_d, (double x), return erf(x);)                                                                    \
   X(float, erfc_f, (float x), return erfcf(x);)                                                                   \
   X(double, erfc_d, (double x), return erfc(x);)                                                                  \
-  X(float, sigmoid_f, (float x), return 1.0f / (1.0f + expf(-x));)                                                \
-  X(double, sigmoid_d, (double x), return 1.0 / (1.0 + exp(-x));)                                                 \
-  X(float, atan2_f, (float x, float y), return atan2f(x, y);)                                                     \
-  X(double, atan2_d, (double x, double y), return atan2(x, y);)                                                   \
-  X(float, hypot_f, (float x, float y), return hypotf(x, y);)                                                     \
-  X(double, hypot_d, (double x, double y), return hypot(x, y);)                                                   \
   X(float, fma_f, (float x, float y, float z), return fmaf(x, y, z);)                                             \
   X(double, fma_d, (double x, double y, double z), return fma(x, y, z);)
 
@@ -153,45 +87,84 @@
 CKX_MATH(CKX_HOST)
 #undef CKX_HOST
 
+// ---------------------------------------------------------------- the device text (every NVRTC program)
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 #define CKX_DEV(ret, name, params, ...) "__device__ __forceinline__ " #ret " ckx_" #name #params " { " #__VA_ARGS__ " }\n"
-static const char preamble[] = "/* cukern expression helpers (src/fused/expr_ops.c: CKX_MATH, shared with the host) */\n"
-                               CKX_MATH(CKX_DEV);
-#undef CKX_DEV
+#define EWH_DEV(ret, name, params, ...) "__device__ __forceinline__ " #ret " " #name #params " { " #__VA_ARGS__ " }\n"
+#define LIBM_1(n) "__device__ __forceinline__ float m_" #n "(float x) { return " #n "f(x); }\n" \
+                  "__device__ __forceinline__ double m_" #n "(double x) { return " #n "(x); }\n"
+#define LIBM_2(n) "__device__ __forceinline__ float m_" #n "(float x, float y) { return " #n "f(x, y); }\n" \
+                  "__device__ __forceinline__ double m_" #n "(double x, double y) { return " #n "(x, y); }\n"
+#define LIBM_DEV(n, arity) LIBM_##arity(n)
+static const char preamble[] =
+    "/* cukern expression helpers (src/fused/expr_ops.c: CKX_MATH, shared with the host) */\n" CKX_MATH(CKX_DEV)
+    "/* the op table's helpers (src/host/ew_helpers.h, the host backend's text) and rows (ew_ops.def) */\n"
+    "#define ew_f2i(v) ckx_f2i(v)\n#define NAN2(x, y) ((x) + (y))\n" CK_EW_LIBM(LIBM_DEV) CK_EW_HELPERS(EWH_DEV);
 #pragma GCC diagnostic pop
-const char *ck_expr_preamble(void) { return preamble; }
+
+/* The rows' expressions as text: the float column and the i32 column. */
+static const struct {
+  const char *f, *i;
+} ROWTEXT[CK_EW_NOPS] = {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) [CK_EW_##ID] = {#FEXPR, #IEXPR},
+#include "elementwise/ew_ops.def"
+#undef CK_EW_OP
+};
+
+void xgen_preamble(xsb *b) {
+  xsb_printf(b, "%s", preamble);
+  for (int op = 0; op < XOP_N; ++op) {
+    const xopinfo *o = &ck_xops[op];
+    if (o->row < 0) continue;
+    for (int dt = CK_F32; dt <= CK_I32; ++dt) { /* f32, f64, i32 */
+      if (dt == CK_I32 && !ck_xop_int(op)) continue;
+      const char *T = xctype(dt), *sfx = dt == CK_F32 ? "f" : dt == CK_F64 ? "d" : "i";
+      xsb_printf(b, "__device__ __forceinline__ %s ckx_%s_%s(const %s x%s%s%s) { typedef %s T; return (T)(%s); }\n", T,
+                 o->name, sfx, T, ck_xop_arity(op) == 2 ? ", const " : "", ck_xop_arity(op) == 2 ? T : "",
+                 ck_xop_arity(op) == 2 ? " y" : "", T, dt == CK_I32 ? ROWTEXT[o->row].i : ROWTEXT[o->row].f);
+    }
+  }
+}
 
 // ---------------------------------------------------------------- the op table
 
-#define F1(n) {#n, 1, XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, NULL}
-#define I1(n) {#n, 1, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
-#define F2(n) {#n, 2, XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, NULL}
-#define I2(n) {#n, 2, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
-#define C2(n) {#n, 2, XF_INT | XF_FLOAT | XF_CMP, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
+/* ROW: the table's op (name in the language, its row); E1..E3: expression-only, with (EI) or without an i32 form */
+#define ROW(n, id) {#n, CK_EW_##id, 0, 0, NULL, NULL, NULL}
+#define E1(n) {#n, -1, 1, XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, NULL}
+#define EI1(n) {#n, -1, 1, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
+#define EI2(n) {#n, -1, 2, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
+#define SYNTAX(name, arity) {name, -1, arity, XF_INT | XF_FLOAT, NULL, NULL, NULL}
 const xopinfo ck_xops[XOP_N] = {
-    [XOP_CONST] = {NULL, 0, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_INPUT] = {NULL, 0, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_CAST] = {NULL, 1, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_SELECT] = {"where", 3, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_AND] = {NULL, 2, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_OR] = {NULL, 2, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_NOT] = {NULL, 1, XF_INT | XF_FLOAT, 0, 0, 0},
-    [XOP_NEG] = I1(neg), [XOP_ADD] = I2(add), [XOP_SUB] = I2(sub), [XOP_MUL] = I2(mul), [XOP_DIV] = I2(div),
-    [XOP_MOD] = I2(mod), [XOP_LT] = C2(lt), [XOP_LE] = C2(le), [XOP_GT] = C2(gt), [XOP_GE] = C2(ge),
-    [XOP_EQ] = C2(eq), [XOP_NE] = C2(ne),
-    [XOP_ABS] = I1(abs), [XOP_FLOOR] = I1(floor), [XOP_CEIL] = I1(ceil), [XOP_ROUND] = I1(round),
-    [XOP_TRUNC] = I1(trunc), [XOP_SIGN] = I1(sign), [XOP_RELU] = I1(relu), [XOP_MIN] = I2(min),
-    [XOP_MAX] = I2(max), [XOP_POW] = I2(pow),
-    [XOP_CLAMP] = {"clamp", 3, XF_INT | XF_FLOAT, (xfn)ckx_clamp_f, (xfn)ckx_clamp_d, (xfn)ckx_clamp_i},
-    [XOP_EXP] = F1(exp), [XOP_EXP2] = F1(exp2), [XOP_EXPM1] = F1(expm1), [XOP_LOG] = F1(log),
-    [XOP_LOG2] = F1(log2), [XOP_LOG10] = F1(log10), [XOP_LOG1P] = F1(log1p), [XOP_SQRT] = F1(sqrt),
-    [XOP_RSQRT] = F1(rsqrt), [XOP_CBRT] = F1(cbrt), [XOP_SIN] = F1(sin), [XOP_COS] = F1(cos), [XOP_TAN] = F1(tan),
-    [XOP_ASIN] = F1(asin), [XOP_ACOS] = F1(acos), [XOP_ATAN] = F1(atan), [XOP_SINH] = F1(sinh),
-    [XOP_COSH] = F1(cosh), [XOP_TANH] = F1(tanh), [XOP_ERF] = F1(erf), [XOP_ERFC] = F1(erfc),
-    [XOP_SIGMOID] = F1(sigmoid), [XOP_ATAN2] = F2(atan2), [XOP_HYPOT] = F2(hypot),
-    [XOP_FMA] = {"fma", 3, XF_FLOAT, (xfn)ckx_fma_f, (xfn)ckx_fma_d, NULL},
+    [XOP_CONST] = SYNTAX(NULL, 0), [XOP_INPUT] = SYNTAX(NULL, 0), [XOP_CAST] = SYNTAX(NULL, 1),
+    [XOP_SELECT] = SYNTAX("where", 3), [XOP_AND] = SYNTAX(NULL, 2), [XOP_OR] = SYNTAX(NULL, 2),
+    [XOP_NOT] = SYNTAX(NULL, 1),
+    /* the table's ops: operators (their names are functions of the language too: add(x, y) is x + y) */
+    [XOP_NEG] = ROW(neg, NEG), [XOP_ADD] = ROW(add, ADD), [XOP_SUB] = ROW(sub, SUB), [XOP_MUL] = ROW(mul, MUL),
+    [XOP_DIV] = ROW(div, DIV), [XOP_LT] = ROW(lt, LT), [XOP_LE] = ROW(le, LE), [XOP_GT] = ROW(gt, GT),
+    [XOP_GE] = ROW(ge, GE), [XOP_EQ] = ROW(eq, EQ), [XOP_NE] = ROW(ne, NE),
+    /* the table's ops: functions (min and max are the rows minimum and maximum) */
+    [XOP_ABS] = ROW(abs, ABS), [XOP_FLOOR] = ROW(floor, FLOOR), [XOP_CEIL] = ROW(ceil, CEIL),
+    [XOP_SIGN] = ROW(sign, SIGN), [XOP_RELU] = ROW(relu, RELU), [XOP_MIN] = ROW(min, MINIMUM),
+    [XOP_MAX] = ROW(max, MAXIMUM), [XOP_POW] = ROW(pow, POW), [XOP_EXP] = ROW(exp, EXP), [XOP_LOG] = ROW(log, LOG),
+    [XOP_SQRT] = ROW(sqrt, SQRT), [XOP_SIN] = ROW(sin, SIN), [XOP_COS] = ROW(cos, COS), [XOP_TANH] = ROW(tanh, TANH),
+    [XOP_SIGMOID] = ROW(sigmoid, SIGMOID), [XOP_ATAN2] = ROW(atan2, ATAN2), [XOP_HYPOT] = ROW(hypot, HYPOT),
+    /* expression-only (why: the header comment) */
+    [XOP_MOD] = EI2(mod), [XOP_ROUND] = EI1(round), [XOP_TRUNC] = EI1(trunc),
+    [XOP_CLAMP] = {"clamp", -1, 3, XF_INT | XF_FLOAT, (xfn)ckx_clamp_f, (xfn)ckx_clamp_d, (xfn)ckx_clamp_i},
+    [XOP_EXP2] = E1(exp2), [XOP_EXPM1] = E1(expm1), [XOP_LOG2] = E1(log2), [XOP_LOG10] = E1(log10),
+    [XOP_LOG1P] = E1(log1p), [XOP_RSQRT] = E1(rsqrt), [XOP_CBRT] = E1(cbrt), [XOP_TAN] = E1(tan),
+    [XOP_ASIN] = E1(asin), [XOP_ACOS] = E1(acos), [XOP_ATAN] = E1(atan), [XOP_SINH] = E1(sinh),
+    [XOP_COSH] = E1(cosh), [XOP_ERF] = E1(erf), [XOP_ERFC] = E1(erfc),
+    [XOP_FMA] = {"fma", -1, 3, XF_FLOAT, (xfn)ckx_fma_f, (xfn)ckx_fma_d, NULL},
 };
+
+int ck_xop_arity(int op) { return ck_xops[op].row >= 0 ? ck_ew_op_arity(ck_xops[op].row) : ck_xops[op].arity; }
+bool ck_xop_int(int op) {
+  return ck_xops[op].row >= 0 ? !ck_ew_op_float_only(ck_xops[op].row) : (ck_xops[op].flags & XF_INT) != 0;
+}
+
 /* Operators spelled as symbols: their names in messages. */
 const char *ck_xop_symbol(int op) {
   switch (op) {
@@ -235,6 +208,9 @@ bool ck_xop_is_constant(const char *name) { return !strcmp(name, "pi") || !strcm
 
 // ---------------------------------------------------------------- types
 
+/* Two operands' type. Arrays with arrays: ck_promote, the elementwise ops' rule. Numbers (weak) follow the array
+ * they meet, with one documented difference from the ops: an i32 array with a non-integral number gives f32
+ * here (`i * 0.5` is f32, as docs/map.md says) where the ops give f64 (`i:mul(0.5)`, as NumPy and torch do). */
 static xtype promote(xtype a, xtype b) {
   xtype r = {0, 0, 0};
   if (a.weak && b.weak) {
@@ -245,7 +221,7 @@ static xtype promote(xtype a, xtype b) {
     r.dt = s.dt;
     if (s.dt == CK_I32 && w.dt != CK_I32) r.dt = CK_F32; /* i32 array with a non-integral number -> f32 */
   } else {
-    r.dt = (a.dt == CK_F64 || b.dt == CK_F64) ? CK_F64 : (a.dt == CK_F32 || b.dt == CK_F32) ? CK_F32 : CK_I32;
+    r.dt = (signed char)ck_promote((ck_dtype)a.dt, (ck_dtype)b.dt); /* two arrays: the ops' rule */
   }
   r.ct = r.dt;
   return r;
@@ -270,10 +246,11 @@ ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty
     case XOP_SELECT: t = promote(ty[x->b], ty[x->c]); break;
     default: {
       const xopinfo *o = &ck_xops[x->op];
+      const int arity = ck_xop_arity(x->op);
       t = ty[x->a];
-      if (o->arity >= 2) t = promote(t, ty[x->b]);
-      if (o->arity >= 3) t = promote(t, ty[x->c]);
-      if (!(o->flags & XF_INT) && t.dt == CK_I32) {
+      if (arity >= 2) t = promote(t, ty[x->b]);
+      if (arity >= 3) t = promote(t, ty[x->c]);
+      if (!ck_xop_int(x->op) && t.dt == CK_I32) {
         if (t.weak) t.dt = CK_F64;
         else
           return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, x->pos,

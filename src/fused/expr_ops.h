@@ -1,7 +1,7 @@
 /*
  * expr_ops.h — private to the expression language's files (expr_ops.c, expr_parse.c, expr_eval.c, expr_gen.c):
- * the op table (what each XOP_* is called, its arity, its dtype rule, its host functions) and the names the
- * language reserves.
+ * the op table (what each XOP_* is called, which elementwise op of ew_ops.def it is, or its own host functions;
+ * its arity and dtype rule) and the names the language reserves.
  */
 #ifndef CK_EXPR_OPS_H
 #define CK_EXPR_OPS_H
@@ -10,14 +10,17 @@
 
 #include "expr.h"
 
-enum { XF_INT = 1, XF_FLOAT = 2, XF_CMP = 4 }; /* XF_INT: has an i32 form; XF_CMP: ct = promoted, dt = ct */
+enum { XF_INT = 1, XF_FLOAT = 2 }; /* XF_INT: has an i32 form */
 typedef void (*xfn)(void);
 typedef struct xopinfo {
   const char *name; /* function name in the language and helper stem; NULL for syntax-only ops */
-  int arity, flags;
-  xfn f, d, i;
+  int row;          /* the op table's row (CK_EW_*) it is, or -1: expression-only or syntax */
+  int arity, flags; /* expression-only and syntax ops (a row's come from the table: ck_xop_arity, ck_xop_int) */
+  xfn f, d, i;      /* expression-only ops: the host functions */
 } xopinfo;
 extern const xopinfo ck_xops[XOP_N];
+int ck_xop_arity(int op);
+bool ck_xop_int(int op); /* has an i32 form (else floats only) */
 
 /* The op's name in messages: the operator's symbol ("+", "unary -", "?:") or the function's name. */
 const char *ck_xop_symbol(int op);

@@ -207,7 +207,7 @@ static int p_primary(parser *P) {
         PFAIL(P, pos, "unknown function '%s' (functions: f32 f64 i32 abs floor ceil round trunc sign relu min max "
                       "pow clamp where exp exp2 expm1 log log2 log10 log1p sqrt rsqrt cbrt sin cos tan asin acos "
                       "atan sinh cosh tanh erf erfc sigmoid atan2 hypot fma)", name);
-      int want = ck_xops[op].arity, args[3] = {-1, -1, -1}, n = 0;
+      int want = ck_xop_arity(op), args[3] = {-1, -1, -1}, n = 0;
       next(P);
       if (!is_op(P, ")")) {
         for (;;) {
