@@ -181,7 +181,7 @@ add("ck.load", {
 -- ck.io_formats() and the introspection below take no arguments
 CAT["ck.io_formats"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 
--- fused kernels (lua/cukern/map.lua, src/lua/l_map.c, src/fused/expr.c, src/fused/map.c)
+-- fused kernels (lua/cukern/map.lua, src/lua/l_map.c, src/fused/expr_*.c, src/fused/map.c)
 local SPEC = "{map = 'x', reduce = 'a + b', identity = 0}"
 add("ck.map", {
   C("ck.map()"), C("ck.map({}, {x = A})"), C("ck.map(print)"), C("ck.map(A, {x = A})"),

@@ -258,9 +258,25 @@ ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int di
 ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t index);
 ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
 ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
+/* The result dtype of two arrays, for elementwise ops, matmul and ck.map's expressions: the same dtype stays;
+ * i32 with a float type gives the float type; f64 with anything gives f64; any other mix of floats (f32, f16,
+ * bf16) gives f32 (f16 and bf16 do not hold each other's values). Numbers are the caller's rule. */
+ck_dtype ck_promote(ck_dtype a, ck_dtype b);
 /* Broadcast shape of a and b (NumPy rules); error names both shapes and `op`. */
 ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,
                              int64_t *shape);
+/* The same rule on bare shapes, for callers with their own message (ck.map's binder): writes the broadcast of
+ * (na, sa) and (nb, sb) to (*nd, shape) (which may be sa) and returns -1, or returns the 0-based dim of the
+ * result where the two clash (and writes nothing). */
+int ck_broadcast_dims(int na, const int64_t *sa, int nb, const int64_t *sb, int *nd, int64_t *shape);
+/* Dim order and coalescing shared by the elementwise descriptor (ck_ew_order, ck_ew_coalesce) and ck.map's
+ * geometry. st[o] (o < nops) are the operands' strides along the nd dims of shape.
+ * ck_sort_dims: a stable sort of the dims by operand 0's |stride|, largest first (its memory order).
+ * ck_coalesce_dims: drops size-1 dims and merges adjacent dims that are jointly contiguous in the first
+ * `ncheck` operands (the others' strides move along); returns the new number of dims. Entries past it are
+ * left as they were. */
+void ck_sort_dims(int nd, int64_t *shape, int nops, int64_t *const *st);
+int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int ncheck);
 
 /* ---------------------------------------------------------------- copies (copy.c) */
 /* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */
@@ -360,6 +376,10 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
 ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim,
                          int64_t len);
 ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
+/* One dense run of a unary or binary elementwise op (f32, f64 or i32; b NULL for a unary op): out[i] =
+ * op(a[i], b[i]) for i < n, by the host backend's own row function, the table's expression (ew_ops.def)
+ * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */
+void ck_host_ew_run(int op, ck_dtype dt, void *out, const void *a, const void *b, int64_t n);
 ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* strided, with cast */
 
 #endif

@@ -6,6 +6,7 @@
  * the op, the shape and the offending value.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ck.h"
@@ -409,20 +410,71 @@ ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int nd
   return CK_OK;
 }
 
+int ck_broadcast_dims(int na, const int64_t *sa, int nb, const int64_t *sb, int *nd, int64_t *shape) {
+  int64_t r[CK_MAX_DIMS];
+  const int n = na > nb ? na : nb;
+  for (int i = 0; i < n; ++i) {
+    const int ia = i - (n - na), ib = i - (n - nb);
+    const int64_t da = ia >= 0 ? sa[ia] : 1, db = ib >= 0 ? sb[ib] : 1;
+    if (da != db && da != 1 && db != 1) return i;
+    r[i] = da == 1 ? db : da;
+  }
+  memcpy(shape, r, sizeof(int64_t) * (size_t)n);
+  *nd = n;
+  return -1;
+}
+
 ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,
                              int64_t *shape) {
-  int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-  for (int i = 0; i < n; ++i) {
-    int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
-    int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
-    if (da != db && da != 1 && db != 1) {
-      char s1[96], s2[96];
-      return ck_error(ctx, CK_ERR_SHAPE, "%s: shapes %s and %s cannot be broadcast (dim %d: %lld vs %lld)", op,
-                      ck_shape_str(a->ndim, a->shape, s1, sizeof s1), ck_shape_str(b->ndim, b->shape, s2, sizeof s2),
-                      i + 1, (long long)da, (long long)db);
-    }
-    shape[i] = da == 1 ? db : da;
+  const int i = ck_broadcast_dims(a->ndim, a->shape, b->ndim, b->shape, ndim, shape);
+  if (i >= 0) {
+    const int n = a->ndim > b->ndim ? a->ndim : b->ndim, ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+    char s1[96], s2[96];
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: shapes %s and %s cannot be broadcast (dim %d: %lld vs %lld)", op,
+                    ck_shape_str(a->ndim, a->shape, s1, sizeof s1), ck_shape_str(b->ndim, b->shape, s2, sizeof s2),
+                    i + 1, (long long)(ia >= 0 ? a->shape[ia] : 1), (long long)(ib >= 0 ? b->shape[ib] : 1));
   }
-  *ndim = n;
   return CK_OK;
+}
+
+// ---------------------------------------------------------------- dim ordering and coalescing
+
+void ck_sort_dims(int nd, int64_t *shape, int nops, int64_t *const *st) {
+  for (int i = 1; i < nd; ++i)
+    for (int j = i; j > 0 && llabs(st[0][j - 1]) < llabs(st[0][j]); --j) {
+      int64_t t = shape[j];
+      shape[j] = shape[j - 1], shape[j - 1] = t;
+      for (int o = 0; o < nops; ++o) t = st[o][j], st[o][j] = st[o][j - 1], st[o][j - 1] = t;
+    }
+}
+
+int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int ncheck) {
+  int n = 0;
+  for (int k = 0; k < nd; ++k) {
+    if (shape[k] == 1) continue;
+    if (n > 0) {
+      /* the previous kept dim n-1 merges with k when stepping k's full extent is one step of n-1 */
+      bool ok = true;
+      for (int o = 0; o < ncheck && ok; ++o) ok = st[o][n - 1] == st[o][k] * shape[k];
+      if (ok) {
+        shape[n - 1] *= shape[k];
+        for (int o = 0; o < nops; ++o) st[o][n - 1] = st[o][k];
+        continue;
+      }
+    }
+    shape[n] = shape[k];
+    for (int o = 0; o < nops; ++o) st[o][n] = st[o][k];
+    ++n;
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- promotion
+
+ck_dtype ck_promote(ck_dtype a, ck_dtype b) {
+  if (a == b) return a;
+  if (a == CK_I32) return b;
+  if (b == CK_I32) return a;
+  if (a == CK_F64 || b == CK_F64) return CK_F64;
+  return CK_F32;
 }

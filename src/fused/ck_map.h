@@ -1,6 +1,6 @@
 /*
- * ck_map.h — fused expression kernels (map.c, expr.c) and the run-time compiler's build/cache/introspection
- * layer (rtc.c). Core API: ck_ctx * first, ck_status back, no Lua.
+ * ck_map.h — fused expression kernels (expr_*.c: the language; map.c, reduce_map.c, map_bind.c: the kernels)
+ * and the run-time compiler's build/cache/introspection layer (rtc.c). Core API: ck_ctx * first, ck_status back, no Lua.
  */
 #ifndef CK_MAP_H
 #define CK_MAP_H
@@ -50,11 +50,6 @@ ck_status ck_rtc_check_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid
 
 // ---------------------------------------------------------------- fused kernels (map.c)
 
-typedef struct ck_map_cache ck_map_cache; /* compiled fused kernels by key (expression, dtypes, ndim, layout) */
-ck_status ck_map_cache_new(ck_ctx *ctx, ck_map_cache **out);
-void ck_map_cache_free(ck_map_cache *c);
-int ck_map_cache_count(const ck_map_cache *c);
-
 ck_status ck_expr_compile(ck_ctx *ctx, const char *what, const char *text, const char *const *fixed, int nfixed,
                           bool single, ck_expr **out);
 void ck_expr_release(ck_expr *e);
@@ -99,6 +94,19 @@ typedef struct ck_map_report {
   int pref[CK_MAP_MAX_PARAMS];
   uint64_t pval[CK_MAP_MAX_PARAMS];
 } ck_map_report;
+
+/* The in-memory cache of compiled fused kernels (rtc.c), kept for the Lua state: by key (expression, dtypes,
+ * ndim, layout), which also names the kernel's entry (ck_rtc_key_hash: FNV-1a). */
+typedef struct ck_map_cache ck_map_cache;
+ck_status ck_map_cache_new(ck_ctx *ctx, ck_map_cache **out);
+void ck_map_cache_free(ck_map_cache *c);
+int ck_map_cache_count(const ck_map_cache *c);
+uint64_t ck_rtc_key_hash(const char *key);
+bool ck_map_cache_has(const ck_map_cache *c, const char *key); /* c may be NULL */
+/* The kernel of `key`: from the cache, else built from src with `opts` (through the disk cache), loaded and
+ * kept. rep gets cache ("memory", or ck_rtc_build's), compiled and compile_ms. */
+ck_status ck_map_cache_get(ck_ctx *ctx, ck_map_cache *c, const char *key, const char *src, const char *entry,
+                           const char *opts, ck_map_report *rep, ck_rtc_kernel **out);
 
 /* outs: e's outputs (ck_expr_noutputs); an entry with st == NULL is allocated. dtype: -1 = by promotion. */
 ck_status ck_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const ck_map_input *in, int nin, ck_tensor *outs,

@@ -1,5 +1,6 @@
 /*
- * expr.h — the expression language of ck.map / ck.reduce_map (private to expr.c, map.c).
+ * expr.h — the expression language of ck.map / ck.reduce_map (private to the fused layer: expr_ops.c (the op
+ * table, types), expr_parse.c (lexer, parser), expr_eval.c (host evaluator), expr_gen.c (CUDA generator), map.c).
  *
  * A program is one or more statements separated by ';':  "s = a + b; d = a - b"  or a bare expression
  * (its output is called "out"). Names assigned are outputs; names beginning with '_' are temporaries.
@@ -109,8 +110,9 @@ typedef struct xsb {
 } xsb;
 void xsb_printf(xsb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xsb_free(xsb *b);
-/* The device helpers (ckx_add_f, ...): the same functions the host evaluator calls. */
-const char *ck_expr_preamble(void);
+/* Every program's helpers: the expression-only ones (ckx_mod_f, ...) and the op table's rows (ckx_add_f, ...),
+ * from the same text as the host's (expr_ops.c). */
+void xgen_preamble(xsb *b);
 const char *xctype(int dt); /* "float", "double", "int" */
 /* Statements computing every node: `const T v<i> = ...;` with inputs read from variables in<k>. */
 void xgen_nodes(xsb *b, const ck_expr *e, const xtype *ty, const char *indent);

@@ -479,3 +479,81 @@ void ck_rtc_free(ck_rtc_kernel *k) {
   free(k->ptx);
   free(k);
 }
+
+// ---------------------------------------------------------------- the in-memory kernel cache (fused kernels)
+
+typedef struct mentry {
+  char *key;
+  uint64_t h;
+  ck_rtc_kernel *k;
+  unsigned block;
+} mentry;
+struct ck_map_cache {
+  mentry *e;
+  int n, cap;
+};
+
+ck_status ck_map_cache_new(ck_ctx *ctx, ck_map_cache **out) {
+  if (!(*out = calloc(1, sizeof **out))) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+  return CK_OK;
+}
+void ck_map_cache_free(ck_map_cache *c) {
+  if (!c) return;
+  for (int i = 0; i < c->n; ++i) {
+    free(c->e[i].key);
+    ck_rtc_free(c->e[i].k);
+  }
+  free(c->e);
+  free(c);
+}
+int ck_map_cache_count(const ck_map_cache *c) { return c ? c->n : 0; }
+
+uint64_t ck_rtc_key_hash(const char *key) { return fnv64(key, strlen(key), 0xcbf29ce484222325ULL); }
+
+static mentry *cache_find(const ck_map_cache *c, const char *key, uint64_t h) {
+  for (int i = 0; c && i < c->n; ++i)
+    if (c->e[i].h == h && !strcmp(c->e[i].key, key)) return &c->e[i];
+  return NULL;
+}
+
+bool ck_map_cache_has(const ck_map_cache *c, const char *key) {
+  return cache_find(c, key, ck_rtc_key_hash(key)) != NULL;
+}
+
+ck_status ck_map_cache_get(ck_ctx *ctx, ck_map_cache *c, const char *key, const char *src, const char *entry,
+                           const char *opts, ck_map_report *rep, ck_rtc_kernel **out) {
+  uint64_t h = ck_rtc_key_hash(key);
+  mentry *m = cache_find(c, key, h);
+  if (m) {
+    *out = m->k;
+    snprintf(rep->cache, sizeof rep->cache, "memory");
+    return CK_OK;
+  }
+  ck_rtc_image img;
+  ck_status st = ck_rtc_build(ctx, src, entry, opts, NULL, &img);
+  if (st) return st;
+  ck_rtc_kernel *k = NULL;
+  st = ck_rtc_load(ctx, &img, entry, &k);
+  rep->compiled = true;
+  rep->compile_ms = img.compile_ms;
+  snprintf(rep->cache, sizeof rep->cache, "%s", img.cache);
+  ck_rtc_image_free(&img);
+  if (st) return st;
+  if (c->n == c->cap) {
+    int nc = c->cap ? 2 * c->cap : 16;
+    mentry *ne = realloc(c->e, (size_t)nc * sizeof *ne);
+    if (!ne) {
+      ck_rtc_free(k);
+      return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+    }
+    c->e = ne, c->cap = nc;
+  }
+  char *kc = strdup(key);
+  if (!kc) {
+    ck_rtc_free(k);
+    return ck_error(ctx, CK_ERR_OOM, "out of host memory");
+  }
+  c->e[c->n++] = (mentry){kc, h, k, 0};
+  *out = k;
+  return CK_OK;
+}

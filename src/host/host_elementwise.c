@@ -34,6 +34,7 @@
 #include "half.h"
 #include "philox.h"
 #include "ck.h"
+#include "ew_helpers.h"
 #include "ew_ops.h"
 
 // ---------------------------------------------------------------- coalescing
@@ -46,29 +47,8 @@ void ck_ew_coalesce(ck_ew_desc *d) {
   const int arity = ck_ew_op_arity(d->op);
   const bool use_a = arity >= 1;
   const bool use_b = arity == 2 && !d->b_scalar;
-  int n = 0;
-  for (int k = 0; k < d->ndim; ++k) {
-    if (d->shape[k] == 1) continue;
-    if (n > 0) {
-      /* previous kept dim n-1 merges with k when stepping k's full extent equals one step of n-1 */
-      const int p = n - 1;
-      bool ok = d->out_st[p] == d->out_st[k] * d->shape[k];
-      if (use_a) ok = ok && d->a_st[p] == d->a_st[k] * d->shape[k];
-      if (use_b) ok = ok && d->b_st[p] == d->b_st[k] * d->shape[k];
-      if (ok) {
-        d->shape[p] *= d->shape[k];
-        d->out_st[p] = d->out_st[k];
-        d->a_st[p] = d->a_st[k];
-        d->b_st[p] = d->b_st[k];
-        continue;
-      }
-    }
-    d->shape[n] = d->shape[k];
-    d->out_st[n] = d->out_st[k];
-    d->a_st[n] = d->a_st[k];
-    d->b_st[n] = d->b_st[k];
-    ++n;
-  }
+  int64_t *const st[3] = {d->out_st, d->a_st, d->b_st}; /* the operands read must merge; the others move along */
+  const int n = ck_coalesce_dims(d->ndim, d->shape, 3, st, 1 + use_a + use_b);
   for (int k = n; k < CK_MAX_DIMS; ++k) d->shape[k] = 1, d->out_st[k] = d->a_st[k] = d->b_st[k] = 0;
   d->ndim = n;
   d->numel = numel;
@@ -76,29 +56,11 @@ void ck_ew_coalesce(ck_ew_desc *d) {
 
 // ---------------------------------------------------------------- scalar math
 
-/* i32 helpers: unsigned arithmetic so that overflow wraps instead of being undefined. */
-static inline int32_t iw_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
-static inline int32_t iw_sub(int32_t x, int32_t y) { return (int32_t)((uint32_t)x - (uint32_t)y); }
-static inline int32_t iw_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (uint32_t)y); }
-static inline int32_t iw_neg(int32_t x) { return (int32_t)(0u - (uint32_t)x); }
-static inline int32_t iw_abs(int32_t x) { return x < 0 ? iw_neg(x) : x; }
-static inline int32_t iw_div(int32_t x, int32_t y) {
-  if (y == 0) return 0;
-  if (y == -1) return iw_neg(x); /* INT32_MIN / -1 would trap */
-  return x / y;
-}
-/* Lua's // and % on integers (floor division; the remainder takes the divisor's sign); y == 0 gives 0. */
-static inline int32_t iw_idiv(int32_t x, int32_t y) {
-  if (y == 0) return 0;
-  if (y == -1) return iw_neg(x);
-  const int32_t q = x / y;
-  return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-}
-static inline int32_t iw_mod(int32_t x, int32_t y) {
-  if (y == 0 || y == -1) return 0;
-  const int32_t m = x % y;
-  return (m != 0 && ((m ^ y) < 0)) ? m + y : m;
-}
+/* The table's helpers (iw_* for i32, ew_ipow, ew_clamp): one text for the host and ck.map's NVRTC programs. */
+#define ew_f2i(v) ck_ew_f2i(v)
+#define EW_HELPER(ret, name, params, ...) static inline ret name params { __VA_ARGS__ }
+CK_EW_HELPERS(EW_HELPER)
+#undef EW_HELPER
 /* Lua 5.4's float modulo: a - floor(a/b)*b, computed as fmod (exact) moved to the divisor's sign. */
 static inline float ew_fmod_lua_f(float x, float y) {
   float m = fmodf(x, y);
@@ -111,27 +73,6 @@ static inline double ew_fmod_lua_d(double x, double y) {
   return m;
 }
 #define ew_fmod_lua(x, y) _Generic((x), float: ew_fmod_lua_f, default: ew_fmod_lua_d)(x, y)
-/* i32 POW/POWS: through double, but an integral exponent is applied by repeated squaring, so that the
- * result is exact (libm pow is only faithfully rounded on some platforms, CUDA's among them, and 19^3
- * must not truncate to 6858). The GPU uses the same loop. */
-static inline int32_t ew_ipow(double x, double y) {
-  if (y == floor(y) && fabs(y) <= 1024.0) {
-    int64_t n = (int64_t)fabs(y);
-    double r = 1.0, b = x;
-    while (n) {
-      if (n & 1) r *= b;
-      b *= b;
-      n >>= 1;
-    }
-    return ck_ew_f2i(y < 0 ? 1.0 / r : r);
-  }
-  return ck_ew_f2i(pow(x, y));
-}
-static inline double ew_clamp(double x, double lo, double hi) {
-  double t = x < lo ? lo : x;
-  return t > hi ? hi : t;
-}
-
 /* Row context: n elements along the innermost dim. x/y are the operand values (type T), S1/S2 the
  * descriptor's scalars (double), i the index along the row, LIN the row-major linear index, RI the index
  * in the second-to-last dim (EYE). */
@@ -168,7 +109,6 @@ typedef void (*ew_rowfn)(const ew_row *r);
 #define m_atan2(x, y) atan2(x, y)
 #define m_hypot(x, y) hypot(x, y)
 #define m_fmod(x, y) fmod(x, y)
-#define ew_f2i(v) ck_ew_f2i(v)
 #define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
 #define ew_axpb(a, b, i) ((a) + (b) * (double)(i)) /* ISO C (-std=c11): not contracted into an fma */
 
@@ -382,4 +322,9 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
     }
   }
   return CK_OK;
+}
+
+void ck_host_ew_run(int op, ck_dtype dt, void *out, const void *a, const void *b, int64_t n) {
+  const ew_row r = {.o = out, .a = a, .b = b ? b : a, .n = n, .os = 1, .as = 1, .bs = b ? 1 : 0};
+  ew_table[op][dt](&r);
 }

@@ -1,6 +1,6 @@
 /*
- * l_map.c — bindings of fused expression kernels (ck.map, ck.reduce_map), their introspection, and the
- * compile-only entry of the run-time compiler (ck.kernel_build) with its disk cache (ck.cache_dir).
+ * l_map.c — bindings of fused expression kernels (ck.map, ck.reduce_map, ck.map_info, ck.map_source,
+ * ck.map_cache_size); run-time kernels, ck.kernel_build and the disk cache are l_rtc.c's.
  *
  * Parsed expressions are kept per Lua state (registry table text -> expression userdata), so a loop calling
  * ck.map with the same string parses it once; compiled kernels live in one ck_map_cache per state.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ck_map.h"
-#include "l_map.h"
+#include "lck.h"
 
 #define EXPR_MT "cukern.expr"
 #define MCACHE_MT "cukern.mapcache"
@@ -92,17 +92,6 @@ static ck_expr *get_expr(lua_State *L, const char *what, const char *text, const
 
 // ---------------------------------------------------------------- arguments
 
-/* A string argument or field for C: the core reads up to the first NUL, so a NUL inside would cut the text
- * short without a word. `label` names it in the message ("the expression", "map", "the entry name"). */
-const char *ckl_check_text(lua_State *L, int idx, const char *label) {
-  size_t len;
-  const char *s = lua_tolstring(L, idx, &len);
-  if (!s) return NULL;
-  const char *z = memchr(s, 0, len);
-  if (z) luaL_error(L, "%s contains a NUL byte at position %d", label, (int)(z - s) + 1);
-  return s;
-}
-
 /* The inputs table as the core takes it; its size is the table's (the core enforces the operand limit). */
 typedef struct {
   ck_map_input *in;
@@ -150,19 +139,6 @@ static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
     lua_pop(L, 1);
   }
   lua_settop(L, ud);
-}
-
-static void check_opts(lua_State *L, int idx, const char *what, const char *const *known) {
-  if (lua_isnoneornil(L, idx)) return;
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    bool ok = false;
-    if (lua_type(L, -2) == LUA_TSTRING)
-      for (const char *const *k = known; *k; ++k) ok |= !strcmp(*k, lua_tostring(L, -2));
-    if (!ok) luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s'", what, lua_tostring(L, -2)));
-    lua_pop(L, 1);
-  }
 }
 
 static int opt_dtype(lua_State *L, int idx) {
@@ -245,7 +221,7 @@ static int do_map(lua_State *L, ck_map_report *rep) {
   luaL_checkstring(L, 1);
   const char *text = ckl_check_text(L, 1, "the expression");
   static const char *const known[] = {"out", "dtype", NULL};
-  check_opts(L, 3, "ck.map", known);
+  ckl_check_opts(L, 3, "ck.map", known);
   linputs li;
   read_inputs(L, 2, &li, "ck.map");
   ck_expr *e = get_expr(L, "ck.map", text, NULL, 0, false);
@@ -278,26 +254,13 @@ static int do_map(lua_State *L, ck_map_report *rep) {
 }
 
 /* ck.map(expr, inputs [, {out =, dtype =}]) -> one array per output */
-int ckl_map(lua_State *L) {
+static int l_map(lua_State *L) {
   ck_map_report rep;
   memset(&rep, 0, sizeof rep);
   return do_map(L, &rep);
 }
 
 // ---------------------------------------------------------------- introspection
-
-void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem) {
-  ck_kinfo in;
-  if (ck_rtc_info_get(CKL_CTX(L), k, block, smem, &in)) ckl_fail(L);
-  ckl_push_kinfo(L, &in); /* the built-in kernels' record, plus where it runs and its PTX */
-  lua_pushstring(L, "cuda");
-  lua_setfield(L, -2, "device");
-  const char *ptx = ck_rtc_ptx(k);
-  if (ptx) {
-    lua_pushstring(L, ptx);
-    lua_setfield(L, -2, "ptx");
-  }
-}
 
 static void push_report(lua_State *L, const ck_map_report *rep, bool on_gpu) {
   lua_createtable(L, 0, 10);
@@ -340,7 +303,7 @@ static void push_report(lua_State *L, const ck_map_report *rep, bool on_gpu) {
 
 /* ck.map_info(expr, inputs [, opts]) runs the expression once and describes what ran:
  * {layout, entry, ndim, compiled, compile_ms, cache, source, device, kernel = {registers, occupancy, ptx, ...}} */
-int ckl_map_info(lua_State *L) {
+static int l_map_info(lua_State *L) {
   ck_map_report rep;
   memset(&rep, 0, sizeof rep);
   rep.want_source = true;
@@ -364,7 +327,7 @@ typedef struct {
 static void read_spec(lua_State *L, int idx, lspec *s) {
   luaL_checktype(L, idx, LUA_TTABLE);
   static const char *const known[] = {"map", "reduce", "identity", "post", NULL};
-  check_opts(L, idx, "reduce_map", known);
+  ckl_check_opts(L, idx, "reduce_map", known);
   lua_getfield(L, idx, "map");
   const char *m = ckl_check_text(L, -1, "map");
   if (!m) luaL_argerror(L, idx, "reduce_map: map must be an expression string");
@@ -410,7 +373,7 @@ static int do_reduce_map(lua_State *L) {
   lspec s;
   read_spec(L, 1, &s);
   static const char *const known[] = {"dim", "keepdim", "out", "dtype", NULL};
-  check_opts(L, 3, "reduce_map", known);
+  ckl_check_opts(L, 3, "reduce_map", known);
   linputs li;
   read_inputs(L, 2, &li, "reduce_map");
   bool keepdim;
@@ -451,7 +414,7 @@ static int reducer_call(lua_State *L) {
 
 /* ck.reduce_map(spec, inputs [, {dim =, keepdim =, out =, dtype =}]) -> array; ck.reduce_map(spec) -> a function
  * f(inputs [, opts]) (the expressions are checked now). */
-int ckl_reduce_map(lua_State *L) {
+static int l_reduce_map(lua_State *L) {
   if (lua_isnoneornil(L, 2)) {
     lspec s;
     read_spec(L, 1, &s); /* syntax errors show up here, not at the first call */
@@ -467,7 +430,7 @@ int ckl_reduce_map(lua_State *L) {
 
 /* ck.map_source(expr or reduce spec, inputs [, opts]) -> the CUDA source the GPU would run (also on the host),
  * and a table {entry, layout, ndim}. Nothing is compiled or launched. */
-int ckl_map_source(lua_State *L) {
+static int l_map_source(lua_State *L) {
   lua_settop(L, 3);
   ck_map_report rep;
   memset(&rep, 0, sizeof rep);
@@ -560,81 +523,14 @@ int ckl_map_source(lua_State *L) {
   return 2;
 }
 
-// ---------------------------------------------------------------- compile only, and the disk cache
-
-/* ck.kernel_build(src, entry [, {arch = "sm_90", options = "..."}]) -> {key, cache, arch, cubin_bytes, ptx,
- * lowered, log, compile_ms}. Compiles (through the disk cache) without loading: works without a GPU. */
-int ckl_kernel_build(lua_State *L) {
-  luaL_checkstring(L, 1);
-  luaL_checkstring(L, 2);
-  const char *src = ckl_check_text(L, 1, "the source"), *entry = ckl_check_entry(L, 2);
-  const char *arch = NULL, *opts = NULL;
-  if (!lua_isnoneornil(L, 3)) {
-    static const char *const known[] = {"arch", "options", NULL};
-    check_opts(L, 3, "kernel_build", known);
-    lua_getfield(L, 3, "arch");
-    arch = ckl_check_text(L, -1, "arch");
-    lua_getfield(L, 3, "options");
-    if (lua_istable(L, -1)) {
-      luaL_Buffer b;
-      int t = lua_gettop(L);
-      luaL_buffinit(L, &b);
-      for (lua_Integer i = 1, n = luaL_len(L, t); i <= n; ++i) {
-        lua_geti(L, t, i);
-        luaL_addvalue(&b);
-        if (i < n) luaL_addchar(&b, ' ');
-      }
-      luaL_pushresult(&b);
-    }
-    opts = ckl_check_text(L, -1, "options");
-  }
-  ck_rtc_image img;
-  if (ck_rtc_build(CKL_CTX(L), src, entry, opts, arch, &img)) return ckl_fail(L);
-  lua_createtable(L, 0, 8);
-  lua_pushstring(L, img.key);
-  lua_setfield(L, -2, "key");
-  lua_pushstring(L, img.cache);
-  lua_setfield(L, -2, "cache");
-  lua_pushstring(L, img.arch);
-  lua_setfield(L, -2, "arch");
-  lua_pushinteger(L, (lua_Integer)img.cubin_size);
-  lua_setfield(L, -2, "cubin_bytes");
-  lua_pushnumber(L, img.compile_ms);
-  lua_setfield(L, -2, "compile_ms");
-  lua_pushstring(L, img.lowered);
-  lua_setfield(L, -2, "lowered");
-  if (img.ptx) {
-    lua_pushstring(L, img.ptx);
-    lua_setfield(L, -2, "ptx");
-  }
-  if (img.log && img.log[0]) {
-    lua_pushstring(L, img.log);
-    lua_setfield(L, -2, "log");
-  }
-  ck_rtc_image_free(&img);
-  return 1;
-}
-
-/* ck.cache_dir([dir]) -> the directory in use ("" = no disk cache). dir: a path, "off", or false (back to
- * CUKERN_CACHE_DIR / the default). */
-int ckl_cache_dir(lua_State *L) {
-  if (lua_gettop(L) >= 1) {
-    if (lua_isstring(L, 1)) ck_rtc_set_cache_dir(lua_tostring(L, 1));
-    else if (!lua_toboolean(L, 1)) ck_rtc_set_cache_dir(NULL);
-    else return luaL_argerror(L, 1, "a directory, \"off\", or false");
-  }
-  char buf[1024];
-  lua_pushstring(L, ck_rtc_cache_dir(CKL_CTX(L), buf, sizeof buf));
-  return 1;
-}
-
-/* ck.kernel_header() -> the source of cukern.h (pre-included in every run-time kernel) */
-int ckl_kernel_header(lua_State *L) {
-  lua_pushstring(L, ck_rtc_header());
-  return 1;
-}
-
-int ckl_map_cache_size(lua_State *L) {
+static int l_map_cache_size(lua_State *L) {
   lua_pushinteger(L, ck_map_cache_count(get_cache(L)));
   return 1;
 }
+
+const luaL_Reg ckl_map_funcs[] = {{"map", l_map},
+                                  {"reduce_map", l_reduce_map},
+                                  {"map_info", l_map_info},
+                                  {"map_source", l_map_source},
+                                  {"map_cache_size", l_map_cache_size},
+                                  {NULL, NULL}};

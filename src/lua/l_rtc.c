@@ -1,5 +1,7 @@
 /*
- * l_rtc.c — run-time kernels: CUDA C++ source compiled by NVRTC, launched with arrays and numbers.
+ * l_rtc.c — run-time kernels: CUDA C++ source compiled by NVRTC, launched with arrays and numbers (ck.kernel),
+ * their introspection (also the fused kernels'), compiling without loading (ck.kernel_build), the disk cache
+ * (ck.cache_dir) and the header every program sees (ck.kernel_header).
  *
  * Signature types: "f32*" (a plain pointer: the array must be contiguous and of that dtype, never
  * reinterpreted), "void*", numbers "f32" "f64" "i32" "i64" "u32", and array descriptors "f32[]" /
@@ -13,7 +15,6 @@
 #include <string.h>
 
 #include "ck_map.h"
-#include "l_map.h"
 #include "lck.h"
 
 // ---------------------------------------------------------------- run-time kernels
@@ -122,7 +123,7 @@ static bool entry_ok(const char *s) {
   return false; /* unclosed */
 }
 
-const char *ckl_check_entry(lua_State *L, int idx) {
+static const char *check_entry(lua_State *L, int idx) {
   const char *e = ckl_check_text(L, idx, "the entry name");
   if (!e) luaL_argerror(L, idx, "the entry point's name must be a string");
   if (!entry_ok(e))
@@ -137,7 +138,7 @@ const char *ckl_check_entry(lua_State *L, int idx) {
 static int l_kernel(lua_State *L) {
   luaL_checkstring(L, 1);
   luaL_checkstring(L, 2);
-  const char *src = ckl_check_text(L, 1, "the source"), *entry = ckl_check_entry(L, 2);
+  const char *src = ckl_check_text(L, 1, "the source"), *entry = check_entry(L, 2);
   luaL_checktype(L, 3, LUA_TTABLE);
   luaL_optstring(L, 4, NULL);
   const char *opts = ckl_check_text(L, 4, "the options");
@@ -288,19 +289,102 @@ static int k_ptx(lua_State *L) {
 }
 
 
+// ---------------------------------------------------------------- introspection
+
+void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem) {
+  ck_kinfo in;
+  if (ck_rtc_info_get(CKL_CTX(L), k, block, smem, &in)) ckl_fail(L);
+  ckl_push_kinfo(L, &in); /* the built-in kernels' record, plus where it runs and its PTX */
+  lua_pushstring(L, "cuda");
+  lua_setfield(L, -2, "device");
+  const char *ptx = ck_rtc_ptx(k);
+  if (ptx) {
+    lua_pushstring(L, ptx);
+    lua_setfield(L, -2, "ptx");
+  }
+}
+
+// ---------------------------------------------------------------- compile only, and the disk cache
+
+/* ck.kernel_build(src, entry [, {arch = "sm_90", options = "..."}]) -> {key, cache, arch, cubin_bytes, ptx,
+ * lowered, log, compile_ms}. Compiles (through the disk cache) without loading: works without a GPU. */
+static int l_kernel_build(lua_State *L) {
+  luaL_checkstring(L, 1);
+  luaL_checkstring(L, 2);
+  const char *src = ckl_check_text(L, 1, "the source"), *entry = check_entry(L, 2);
+  const char *arch = NULL, *opts = NULL;
+  if (!lua_isnoneornil(L, 3)) {
+    static const char *const known[] = {"arch", "options", NULL};
+    ckl_check_opts(L, 3, "kernel_build", known);
+    lua_getfield(L, 3, "arch");
+    arch = ckl_check_text(L, -1, "arch");
+    lua_getfield(L, 3, "options");
+    if (lua_istable(L, -1)) {
+      luaL_Buffer b;
+      int t = lua_gettop(L);
+      luaL_buffinit(L, &b);
+      for (lua_Integer i = 1, n = luaL_len(L, t); i <= n; ++i) {
+        lua_geti(L, t, i);
+        luaL_addvalue(&b);
+        if (i < n) luaL_addchar(&b, ' ');
+      }
+      luaL_pushresult(&b);
+    }
+    opts = ckl_check_text(L, -1, "options");
+  }
+  ck_rtc_image img;
+  if (ck_rtc_build(CKL_CTX(L), src, entry, opts, arch, &img)) return ckl_fail(L);
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, img.key);
+  lua_setfield(L, -2, "key");
+  lua_pushstring(L, img.cache);
+  lua_setfield(L, -2, "cache");
+  lua_pushstring(L, img.arch);
+  lua_setfield(L, -2, "arch");
+  lua_pushinteger(L, (lua_Integer)img.cubin_size);
+  lua_setfield(L, -2, "cubin_bytes");
+  lua_pushnumber(L, img.compile_ms);
+  lua_setfield(L, -2, "compile_ms");
+  lua_pushstring(L, img.lowered);
+  lua_setfield(L, -2, "lowered");
+  if (img.ptx) {
+    lua_pushstring(L, img.ptx);
+    lua_setfield(L, -2, "ptx");
+  }
+  if (img.log && img.log[0]) {
+    lua_pushstring(L, img.log);
+    lua_setfield(L, -2, "log");
+  }
+  ck_rtc_image_free(&img);
+  return 1;
+}
+
+/* ck.cache_dir([dir]) -> the directory in use ("" = no disk cache). dir: a path, "off", or false (back to
+ * CUKERN_CACHE_DIR / the default). */
+static int l_cache_dir(lua_State *L) {
+  if (lua_gettop(L) >= 1) {
+    if (lua_isstring(L, 1)) ck_rtc_set_cache_dir(lua_tostring(L, 1));
+    else if (!lua_toboolean(L, 1)) ck_rtc_set_cache_dir(NULL);
+    else return luaL_argerror(L, 1, "a directory, \"off\", or false");
+  }
+  char buf[1024];
+  lua_pushstring(L, ck_rtc_cache_dir(CKL_CTX(L), buf, sizeof buf));
+  return 1;
+}
+
+/* ck.kernel_header() -> the source of cukern.h (pre-included in every run-time kernel) */
+static int l_kernel_header(lua_State *L) {
+  lua_pushstring(L, ck_rtc_header());
+  return 1;
+}
+
 void ckl_rtc_init(lua_State *L) {
   static const luaL_Reg KM[] = {{"launch", k_launch}, {"info", k_info}, {"ptx", k_ptx}, {NULL, NULL}};
   ckl_new_class(L, KERNEL_MT, k_gc, KM);
-  ckl_map_init(L);
 }
 
 const luaL_Reg ckl_rtc_funcs[] = {{"kernel", l_kernel},
-                                  {"map", ckl_map},
-                                  {"reduce_map", ckl_reduce_map},
-                                  {"map_info", ckl_map_info},
-                                  {"map_source", ckl_map_source},
-                                  {"kernel_build", ckl_kernel_build},
-                                  {"cache_dir", ckl_cache_dir},
-                                  {"map_cache_size", ckl_map_cache_size},
-                                  {"kernel_header", ckl_kernel_header},
+                                  {"kernel_build", l_kernel_build},
+                                  {"cache_dir", l_cache_dir},
+                                  {"kernel_header", l_kernel_header},
                                   {NULL, NULL}};

@@ -98,6 +98,10 @@ ck_devkind ckl_check_device(lua_State *L, int i); /* nil -> the default device *
 int ckl_read_ints(lua_State *L, int i, int64_t *v); /* a sequence of at most CK_MAX_DIMS integers */
 int ckl_check_shape(lua_State *L, int i, int64_t *shape);
 int ckl_check_dim(lua_State *L, int i, const ck_tensor *t); /* 1-based (negative from the end) -> 0-based */
+/* The string at idx for C, or NULL if it is not one; an error "<label> contains a NUL byte ..." if it holds one. */
+const char *ckl_check_text(lua_State *L, int idx, const char *label);
+/* An options table (nil/none: nothing to check): every key must be one of `known` (NULL-terminated). */
+void ckl_check_opts(lua_State *L, int idx, const char *what, const char *const *known);
 void ckl_push_shape(lua_State *L, int n, const int64_t *v);
 
 /* The variant record of the last op (ck.last_ran()). */
@@ -142,7 +146,8 @@ const ckl_opdesc *ckl_op_for(const char *name);
 extern const luaL_Reg ckl_array_funcs[], ckl_array_methods[];
 extern const luaL_Reg ckl_ops_funcs[];
 extern const luaL_Reg ckl_bench_funcs[];
-extern const luaL_Reg ckl_rtc_funcs[];
+extern const luaL_Reg ckl_rtc_funcs[]; /* l_rtc.c: run-time kernels, kernel_build, the disk cache */
+extern const luaL_Reg ckl_map_funcs[]; /* l_map.c: fused kernels */
 extern const luaL_Reg ckl_graph_funcs[];
 extern const luaL_Reg ckl_io_funcs[]; /* l_io.c: file formats */
 int ckl_array_release(lua_State *L); /* __gc, __close and :free() */
@@ -153,6 +158,9 @@ void ckl_new_class(lua_State *L, const char *name, lua_CFunction gc, const luaL_
 /* Metatables of the other userdata (timers, kernels); the module state is on top of the stack. */
 void ckl_bench_init(lua_State *L);
 void ckl_rtc_init(lua_State *L);
+void ckl_map_init(lua_State *L);
+/* Push a run-time kernel's introspection table (registers, shared memory, occupancy at `block`, ...; l_rtc.c). */
+void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem);
 void ckl_graph_init(lua_State *L);
 
 #endif

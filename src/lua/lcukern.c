@@ -150,6 +150,30 @@ void ckl_push_shape(lua_State *L, int n, const int64_t *v) {
   }
 }
 
+/* A string argument or field for C: the core reads up to the first NUL, so a NUL inside would cut the text
+ * short without a word. `label` names it in the message ("the expression", "map", "the entry name"). */
+const char *ckl_check_text(lua_State *L, int idx, const char *label) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);
+  if (!s) return NULL;
+  const char *z = memchr(s, 0, len);
+  if (z) luaL_error(L, "%s contains a NUL byte at position %d", label, (int)(z - s) + 1);
+  return s;
+}
+
+void ckl_check_opts(lua_State *L, int idx, const char *what, const char *const *known) {
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    bool ok = false;
+    if (lua_type(L, -2) == LUA_TSTRING)
+      for (const char *const *k = known; *k; ++k) ok |= !strcmp(*k, lua_tostring(L, -2));
+    if (!ok) luaL_argerror(L, idx, lua_pushfstring(L, "%s: unknown option '%s'", what, lua_tostring(L, -2)));
+    lua_pop(L, 1);
+  }
+}
+
 void ckl_host_ran(ck_ran *ran) {
   memset(ran, 0, sizeof *ran);
   ran->id = -1;
@@ -450,13 +474,14 @@ int luaopen_cukern_core(lua_State *L) {
 
   lua_pushvalue(L, -2); /* module state: upvalue of the other metatables' methods */
   ckl_rtc_init(L);
+  ckl_map_init(L);
   ckl_bench_init(L);
   ckl_graph_init(L);
   lua_pop(L, 1);
 
   lua_newtable(L); /* module */
-  static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs,  ckl_bench_funcs,
-                                          ckl_rtc_funcs, ckl_io_funcs,    ckl_graph_funcs};
+  static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs,
+                                          ckl_rtc_funcs, ckl_map_funcs,   ckl_io_funcs,  ckl_graph_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);

@@ -25,40 +25,14 @@
  * operands that share a permuted dense layout into one contiguous run. Generators keep the logical order:
  * their values depend on the row-major index. */
 void ck_ew_order(ck_ew_desc *d) {
-  if (ck_ew_op_kind(d->op) == CK_EWK_GEN) {
-    ck_ew_coalesce(d);
-    return;
-  }
-  for (int i = 1; i < d->ndim; ++i) {
-    for (int j = i; j > 0 && d->out_st[j - 1] < d->out_st[j]; --j) {
-#define SWAP(x)                                                                                             \
-  do {                                                                                                      \
-    int64_t t_ = x[j];                                                                                      \
-    x[j] = x[j - 1];                                                                                        \
-    x[j - 1] = t_;                                                                                          \
-  } while (0)
-      SWAP(d->shape);
-      SWAP(d->out_st);
-      SWAP(d->a_st);
-      SWAP(d->b_st);
-#undef SWAP
-    }
+  if (ck_ew_op_kind(d->op) != CK_EWK_GEN) {
+    int64_t *const st[3] = {d->out_st, d->a_st, d->b_st};
+    ck_sort_dims(d->ndim, d->shape, 3, st);
   }
   ck_ew_coalesce(d);
 }
 
 // ---------------------------------------------------------------- the op definition
-
-/* The result dtype of a binary op: the same dtype stays; i32 with a float type gives the float type; f64
- * with anything gives f64; any other mix of floats (f32, f16, bf16) gives f32 (f16 and bf16 do not hold
- * each other's values). */
-static ck_dtype promote(ck_dtype a, ck_dtype b) {
-  if (a == b) return a;
-  if (a == CK_I32) return b;
-  if (b == CK_I32) return a;
-  if (a == CK_F64 || b == CK_F64) return CK_F64;
-  return CK_F32;
-}
 
 /* The ops whose call carries a number operand: a binary op with a number on one side, and pow with a number
  * exponent (the unary POWS). One rule serves all of them (ew_check, number_in): the number promotes an i32
@@ -108,7 +82,7 @@ static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
     if (kind == CK_EWK_BINARY && c->b) {
       p->nin = 2;
       p->in[1] = c->b;
-      p->in_dt = p->dt = promote(c->a->dtype, c->b->dtype);
+      p->in_dt = p->dt = ck_promote(c->a->dtype, c->b->dtype);
       if ((st = ck_broadcast_shape(ctx, p->name, c->a, c->b, &p->nd, p->shape))) return st;
       if (ck_numel(c->b) > ck_numel(c->a)) p->like = c->b;
     } else if (takes_number(c) && p->dt == CK_I32 && !is_i32_value(c->s1)) {

@@ -90,14 +90,9 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   p->nd = (a->ndim == 3 || b->ndim == 3) ? 3 : 2;
   if (p->nd == 3) p->shape[0] = batch, p->shape[1] = m, p->shape[2] = n;
   else p->shape[0] = m, p->shape[1] = n;
-  /* promotion as for elementwise ops: same dtype stays, i32 with a float -> that float, f64 with anything ->
-   * f64, other float mixes (f16, bf16, f32) -> f32. f16/bf16 inputs give an f16/bf16 result, or f32 when
-   * the call's out is f32 (accumulated into it). */
-  p->in_dt = a->dtype == b->dtype                               ? a->dtype
-             : a->dtype == CK_I32                               ? b->dtype
-             : b->dtype == CK_I32                               ? a->dtype
-             : (a->dtype == CK_F64 || b->dtype == CK_F64)       ? CK_F64
-                                                                : CK_F32;
+  /* promotion as for elementwise ops (ck_promote). f16/bf16 inputs give an f16/bf16 result, or f32 when the
+   * call's out is f32 (accumulated into it). */
+  p->in_dt = ck_promote(a->dtype, b->dtype);
   p->dt = p->in_dt;
   if ((p->in_dt == CK_F16 || p->in_dt == CK_BF16) && p->call->out && p->call->out->st && p->call->out->dtype == CK_F32)
     p->dt = CK_F32;

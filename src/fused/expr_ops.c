@@ -1,0 +1,267 @@
+/*
+ * expr_ops.c — the operations of the expression language of ck.map and ck.reduce_map: where each one's math
+ * comes from, the names the language reserves, and the type rules.
+ *
+ * ONE MATH SOURCE. Every operator and function that means what an elementwise op means is that op's row of
+ * kernels/elementwise/ew_ops.def (the ROW entries of the table below): its arity and dtype rule (ALL or FLOAT)
+ * come from the row (ck_ew_op_arity, ck_ew_op_float_only); the host evaluates it with the host backend's own
+ * row function (ck_host_ew_run); the generator pastes the row's expressions, stringified, into every NVRTC
+ * program with the table's helpers (src/host/ew_helpers.h, the text the host backend compiles). So `max` in
+ * an expression is `ck.maximum`, `x / y` on i32 is the DIV row's iw_div, and an op fixed in the table is fixed
+ * in ck.map.
+ *
+ * The language is C, and keeps C's meanings where Lua's differ (docs/map.md): `/` is the DIV row (i32
+ * division truncates, as the ops' `div`; Lua's `/` on integers would give a float), `%` is C's fmod and
+ * remainder (the MOD row is Lua's floor modulo, so `%` is expression-only, below), and comparisons and
+ * `&& || !` give 1/0 in their operands' type (the EQ..GE rows; Lua's give booleans).
+ *
+ * EXPRESSION-ONLY functions (CKX_MATH, in the same text for host and device as before), each for a reason:
+ *   mod (`%`, fmod)  C's remainder, truncated toward zero, x % 0 = 0; the table's MOD is Lua's floor modulo.
+ *   clamp(x, lo, hi) bounds are per-element operands computed in the operands' type; the table's CLAMP takes
+ *                    two scalar bounds per call (S1, S2).
+ *   round trunc exp2 expm1 log2 log10 log1p rsqrt cbrt tan asin acos atan sinh cosh erf erfc fma
+ *                    no row: adding one would recompile every elementwise kernel and add the op everywhere,
+ *                    for the ops a row is the way (one row in ew_ops.def, then a ROW entry here).
+ *   f2i              the conversion rule of casts and outputs (ck_ew_f2i's), not an op.
+ */
+#include "expr_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ew_helpers.h"
+#include "ew_ops.h"
+
+// ---------------------------------------------------------------- expression-only helpers (host and device)
+
+/* X(return type, name, (params), body...). Suffixes: _f float, _d double, _i int (i32). Plain C that both gcc and
+ * NVRTC accept: no headers, no int32_t, no INT32_MIN. */
+#define CKX_MATH(X)                                                                                               \
+  X(int, f2i, (double x), return (x > -2147483649.0 && x < 2147483648.0) ? (int)x : (-2147483647 - 1);)          \
+  X(float, mod_f, (float x, float y), return fmodf(x, y);)                                                        \
+  X(double, mod_d, (double x, double y), return fmod(x, y);)                                                      \
+  X(int, mod_i, (int x, int y), return (y == 0 || y == -1) ? 0 : x % y;)                                          \
+  X(float, round_f, (float x), return roundf(x);)                                                                 \
+  X(double, round_d, (double x), return round(x);)                                                                \
+  X(int, round_i, (int x), return x;)                                                                             \
+  X(float, trunc_f, (float x), return truncf(x);)                                                                 \
+  X(double, trunc_d, (double x), return trunc(x);)                                                                \
+  X(int, trunc_i, (int x), return x;)                                                                             \
+  X(float, clamp_f, (float x, float lo, float hi), float t = x < lo ? lo : x; return t > hi ? hi : t;)           \
+  X(double, clamp_d, (double x, double lo, double hi), double t = x < lo ? lo : x; return t > hi ? hi : t;)      \
+  X(int, clamp_i, (int x, int lo, int hi), int t = x < lo ? lo : x; return t > hi ? hi : t;)                     \
+  X(float, exp2_f, (float x), return exp2f(x);)                                                                   \
+  X(double, exp2_d, (double x), return exp2(x);)                                                                  \
+  X(float, expm1_f, (float x), return expm1f(x);)                                                                 \
+  X(double, expm1_d, (double x), return expm1(x);)                                                                \
+  X(float, log2_f, (float x), return log2f(x);)                                                                   \
+  X(double, log2_d, (double x), return log2(x);)                                                                  \
+  X(float, log10_f, (float x), return log10f(x);)                                                                 \
+  X(double, log10_d, (double x), return log10(x);)                                                                \
+  X(float, log1p_f, (float x), return log1pf(x);)                                                                 \
+  X(double, log1p_d, (double x), return log1p(x);)                                                                \
+  X(float, rsqrt_f, (float x), return 1.0f / sqrtf(x);)                                                           \
+  X(double, rsqrt_d, (double x), return 1.0 / sqrt(x);)                                                           \
+  X(float, cbrt_f, (float x), return cbrtf(x);)                                                                   \
+  X(double, cbrt_d, (double x), return cbrt(x);)                                                                  \
+  X(float, tan_f, (float x), return tanf(x);)                                                                     \
+  X(double, tan_d, (double x), return tan(x);)                                                                    \
+  X(float, asin_f, (float x), return asinf(x);)                                                                   \
+  X(double, asin_d, (double x), return asin(x);)                                                                  \
+  X(float, acos_f, (float x), return acosf(x);)                                                                   \
+  X(double, acos_d, (double x), return acos(x);)                                                                  \
+  X(float, atan_f, (float x), return atanf(x);)                                                                   \
+  X(double, atan_d, (double x), return atan(x);)                                                                  \
+  X(float, sinh_f, (float x), return sinhf(x);)                                                                   \
+  X(double, sinh_d, (double x), return sinh(x);)                                                                  \
+  X(float, cosh_f, (float x), return coshf(x);)                                                                   \
+  X(double, cosh_d, (double x), return cosh(x);)                                                                  \
+  X(float, erf_f, (float x), return erff(x);)                                                                     \
+  X(double, erf_d, (double x), return erf(x);)                                                                    \
+  X(float, erfc_f, (float x), return erfcf(x);)                                                                   \
+  X(double, erfc_d, (double x), return erfc(x);)                                                                  \
+  X(float, fma_f, (float x, float y, float z), return fmaf(x, y, z);)                                             \
+  X(double, fma_d, (double x, double y, double z), return fma(x, y, z);)
+
+#define CKX_HOST(ret, name, params, ...) static inline ret ckx_##name params { __VA_ARGS__ }
+CKX_MATH(CKX_HOST)
+#undef CKX_HOST
+
+// ---------------------------------------------------------------- the device text (every NVRTC program)
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+#define CKX_DEV(ret, name, params, ...) "__device__ __forceinline__ " #ret " ckx_" #name #params " { " #__VA_ARGS__ " }\n"
+#define EWH_DEV(ret, name, params, ...) "__device__ __forceinline__ " #ret " " #name #params " { " #__VA_ARGS__ " }\n"
+#define LIBM_1(n) "__device__ __forceinline__ float m_" #n "(float x) { return " #n "f(x); }\n" \
+                  "__device__ __forceinline__ double m_" #n "(double x) { return " #n "(x); }\n"
+#define LIBM_2(n) "__device__ __forceinline__ float m_" #n "(float x, float y) { return " #n "f(x, y); }\n" \
+                  "__device__ __forceinline__ double m_" #n "(double x, double y) { return " #n "(x, y); }\n"
+#define LIBM_DEV(n, arity) LIBM_##arity(n)
+static const char preamble[] =
+    "/* cukern expression helpers (src/fused/expr_ops.c: CKX_MATH, shared with the host) */\n" CKX_MATH(CKX_DEV)
+    "/* the op table's helpers (src/host/ew_helpers.h, the host backend's text) and rows (ew_ops.def) */\n"
+    "#define ew_f2i(v) ckx_f2i(v)\n#define NAN2(x, y) ((x) + (y))\n" CK_EW_LIBM(LIBM_DEV) CK_EW_HELPERS(EWH_DEV);
+#pragma GCC diagnostic pop
+
+/* The rows' expressions as text: the float column and the i32 column. */
+static const struct {
+  const char *f, *i;
+} ROWTEXT[CK_EW_NOPS] = {
+#define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) [CK_EW_##ID] = {#FEXPR, #IEXPR},
+#include "elementwise/ew_ops.def"
+#undef CK_EW_OP
+};
+
+void xgen_preamble(xsb *b) {
+  xsb_printf(b, "%s", preamble);
+  for (int op = 0; op < XOP_N; ++op) {
+    const xopinfo *o = &ck_xops[op];
+    if (o->row < 0) continue;
+    for (int dt = CK_F32; dt <= CK_I32; ++dt) { /* f32, f64, i32 */
+      if (dt == CK_I32 && !ck_xop_int(op)) continue;
+      const char *T = xctype(dt), *sfx = dt == CK_F32 ? "f" : dt == CK_F64 ? "d" : "i";
+      xsb_printf(b, "__device__ __forceinline__ %s ckx_%s_%s(const %s x%s%s%s) { typedef %s T; return (T)(%s); }\n", T,
+                 o->name, sfx, T, ck_xop_arity(op) == 2 ? ", const " : "", ck_xop_arity(op) == 2 ? T : "",
+                 ck_xop_arity(op) == 2 ? " y" : "", T, dt == CK_I32 ? ROWTEXT[o->row].i : ROWTEXT[o->row].f);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the op table
+
+/* ROW: the table's op (name in the language, its row); E1..E3: expression-only, with (EI) or without an i32 form */
+#define ROW(n, id) {#n, CK_EW_##id, 0, 0, NULL, NULL, NULL}
+#define E1(n) {#n, -1, 1, XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, NULL}
+#define EI1(n) {#n, -1, 1, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
+#define EI2(n) {#n, -1, 2, XF_INT | XF_FLOAT, (xfn)ckx_##n##_f, (xfn)ckx_##n##_d, (xfn)ckx_##n##_i}
+#define SYNTAX(name, arity) {name, -1, arity, XF_INT | XF_FLOAT, NULL, NULL, NULL}
+const xopinfo ck_xops[XOP_N] = {
+    [XOP_CONST] = SYNTAX(NULL, 0), [XOP_INPUT] = SYNTAX(NULL, 0), [XOP_CAST] = SYNTAX(NULL, 1),
+    [XOP_SELECT] = SYNTAX("where", 3), [XOP_AND] = SYNTAX(NULL, 2), [XOP_OR] = SYNTAX(NULL, 2),
+    [XOP_NOT] = SYNTAX(NULL, 1),
+    /* the table's ops: operators (their names are functions of the language too: add(x, y) is x + y) */
+    [XOP_NEG] = ROW(neg, NEG), [XOP_ADD] = ROW(add, ADD), [XOP_SUB] = ROW(sub, SUB), [XOP_MUL] = ROW(mul, MUL),
+    [XOP_DIV] = ROW(div, DIV), [XOP_LT] = ROW(lt, LT), [XOP_LE] = ROW(le, LE), [XOP_GT] = ROW(gt, GT),
+    [XOP_GE] = ROW(ge, GE), [XOP_EQ] = ROW(eq, EQ), [XOP_NE] = ROW(ne, NE),
+    /* the table's ops: functions (min and max are the rows minimum and maximum) */
+    [XOP_ABS] = ROW(abs, ABS), [XOP_FLOOR] = ROW(floor, FLOOR), [XOP_CEIL] = ROW(ceil, CEIL),
+    [XOP_SIGN] = ROW(sign, SIGN), [XOP_RELU] = ROW(relu, RELU), [XOP_MIN] = ROW(min, MINIMUM),
+    [XOP_MAX] = ROW(max, MAXIMUM), [XOP_POW] = ROW(pow, POW), [XOP_EXP] = ROW(exp, EXP), [XOP_LOG] = ROW(log, LOG),
+    [XOP_SQRT] = ROW(sqrt, SQRT), [XOP_SIN] = ROW(sin, SIN), [XOP_COS] = ROW(cos, COS), [XOP_TANH] = ROW(tanh, TANH),
+    [XOP_SIGMOID] = ROW(sigmoid, SIGMOID), [XOP_ATAN2] = ROW(atan2, ATAN2), [XOP_HYPOT] = ROW(hypot, HYPOT),
+    /* expression-only (why: the header comment) */
+    [XOP_MOD] = EI2(mod), [XOP_ROUND] = EI1(round), [XOP_TRUNC] = EI1(trunc),
+    [XOP_CLAMP] = {"clamp", -1, 3, XF_INT | XF_FLOAT, (xfn)ckx_clamp_f, (xfn)ckx_clamp_d, (xfn)ckx_clamp_i},
+    [XOP_EXP2] = E1(exp2), [XOP_EXPM1] = E1(expm1), [XOP_LOG2] = E1(log2), [XOP_LOG10] = E1(log10),
+    [XOP_LOG1P] = E1(log1p), [XOP_RSQRT] = E1(rsqrt), [XOP_CBRT] = E1(cbrt), [XOP_TAN] = E1(tan),
+    [XOP_ASIN] = E1(asin), [XOP_ACOS] = E1(acos), [XOP_ATAN] = E1(atan), [XOP_SINH] = E1(sinh),
+    [XOP_COSH] = E1(cosh), [XOP_ERF] = E1(erf), [XOP_ERFC] = E1(erfc),
+    [XOP_FMA] = {"fma", -1, 3, XF_FLOAT, (xfn)ckx_fma_f, (xfn)ckx_fma_d, NULL},
+};
+
+int ck_xop_arity(int op) { return ck_xops[op].row >= 0 ? ck_ew_op_arity(ck_xops[op].row) : ck_xops[op].arity; }
+bool ck_xop_int(int op) {
+  return ck_xops[op].row >= 0 ? !ck_ew_op_float_only(ck_xops[op].row) : (ck_xops[op].flags & XF_INT) != 0;
+}
+
+/* Operators spelled as symbols: their names in messages. */
+const char *ck_xop_symbol(int op) {
+  switch (op) {
+  case XOP_NEG: return "unary -";
+  case XOP_ADD: return "+";
+  case XOP_SUB: return "-";
+  case XOP_MUL: return "*";
+  case XOP_DIV: return "/";
+  case XOP_MOD: return "%";
+  case XOP_LT: return "<";
+  case XOP_LE: return "<=";
+  case XOP_GT: return ">";
+  case XOP_GE: return ">=";
+  case XOP_EQ: return "==";
+  case XOP_NE: return "!=";
+  case XOP_AND: return "&&";
+  case XOP_OR: return "||";
+  case XOP_NOT: return "!";
+  case XOP_SELECT: return "?:";
+  default: return ck_xops[op].name ? ck_xops[op].name : "?";
+  }
+}
+
+/* Function names of the language (besides the op table): aliases and casts. */
+int ck_xop_lookup(const char *name, int *cast) {
+  *cast = -1;
+  if (!strcmp(name, "f32") || !strcmp(name, "float")) return *cast = CK_F32, XOP_CAST;
+  if (!strcmp(name, "f64") || !strcmp(name, "double")) return *cast = CK_F64, XOP_CAST;
+  if (!strcmp(name, "i32") || !strcmp(name, "int")) return *cast = CK_I32, XOP_CAST;
+  if (!strcmp(name, "fmin")) return XOP_MIN;
+  if (!strcmp(name, "fmax")) return XOP_MAX;
+  if (!strcmp(name, "fabs")) return XOP_ABS;
+  if (!strcmp(name, "fmod")) return XOP_MOD;
+  for (int op = XOP_NEG; op < XOP_N; ++op)
+    if (ck_xops[op].name && !strcmp(ck_xops[op].name, name)) return op;
+  if (!strcmp(name, "where")) return XOP_SELECT;
+  return -1;
+}
+
+bool ck_xop_is_constant(const char *name) { return !strcmp(name, "pi") || !strcmp(name, "inf") || !strcmp(name, "nan"); }
+
+// ---------------------------------------------------------------- types
+
+/* Two operands' type. Arrays with arrays: ck_promote, the elementwise ops' rule. Numbers (weak) follow the array
+ * they meet, with one documented difference from the ops: an i32 array with a non-integral number gives f32
+ * here (`i * 0.5` is f32, as docs/map.md says) where the ops give f64 (`i:mul(0.5)`, as NumPy and torch do). */
+static xtype promote(xtype a, xtype b) {
+  xtype r = {0, 0, 0};
+  if (a.weak && b.weak) {
+    r.weak = 1;
+    r.dt = (a.dt == CK_F64 || b.dt == CK_F64) ? CK_F64 : CK_I32;
+  } else if (a.weak || b.weak) {
+    xtype s = a.weak ? b : a, w = a.weak ? a : b;
+    r.dt = s.dt;
+    if (s.dt == CK_I32 && w.dt != CK_I32) r.dt = CK_F32; /* i32 array with a non-integral number -> f32 */
+  } else {
+    r.dt = (signed char)ck_promote((ck_dtype)a.dt, (ck_dtype)b.dt); /* two arrays: the ops' rule */
+  }
+  r.ct = r.dt;
+  return r;
+}
+
+int ck_xtype_final(xtype t) { return t.weak ? (t.dt == CK_I32 ? CK_I32 : CK_F32) : t.dt; }
+
+ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty) {
+  for (int i = 0; i < e->n; ++i) {
+    const xnode *x = &e->nodes[i];
+    xtype t = {0, 0, 0};
+    switch (x->op) {
+    case XOP_CONST:
+      t.weak = 1;
+      t.dt = t.ct = x->kint && x->k >= -2147483648.0 ? CK_I32 : CK_F64;
+      break;
+    case XOP_INPUT: t = in[x->input]; t.ct = t.dt; break;
+    case XOP_CAST: t.dt = (signed char)x->cast; t.ct = ty[x->a].dt; t.weak = 0; break;
+    case XOP_NOT: t = ty[x->a]; t.ct = t.dt; break;
+    case XOP_AND:
+    case XOP_OR: t = promote(ty[x->a], ty[x->b]); break;
+    case XOP_SELECT: t = promote(ty[x->b], ty[x->c]); break;
+    default: {
+      const xopinfo *o = &ck_xops[x->op];
+      const int arity = ck_xop_arity(x->op);
+      t = ty[x->a];
+      if (arity >= 2) t = promote(t, ty[x->b]);
+      if (arity >= 3) t = promote(t, ty[x->c]);
+      if (!ck_xop_int(x->op) && t.dt == CK_I32) {
+        if (t.weak) t.dt = CK_F64;
+        else
+          return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, x->pos,
+                                  "%s takes floats, not i32 (cast first: %s(f32(x)) or %s(f64(x)))", ck_xop_symbol(x->op),
+                                  o->name, o->name);
+      }
+      t.ct = t.dt;
+    }
+    }
+    ty[i] = t;
+  }
+  return CK_OK;
+}
+
