@@ -73,7 +73,7 @@ describe("the C core's layers", function()
   -- files over the budget, with the size they had when this list was made: they may shrink, never grow; a file
   -- not listed may not pass the budget at all
   local OVER = {
-    ["kernels/matmul/mm_tc.cuh"] = 985, ["src/fused/expr.c"] = 1030, ["src/fused/map.c"] = 1257,
+    ["src/fused/expr.c"] = 1030, ["src/fused/map.c"] = 1257,
     ["src/lua/l_array.c"] = 613, ["src/lua/l_map.c"] = 640, ["lua/cukern/init.lua"] = 1121,
     ["lua/cukern/bench.lua"] = 508,
   }
