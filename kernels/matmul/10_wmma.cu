@@ -10,10 +10,10 @@
  * per k tile): the block stages a BM x BK tile of A and a BK x BN tile of B (both row-major, as in global
  * memory), each warp owns a WM x WN tile of C as (WM/16) x (WN/16) accumulator fragments and, per 16-wide k
  * step, loads WM/16 A and WN/16 B fragments and issues every product. Shared rows are padded by 16 bytes
- * (mm_tc.cuh: SW_PAD), which keeps load_matrix_sync's row reads in different bank groups and its 32-byte
+ * (mm_tile.cuh: SW_PAD), which keeps load_matrix_sync's row reads in different bank groups and its 32-byte
  * alignment. The accumulators leave through a per-warp 16x16 f32 scratch in shared memory (the fragment
  * layout is opaque), from which lanes apply alpha/beta, convert to c_dtype and store with the tile's guards.
- * The copies are step 11's (mm_tc.cuh: StageCopy): per-thread source pointers computed once per block, interior
+ * The copies are step 11's (mm_tile.cuh: StageCopy): per-thread source pointers computed once per block, interior
  * k tiles copied without tests, edge tiles zero-filled by cp.async from the same pointers. Operands that do
  * not allow 16-byte copies are loaded with plain element loads (any strides; slow), as in step 11.
  * Changed from step 9: tensor cores (WMMA 16x16x16 fragments) instead of FFMA, f16/bf16 inputs with f32

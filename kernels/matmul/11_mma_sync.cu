@@ -8,12 +8,12 @@
  * in a documented layout, which is exactly what ldmatrix.x4 delivers from shared memory: one ldmatrix feeds
  * a 16x16 A fragment, one ldmatrix.trans two 16x8 B fragments from B's row-major [k][n] tile (the transpose
  * happens in the load). Shared tiles are stored as 16-byte chunks with the chunk index XORed with the row
- * (mm_tc.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
+ * (mm_tile.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
  * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
  * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
  * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
  * c_dtype, two columns per store. A configuration with PIPE = 1 double-buffers the fragments in registers
- * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_tc.cuh:
+ * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_pipeline.cuh:
  * k_loop): the f16/bf16 default does, the TF32 one (PIPE 0) does not (the configuration tables say why).
  * Each lane's shared-memory offsets are computed once per block (the swizzle's XOR term depends on the lane
  * alone), so every ldmatrix / shared load is one register plus a constant; a k step's mma.sync walk the n
@@ -28,7 +28,7 @@
  * and as the B operand (A^T) it still comes through ldmatrix.x4 (a 16 x 8 f32 tile is a 16 x 16 b16 tile to
  * it): per k8 step a 64 x 64 warp tile takes 8 LDS.64 and 4 ldmatrix for 32 HMMA, where the untransposed form
  * took 16 4-byte loads of B and 4 ldmatrix (until 2026-11-24; before that, 16-byte loads of permuted columns
- * and 1.43 register moves per HMMA). The accumulators then hold C in ACC_NM order (mm_tc.cuh: store_acc):
+ * and 1.43 register moves per HMMA). The accumulators then hold C in ACC_NM order (mm_epilogue.cuh: store_acc):
  * pairs of adjacent columns of rows 8j + 2t and 8j + 2t + 1. TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
  * words go to mma.sync as they are and the tensor core reads only their top 19 bits (sign, exponent, 10
  * mantissa bits): truncation toward zero, per-input relative error < 2^-10. This is not in the CUDA guide
@@ -41,7 +41,7 @@
  * against ~1.2 for f16/bf16. cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) does not document its input
  * rounding; in tc_check on the H100 its worst error/tolerance matched the cvt.rna kernel's to three digits
  * on every non-batched shape, so it most likely rounds to nearest.
- * Copies (mm_tc.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
+ * Copies (mm_tile.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
  * computed once per block; a k tile then costs one 64-bit add and one cp.async per 16-byte chunk. A k tile
  * that lies wholly inside A and B (the block's tile inside C, k0 + BK <= k) is copied without tests; others
  * zero-fill past the edges with cp.async's src-size from the same pointers, so tails cost no branch in the
@@ -64,7 +64,7 @@
  * SASS run once per block from a cold instruction cache: 8% of the warp samples at 8192^3 (ncu).
  * Launch: block (BM/WM)*(BN/WN) warps (1-D), plus 4 producer warps with WS; grid x = column tiles, y = row
  * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. WS configurations take a
- * stream-K tail when the last round of tiles would leave >= a fifth of the SMs idle (mm_tc.cuh:
+ * stream-K tail when the last round of tiles would leave >= a fifth of the SMs idle (mm_streamk.cuh:
  * launch_tiles_sk, for_runs, sk_finish; CUKERN_MM_SK=0/1 turns it off / forces it): a 1-D grid whose first
  * blocks take whole tiles and whose last one-per-SM units split the tail's k tiles, the last unit of a tile
  * adding the others' partial sums from a workspace in unit order. Measured (H100, pairs with cuBLAS, run 20):
@@ -127,7 +127,7 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int P
           int WS_ = 0, int GROUP_ = 8>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
-  static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
+  static constexpr int PIPE = PIPE_; // the k loop (mm_pipeline.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
   static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
   // WS: 0 every warp copies and computes (k_loop); 4 a producer warpgroup copies (ws_produce) and gives its
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
   if (!ws_role<C, float, SW_XOR, SW_TF32B, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
 
-  float acc[NX][NY][4]; // layout ACC_NM (mm_tc.cuh)
+  float acc[NX][NY][4]; // layout ACC_NM (mm_epilogue.cuh)
 
   // The warp computes C^T = B^T A^T: in m16n8k8 the 16 x 8 "A" operand x is B^T (16 columns of C by 8 k) and
   // the 8 x 8 "B" operand y is A^T (8 k by 8 rows of C). Row-major B is k-major, so x's lane layout asks for
@@ -348,7 +348,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // way in the same runs (now the code for every configuration); the tile loop unrolled over the stages (constant
 // stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
 // (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
-// registers; with 2026-11-24's WIDE rows, mm_tc.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
+// registers; with 2026-11-24's WIDE rows, mm_tile.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
 // per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. Warp-specialized
 // (mmatune runs 8-13, with the store_acc_inside epilogue from run 10 on): H5 60.5-63.5% (58.4% once), H6
 // 54.9-61.5%, H7 57.7-63.7%, 128 x 256 x 32 with 6 stages 56.7-61.8%; the epilogue alone moved H3 (no producers)
@@ -396,7 +396,7 @@ template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + 
 // Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
 using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
 
-/* One configuration's launch: with a stream-K tail (mm_tc.cuh: launch_tiles_sk) when it has producer warps.
+/* One configuration's launch: with a stream-K tail (mm_streamk.cuh: launch_tiles_sk) when it has producer warps.
  * `raised`: the kernel's own flag (the f16 and bf16 kernels of one configuration share this function). */
 template <class C, int SMEM, class K> int launch_cfg(const ck_mm_desc *d, const ck_env *env, K kern, bool &raised) {
   if constexpr (C::WS > 0) return launch_tiles_sk<C::BM, C::BN, C::BK, C::NT, SMEM, C::MINB>(d, env, kern, raised);
