@@ -3,7 +3,7 @@
  * run by one kernel launch per batch.
  *
  * Idea: an op on 16 elements needs a few hundred nanoseconds of device time but a whole kernel launch of host
- * time (3.8-4.4 us per bare cudaLaunchKernel on the H100 host, bench/exp/launch_floor.cu), so a script of small
+ * time (3.8-4.4 us per bare cudaLaunchKernel on the H100 host, lab/launch_floor.cu), so a script of small
  * ops runs at the launch rate, whatever the kernel. Fewer launches than ops is the only way past that floor
  * (ck.graph does it for a recorded sequence). Here the launcher of a small dense op does not launch: it writes
  * one 64-byte record (pointers, sizes, op, dtypes, scalars) into the context's batch (ck_kernels.h: ck_batch),

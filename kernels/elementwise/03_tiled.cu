@@ -36,7 +36,7 @@
  * Changed from the 32 x 32 kernel (commit 0709719): all of the above; that kernel had 4 elements per thread,
  * 64-bit index math per element, runtime staging flags tested per element and a grid-stride loop with
  * div/mod per tile.
- * Measured on an H100 80GB HBM3 (bench/exp/ew.sh: examples/elementwise_bench.lua, 16384^2 f32, % of memcpy
+ * Measured on an H100 80GB HBM3 (lab/ew.sh: examples/elementwise_bench.lua, 16384^2 f32, % of memcpy
  * counting bytes read + written, both kernels in one run): c = a:t() + b:t() into a row-major c 97.2 %
  * (32 x 32 kernel: 51.5 %), c = a + b:t() 97.1 % (47.1 %), c = x:t() * 2 96.1 % (45.2 %); 3-D
  * a + b:transpose(2,3) at 16 x 4096^2 98.9 % (45.8 %), a + b:permute(3,2,1) 95.7 % (43.8 %); f16

@@ -23,7 +23,7 @@
  * configurations, picks one by problem size (pick_cfg), and CUKERN_MM_CFG=<index> forces one.
  * ISSUE = 1 (in no table entry): copy sources are running pointers, and an interior tile's copies step
  * between A rows / B rows by 32-bit strides (fewer address instructions per k tile); measured on an H100 it
- * made no difference (within 0.5%), so no configuration uses it. bench/exp/sgemm.sh sweeps the template (tile shapes, thread
+ * made no difference (within 0.5%), so no configuration uses it. lab/sgemm.sh sweeps the template (tile shapes, thread
  * tiles 8x8 / 8x16 / 16x8, BK, STAGES, LOOP, ISSUE, GROUP) against cuBLAS; it includes this file with
  * CK_MM09_KERNEL_ONLY defined (kernel, Cfg and launch<C> only: no pick_cfg, no extern "C" launcher).
  * Changed from step 8: cp.async multi-stage pipeline instead of register staging; grouped block order.

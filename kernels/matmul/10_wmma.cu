@@ -10,10 +10,10 @@
  * per k tile): the block stages a BM x BK tile of A and a BK x BN tile of B (both row-major, as in global
  * memory), each warp owns a WM x WN tile of C as (WM/16) x (WN/16) accumulator fragments and, per 16-wide k
  * step, loads WM/16 A and WN/16 B fragments and issues every product. Shared rows are padded by 16 bytes
- * (mm_tc.cuh: SW_PAD), which keeps load_matrix_sync's row reads in different bank groups and its 32-byte
+ * (mm_tile.cuh: SW_PAD), which keeps load_matrix_sync's row reads in different bank groups and its 32-byte
  * alignment. The accumulators leave through a per-warp 16x16 f32 scratch in shared memory (the fragment
  * layout is opaque), from which lanes apply alpha/beta, convert to c_dtype and store with the tile's guards.
- * The copies are step 11's (mm_tc.cuh: StageCopy): per-thread source pointers computed once per block, interior
+ * The copies are step 11's (mm_tile.cuh: StageCopy): per-thread source pointers computed once per block, interior
  * k tiles copied without tests, edge tiles zero-filled by cp.async from the same pointers. Operands that do
  * not allow 16-byte copies are loaded with plain element loads (any strides; slow), as in step 11.
  * Changed from step 9: tensor cores (WMMA 16x16x16 fragments) instead of FFMA, f16/bf16 inputs with f32
@@ -21,17 +21,11 @@
  * Launch: block (BM/WM)*(BN/WN) warps; grid x = column tiles, y = row tiles (grouped by 8), z = batch, split
  * past 65535. Large problems: 128 x 128 x 64 with 4 warps of 64 x 64, 3 stages, 105 KB dynamic shared memory,
  * 2 blocks per SM (configurations below; CUKERN_MM_CFG=<i> forces one).
- * Measured (H100, bench/exp/mma.sh, 2026-11-24, 8192^3, cuBLAS in the same run): the old default (128 x 256
- * x 32, 3 stages) bf16 216 TFLOP/s = 27% of cuBLAS, f16 285 = 37%; W0 bf16 238 = 30%, f16 314 = 41%; W3 (BK 64,
- * now the default) bf16 245 = 31%, f16 327 = 43%. The bf16 / f16 gap was the toolchain's: for f16,
- * load_matrix_sync becomes ldmatrix (LDSM, LDSM.MT88 for B; 1.49 SASS instructions per HMMA in the k loop); for
- * bf16, nvcc 13.0 emits wmma.load with a generic address, which ptxas lowers to plain shared loads and MOVM
- * transposes (64 MOVM, no LDSM; 1.97 per HMMA: bench/results/experiments/2026-11-24-mmapeak-run1.txt). bf16 now
- * issues the same wmma.load in PTX with the .shared state space (wmma_ld_*_bf16 below): LDSM as for f16, no
- * MOVM, and bf16 W3 325.7 TFLOP/s = 41.4% of cuBLAS at 8192^3, 285 = 40% at 4096^3 (f16 324.6 = 43.1%; third
- * run, 2026-11-24). The register-only wmma rate on the same GPU is 84.5% of cuBLAS bf16 (bench/exp/mma_peak.cu):
- * what is left is reuse per fragment load (warp tiles past 64 x 64 need more than 255 registers for the 16x16 f32
- * accumulators) and the pipeline; step 11 writes the loads itself.
+ * bf16 fragments are loaded by wmma.load in PTX with the .shared state space spelled out (wmma_ld_*_bf16
+ * below): for bf16, nvcc 13.0 emits load_matrix_sync as a generic-address wmma.load, which ptxas lowers to
+ * plain shared loads and MOVM transposes instead of ldmatrix.
+ * Measured: W3 bf16 41.4% / f16 43.1% of cuBLAS at 8192^3 on the H100 (2026-11-24).
+ * History (measurements, the bf16 load fix): docs/architecture.md, "The pre-Hopper tensor-core rungs".
  * Limits: f16/bf16 only; k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; c_dtype = dtype or f32; alpha/beta in f32, beta == 0 never reads C.

@@ -8,12 +8,12 @@
  * in a documented layout, which is exactly what ldmatrix.x4 delivers from shared memory: one ldmatrix feeds
  * a 16x16 A fragment, one ldmatrix.trans two 16x8 B fragments from B's row-major [k][n] tile (the transpose
  * happens in the load). Shared tiles are stored as 16-byte chunks with the chunk index XORed with the row
- * (mm_tc.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
+ * (mm_tile.cuh: SW_XOR), so the 8 rows each ldmatrix phase reads, and the chunks each cp.async phase writes,
  * fall in 8 different bank groups without padding. A STAGES-deep cp.async pipeline (step 9's: one barrier
  * per k tile, STAGES - 1 tiles in flight) feeds the block; each warp holds a WM x WN tile of f32
  * accumulators in registers (64 x 64: 128 per lane) and writes them straight from registers, converted to
  * c_dtype, two columns per store. A configuration with PIPE = 1 double-buffers the fragments in registers
- * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_tc.cuh:
+ * (step s + 1's ldmatrix before step s's mma.sync, the barrier just before a tile's last step; mm_pipeline.cuh:
  * k_loop): the f16/bf16 default does, the TF32 one (PIPE 0) does not (the configuration tables say why).
  * Each lane's shared-memory offsets are computed once per block (the swizzle's XOR term depends on the lane
  * alone), so every ldmatrix / shared load is one register plus a constant; a k step's mma.sync walk the n
@@ -26,22 +26,17 @@
  * 16i + 2g + 1, B^T as the A operand is two 8-byte shared loads straight into the quad mma.sync reads
  * ((x0, x1) = B[t][16i + 2g ..], (x2, x3) = B[t + 4][..]; layout SW_TF32B: conflict-free). A is k-contiguous,
  * and as the B operand (A^T) it still comes through ldmatrix.x4 (a 16 x 8 f32 tile is a 16 x 16 b16 tile to
- * it): per k8 step a 64 x 64 warp tile takes 8 LDS.64 and 4 ldmatrix for 32 HMMA, where the untransposed form
- * took 16 4-byte loads of B and 4 ldmatrix (until 2026-11-24; before that, 16-byte loads of permuted columns
- * and 1.43 register moves per HMMA). The accumulators then hold C in ACC_NM order (mm_tc.cuh: store_acc):
- * pairs of adjacent columns of rows 8j + 2t and 8j + 2t + 1. TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32
- * words go to mma.sync as they are and the tensor core reads only their top 19 bits (sign, exponent, 10
- * mantissa bits): truncation toward zero, per-input relative error < 2^-10. This is not in the CUDA guide
- * (its WMMA section asks for inputs converted with __float_to_tf32, "internal layout implementation
- * defined"); CUTLASS relies on it (FloatRoundStyle::round_half_ulp_truncate adds half a TF32 ulp to the bits
- * and lets the tensor core truncate), and tc_check / spec/tensorcore_spec.lua check every configuration
- * against a bound that allows truncation (2^-9 S). Configuration 1 (TF32_RNA) rounds every fragment element
- * with cvt.rna.tf32.f32 after its shared load instead (round to nearest, ties away; the rung's behaviour
- * until 2026-11-24): that conversion was most of the ~4.7 SASS instructions per HMMA of the TF32 k loop,
- * against ~1.2 for f16/bf16. cuBLAS TF32 (CUBLAS_COMPUTE_32F_FAST_TF32) does not document its input
- * rounding; in tc_check on the H100 its worst error/tolerance matched the cvt.rna kernel's to three digits
- * on every non-batched shape, so it most likely rounds to nearest.
- * Copies (mm_tc.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
+ * it): per k8 step a 64 x 64 warp tile takes 8 LDS.64 and 4 ldmatrix for 32 HMMA. The accumulators then hold
+ * C in ACC_NM order (mm_epilogue.cuh: store_acc): pairs of adjacent columns of rows 8j + 2t and 8j + 2t + 1.
+ * TF32 mode: inputs TRUNCATED to 10-bit mantissas. The f32 words go to mma.sync as they are and the tensor
+ * core reads only their top 19 bits (sign, exponent, 10 mantissa bits): truncation toward zero, per-input
+ * relative error < 2^-10. This is not in the CUDA guide (its WMMA section asks for inputs converted with
+ * __float_to_tf32, "internal layout implementation defined"); CUTLASS relies on it
+ * (FloatRoundStyle::round_half_ulp_truncate adds half a TF32 ulp to the bits and lets the tensor core
+ * truncate), and tc_check / spec/tensorcore_spec.lua check every configuration against a bound that allows
+ * truncation (2^-9 S). Configuration 1 (TF32_RNA) rounds every fragment element with cvt.rna.tf32.f32 after
+ * its shared load instead (round to nearest, ties away).
+ * Copies (mm_tile.cuh: StageCopy, TileCopy): each thread's global source pointers and shared offsets are
  * computed once per block; a k tile then costs one 64-bit add and one cp.async per 16-byte chunk. A k tile
  * that lies wholly inside A and B (the block's tile inside C, k0 + BK <= k) is copied without tests; others
  * zero-fill past the edges with cp.async's src-size from the same pointers, so tails cost no branch in the
@@ -60,55 +55,25 @@
  * consumers execute no copy or copy address, and warps drift apart instead of reaching their fragment loads
  * together. The copies stay cp.async (this rung's subject; TMA is step 12's).
  * Epilogue: a warp whose tile lies inside C with pair stores and beta == 0 stores its accumulators straight
- * (store_acc_inside); until 2026-11-24 every pair went through store_pair's bounds/beta/dtype code, 100 KB of
- * SASS run once per block from a cold instruction cache: 8% of the warp samples at 8192^3 (ncu).
+ * (store_acc_inside); other warps go through store_pair (bounds, beta, any dtype and stride).
  * Launch: block (BM/WM)*(BN/WN) warps (1-D), plus 4 producer warps with WS; grid x = column tiles, y = row
  * tiles (grouped by 8 for L2 reuse), z = batch, several launches past 65535. WS configurations take a
- * stream-K tail when the last round of tiles would leave >= a fifth of the SMs idle (mm_tc.cuh:
+ * stream-K tail when the last round of tiles would leave >= a fifth of the SMs idle (mm_streamk.cuh:
  * launch_tiles_sk, for_runs, sk_finish; CUKERN_MM_SK=0/1 turns it off / forces it): a 1-D grid whose first
  * blocks take whole tiles and whose last one-per-SM units split the tail's k tiles, the last unit of a tile
- * adding the others' partial sums from a workspace in unit order. Measured (H100, pairs with cuBLAS, run 20):
- * 1408 x 4608 x 8192 (198 tiles) bf16 58.1% of cuBLAS with it against 47.4% without, TF32 75.3% against 61.1%;
- * at 8192^3 within the run's noise (a partial last round costs less than its share of tiles: fewer busy SMs
- * run faster). Configurations below (pick(): the
+ * adding the others' partial sums from a workspace in unit order. Configurations below (pick(): the
  * large one once its tiles give every SM a block, else the small one; CUKERN_MM_CFG=<i> forces one). Large
  * problems, built for sm_90a: f16/bf16 128 x 256 x 64, 8 consumer warps of 64 x 64, 3 stages, PIPE 1, 144 KB;
  * TF32 128 x 256 x 64, 2 stages, PIPE 0, inputs truncated, 192 KB; 12 warps, 1 block per SM. Built for
  * another target (no setmaxnreg: the WS kernels spill, ws_ready()) f16/bf16 128 x 256 x 32, 8 warps, 4 stages,
  * PIPE 1, 96 KB and TF32 128 x 128 x 32, 4 warps, 3 stages, PIPE 0, 96 KB, 2 blocks per SM.
- * Measured (H100 80GB HBM3, 15 alternating pairs with cuBLAS per configuration and run, bf16 / TF32 8192^3,
- * bench/results/experiments/2026-11-24-mmatune-run8..17.txt): the bf16 default (H5) 60.5 / 62.3 / 63.5 / 58.4 /
- * 63.2% of cuBLAS bf16 in runs 8-13 and 59.0 / 59.7 / 63.8% in runs 16-17 (~470-510 of ~790 TFLOP/s); the TF32
- * default (T3, the transposed product) 62.1 / 58.0 / 58.1 / 57.9% of cuBLAS TF32 (~220-257 of ~380-414), and at
- * 4096^3 62.0%; the TF32 default before this (T5, B in 4-byte loads) was at 53.7-56.5%. The matmul ladder
- * (its own alternating pairs, L2 flushed before each launch) at f16f290: bf16 58.9% / TF32 58.1% at 8192^3,
- * 60.4% / 60.3% at 4096^3; at 6682fc9 (stream-K tail): 57.7% / 57.3% at 8192^3, 57.7% / 58.9% at 4096^3; at
- * 91fe5ab (same code): 58.5% / 57.5% and 58.0% / 59.2%. So the issue's 60% at 8192^3 is met in most paired
- * bf16 runs and 1.5-3 points short in the ladder for both (one tc_tune run read the same kernel at 56.6-61.8%
- * TF32 and 57.7-62.5% bf16 in different rows). Why they stay near 60%, from ncu and the ceilings measured beside
- * it (bench/exp/mma_peak.cu, -mma-src-profiles.txt):
- *   - mma.sync is not Hopper's full-rate path: register-only it reaches 85% of cuBLAS bf16 (6 cycles per HMMA
- *     per sub-partition, 2731 of wgmma's 4096 flop/clk/SM) and 87.6% of cuBLAS TF32.
- *   - ptxas gives every HMMA a fixed 5-6-cycle issue stall, the pipe's own rate; with 2 consumer warps per
- *     scheduler every other instruction of one warp must hide behind the other's HMMAs: "wait" is ~30% and
- *     "math pipe throttle" ~17% of the stall samples.
- *   - the shared-memory pipe: a 64 x 64 warp tile reads 128 bytes per TF32 HMMA whatever the load width, and
- *     the block's copies write 48 (bf16: 128 and 96 per HMMA of twice the flops), ~92% of the SM's 128
- *     bytes per clock at the register-only HMMA rate; ncu has the shared pipe 82% busy in the bf16 default.
- *     Larger warp tiles do not fit in the registers: 96 x 64 (192 accumulators per lane; 192 x 256 blocks with
- *     producers, B fragments whole and A streamed one fragment at a time; 5ee45da) read 55% bf16 and 51-53%
- *     TF32, because ptxas moves accumulator halves between HMMAs (0.71-1.07 IMAD.MOV per HMMA), spilling or
- *     not (mmatune run 21, probe 96x64). Smaller ones (more warps) measured slower (36-42%). The
- *     transposed TF32 product cut the consumers' loads from 0.625 to 0.375 per HMMA (1.30 SASS instructions
- *     per HMMA in the k loop), and the default moved by ~2-3 points: the bytes, not the instruction count,
- *     bound it; the producers' copies compete with the fragment loads for the same queue (StageCopy).
- *   Tried and dropped: the tile loop unrolled over the stages (instruction cache: 42.8%), running copy
- *   pointers (44-48%), one producer warp instead of a warpgroup (11.8%: spills, Cfg), TF32 128 x 256 x 16 and
- *   PIPE 1 with producers (48-53%). Before the per-thread copy pointers of 2026-11-24, bf16 was at 36%.
+ * Measured: bf16 58.5% / TF32 57.5% of cuBLAS at 8192^3 in the ladder on the H100 (91fe5ab, 2026-11-25).
  * Limits: k < 2^31; compute capability >= 8.0 (supports()). Any m, n, k >= 0, any strides, batch >= 1.
  * Operands: A [m,k] at a + b*a_bs + i*a_rs + p*a_cs, B [k,n] at b + b*b_bs + p*b_rs + j*b_cs, C [m,n] at
  * c + b*c_bs + i*c_rs + j*c_cs; dtype f16 or bf16 (c_dtype = dtype or f32), or f32 with TF32 (c_dtype f32);
  * alpha/beta in f32, beta == 0 never reads C.
+ * History (measurements by date and commit, the ceilings, what was tried): docs/architecture.md, "The
+ * pre-Hopper tensor-core rungs".
  */
 #include "mm_tc.cuh"
 
@@ -127,7 +92,7 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int P
           int WS_ = 0, int GROUP_ = 8>
 struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
-  static constexpr int PIPE = PIPE_; // the k loop (mm_tc.cuh: k_loop): 1 double-buffers fragments in registers
+  static constexpr int PIPE = PIPE_; // the k loop (mm_pipeline.cuh: k_loop): 1 double-buffers fragments in registers
   static constexpr int RND = RND_;   // TF32 kernel only: TF32_TRUNC or TF32_RNA
   static_assert(RND == TF32_TRUNC || RND == TF32_RNA, "a TF32 operand mode");
   // WS: 0 every warp copies and computes (k_loop); 4 a producer warpgroup copies (ws_produce) and gives its
@@ -280,7 +245,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
   const int wm = warp / C::WARPS_N, wn = warp % C::WARPS_N;
   if (!ws_role<C, float, SW_XOR, SW_TF32B, A_ST, B_ST>(p, y0, z0, sA, sB, tid)) return;
 
-  float acc[NX][NY][4]; // layout ACC_NM (mm_tc.cuh)
+  float acc[NX][NY][4]; // layout ACC_NM (mm_epilogue.cuh)
 
   // The warp computes C^T = B^T A^T: in m16n8k8 the 16 x 8 "A" operand x is B^T (16 columns of C by 8 k) and
   // the 8 x 8 "B" operand y is A^T (8 k by 8 rows of C). Row-major B is k-major, so x's lane layout asks for
@@ -348,7 +313,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // way in the same runs (now the code for every configuration); the tile loop unrolled over the stages (constant
 // stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
 // (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
-// registers; with 2026-11-24's WIDE rows, mm_tc.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
+// registers; with 2026-11-24's WIDE rows, mm_tile.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
 // per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. Warp-specialized
 // (mmatune runs 8-13, with the store_acc_inside epilogue from run 10 on): H5 60.5-63.5% (58.4% once), H6
 // 54.9-61.5%, H7 57.7-63.7%, 128 x 256 x 32 with 6 stages 56.7-61.8%; the epilogue alone moved H3 (no producers)
@@ -396,7 +361,7 @@ template <class C> constexpr int smem_t() { return C::STAGES * (C::BM * C::BK + 
 // Operands without 16-byte copies (plain element loads): one small configuration, whatever the size.
 using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
 
-/* One configuration's launch: with a stream-K tail (mm_tc.cuh: launch_tiles_sk) when it has producer warps.
+/* One configuration's launch: with a stream-K tail (mm_streamk.cuh: launch_tiles_sk) when it has producer warps.
  * `raised`: the kernel's own flag (the f16 and bf16 kernels of one configuration share this function). */
 template <class C, int SMEM, class K> int launch_cfg(const ck_mm_desc *d, const ck_env *env, K kern, bool &raised) {
   if constexpr (C::WS > 0) return launch_tiles_sk<C::BM, C::BN, C::BK, C::NT, SMEM, C::MINB>(d, env, kern, raised);

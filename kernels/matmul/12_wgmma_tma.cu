@@ -23,7 +23,7 @@
  * 74.9%: 2.2-2.3x step 11. 154 registers, 193 KB of shared memory, one block (8 warps) per SM.
  * Limits: m, n, k < 2^31; compute capability 9.x and an sm_90a build; operands a tensor map takes (the
  * dispatcher copies the others, CK_VF_TMA; supports() says when even a copy would not do).
- * Operands as in mm_tc.cuh (TcArgs): f16 or bf16 A and B, C in the input dtype or f32, alpha/beta in f32,
+ * Operands as in mm_tc_host.cuh (TcArgs): f16 or bf16 A and B, C in the input dtype or f32, alpha/beta in f32,
  * beta == 0 never reads C.
  */
 #include "mm_hopper.cuh"

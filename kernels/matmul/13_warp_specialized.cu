@@ -14,14 +14,10 @@
  * wgmma group in flight, setmaxnreg.
  * Launch: 384 threads (3 warpgroups), grid x = column tiles, y = row tiles (grouped by 8), z = batch (split
  * past 65535); block tile 128 x 256 x 64, 4 stages of 48 KB.
- * Measured (H100, bf16, % of cuBLAS in the same run, three runs): 8192^3 89.0 / 82.4 / 85.0% (717 TFLOP/s at
- * best), 8192 x 4096 x 16384 94.0 / 92.1 / 87.9%. 168 registers at entry (setmaxnreg moves them), one block
- * (12 warps) per SM. ncu at 8192^3: SM throughput 83.5%, L2 59%, DRAM 32%, 12.35 cycles per issued
- * instruction: neither memory- nor L2-bound; the tensor pipes idle during the epilogue (one block per SM,
- * nothing overlaps it) and the barrier round trips. Step 14 takes the epilogue out of the way (TMA stores from
- * a staging area, persistent blocks) and reaches cuBLAS; in alternating pairs with cuBLAS (2026-11-24, H100)
- * this step ran at 92.4% (8192^3), 84.9% (4096^3) and 94.8% (8192 x 4096 x 16384).
+ * 168 registers at entry (setmaxnreg moves them), one block (12 warps) per SM.
+ * Measured: 92.4% of cuBLAS bf16 at 8192^3 on the H100 (alternating pairs, 2026-11-24).
  * Limits and operands: as step 12 (mm_hopper.cuh: supports_hopper).
+ * History (measurements, ncu): docs/architecture.md, "The Hopper rungs".
  */
 #include "mm_hopper.cuh"
 

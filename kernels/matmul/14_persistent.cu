@@ -33,13 +33,9 @@
  * 168 registers at entry (setmaxnreg: 40 producer, 232 consumers), one block (12 warps) per SM.
  * Configurations (CUKERN_MM_CFG): 0 = 2-CTA clusters + TMA-store epilogue (the default), 1 = no clusters +
  * TMA stores, 2 = clusters + direct stores, 3 = neither.
- * Measured (H100 80GB HBM3, bf16, each configuration timed in 15 alternating pairs with cuBLAS, % of cuBLAS
- * = median cuBLAS time / median own time; bench/exp/hopper.sh): 8192^3 config 0 101.9% (709 TFLOP/s),
- * 1 97.4%, 2 92.1%, 3 91.3%; 4096^3 101.2 / 95.2 / 82.9 / 83.0%; 8192 x 4096 x 16384 101.4 / 98.1 /
- * 90.7 / 94.1%; step 13 in the same run 92.4 / 84.9 / 94.8%. So the TMA-store epilogue brings 6-12 points
- * and, with it, multicast another 1-6 (without it, multicast did not pay: the pair advances in lockstep, so
- * the longer epilogue stalled both blocks).
+ * Measured: configuration 0 101.9% of cuBLAS bf16 at 8192^3 on the H100 (alternating pairs, 2026-11-24).
  * Limits and operands: as step 12 (mm_hopper.cuh: supports_hopper); fewer than 2^31 units.
+ * History (measurements per configuration): docs/architecture.md, "The Hopper rungs".
  */
 #include <string.h>
 

@@ -13,10 +13,10 @@
  * - the shared-memory tile of one operand and one k tile (BK = 64 two-byte elements = one 128-byte swizzle
  *   row), its TMA loads and its wgmma descriptors (OpTile below);
  * - PTX wrappers: the mbarrier init fence and arrive with an expected transaction count (init, arrive, the
- *   parity wait and setmaxnreg are mm_tc.cuh's, shared with rung 11), the TMA load and store (with its
+ *   parity wait and setmaxnreg are mm_ptx.cuh's, shared with rung 11), the TMA load and store (with its
  *   bulk-group commit and waits, and the proxy fence its shared-memory source needs), named barriers, wgmma
  *   (fence, commit, wait, and m64nNk16 for N = 128 and 256);
- * - the epilogue from wgmma's accumulator layout (alpha/beta, c_dtype, any C strides: mm_tc.cuh's
+ * - the epilogue from wgmma's accumulator layout (alpha/beta, c_dtype, any C strides: mm_epilogue.cuh's
  *   store_pair) and supports().
  *
  * Shared-memory layouts (128-byte swizzle: the 16-byte chunk c of row r of every 8-row, 1024-byte atom sits
@@ -57,7 +57,7 @@ enum { KMAJ = 0, MNMAJ = 1 };
 
 // ---------------------------------------------------------------- PTX wrappers (device)
 
-// mbar_init, mbar_arrive and mbar_wait: mm_tc.cuh (sm_80+; rung 11's warp-specialized k loop uses them too).
+// mbar_init, mbar_arrive and mbar_wait: mm_ptx.cuh (sm_80+; rung 11's warp-specialized k loop uses them too).
 /* Make the initialised barriers visible to the async proxy (TMA) and the other threads (with a barrier). */
 __device__ __forceinline__ void mbar_fence_init() {
 #ifdef CK_HAS_TMA
@@ -165,8 +165,8 @@ template <int R> __device__ __forceinline__ void fence_acc(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// setmaxnreg_inc / setmaxnreg_dec, kRegsProducer / ws_regs, named_sync: mm_tc.cuh (rung 11's warp-specialized
-// configurations use them too).
+// setmaxnreg_inc / setmaxnreg_dec, named_sync: mm_ptx.cuh; kRegsProducer / ws_regs: mm_pipeline.cuh (rung 11's
+// warp-specialized configurations use them too).
 
 /* A shared-memory matrix descriptor, 128-byte swizzle (byte offsets; the fields hold them >> 4). */
 __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo, uint32_t sbo) {

@@ -9,36 +9,19 @@
  * memory is not zeroed); the last block sets its row's counter back to zero, so a caller holding zeroed
  * counters may skip the memset (launch_cfg's `zeroed`). With one item per row there are no partials and
  * no tickets.
- * Changed, round 1 (bench/exp/sum.sh): the first version folded with fold_range_vec (runtime strides, a
- * predicated U-vector remainder) in 44 registers, 5 blocks/SM, ~4 waves: 95.4% of CUB on 2^28 f32 on the
- * H100. CUB's fold shape (whole tiles of BS x U vectors at compile-time offsets from one pointer, 32
- * registers, 8 blocks/SM, 5 waves of contiguous chunks) measured the same, 95.6% (2903 vs 3044 GB/s):
- * registers and occupancy were not the gap. Fewer waves helped at 2^28 (2 waves 99.3%) and hurt at 2^24
- * (94.3%); an L2 bulk prefetch ahead (cp.async.bulk.prefetch.L2: 63-94%) and tiles moved into shared memory
- * by the bulk-copy engine (49-98%) lost at every size and are gone (git history: c10412d).
- * Changed, round 2: what CUB's DeviceReduceKernel does that round 1 did not (its SASS, CUB 3.0 on sm_90):
- * its loads are the same (LDG.E.128 at +4 KB steps, 4 per thread per 16 KB tile; the scalar LDG.E.CONSTANT
- * in its dump are its misaligned-input path and its last partial tile), but (a) its work map is
- * GRID_MAPPING_STRIP_MINE: block b folds whole tiles b, b + G, b + 2G, ... (G = min(tiles, 5 x resident
- * blocks)), so no block has a remainder except the one with the array's last partial tile, while our
- * chunks were 12.4 tiles (2^28, 5 waves) and each block ended with ~0.4 tile folded one 16-byte vector per
- * trip (unroll 1, one load in flight); and (b) it finishes with a second one-block launch, no memset, no
- * tickets. These are knobs now: MAP (0: contiguous chunks as before; 1: contiguous whole-tile even shares;
- * 2: CUB's strip-mined tiles), VB (bytes per load: 16, 8 or 4, warp-striped: lane t loads the t-th VB
- * bytes of each BS x VB row of the tile), FIN (0: last-block ticket; 1: a separate one-block-per-row
- * second launch). MAP 0 keeps round 1's per-chunk remainder (one vector per trip); MAP 1/2 have it once
- * per row, in the last item.
- * Measured (H100 80GB HBM3, bench/exp/sum.sh: f32 sums, % of cub::DeviceReduce::Sum = median CUB time /
- * median own time over 30 alternating pairs, inputs rotated through 1 GiB): the default now, CUB's
- * strip-mined map with one wave of resident blocks and the ticket finish (MAP 2, WAVES 1: "m2w1"), 98.3 /
- * 99.1 / 101.5 / 100.8 / 100.9% at 2^22 / 24 / 26 / 27 / 28 (CUB 3011 GB/s at 2^28); round 1's default
- * (m0w5) 99.0 / 90.8 / 95.9 / 95.5 / 95.3%; CUB's own grid (m2w5) 98.1 / 89.8 / 98.4 / 99.0 / 99.3%; the
- * second-launch finish (m2w5f) 95.7 / 94.0 / 99.6 / 99.0 / 100.2%; 4- and 8-byte loads lost (m2w5s4 97.0%
- * at 2^28). So the gap was the per-block remainder of the chunked map, and one wave of strip-mining blocks
- * beats CUB's five from 2^26 up.
+ * Knobs (template parameters): MAP (0: contiguous chunks; 1: contiguous whole-tile even shares; 2: CUB's
+ * strip-mined tiles, GRID_MAPPING_STRIP_MINE: block b of G folds whole tiles b, b + G, ...), VB (bytes per
+ * load: 16, 8 or 4, warp-striped: lane t loads the t-th VB bytes of each BS x VB row of the tile), FIN (0:
+ * last-block ticket; 1: a separate one-block-per-row second launch). MAP 0 keeps a per-chunk remainder (one
+ * vector per trip); MAP 1/2 have it once per row, in the last item. The default: MAP 2 with one wave of
+ * resident blocks and the ticket finish ("m2w1").
+ * Changed from step 8: one launch (the last-block finish) instead of a second pass.
+ * Measured: 100.9% of cub::DeviceReduce::Sum on 2^28 f32 on the H100 (30 alternating pairs, 2026-11-24).
  * Launch: BS threads, grid = items (capped; blocks loop); full reductions cut a row into ~WAVES waves of
  * resident blocks (MAP 0: chunks a multiple of 16 bytes, >= one tile; MAP 1/2: at most one item per tile).
  * Operands: x contiguous [outer, len] (inner == 1), out/idx [outer]; any len >= 1, any alignment.
+ * History (rounds 1 and 2 against CUB, the sweep's figures): docs/architecture.md, "Whole-array sums
+ * against CUB".
  */
 #include "red_ops.cuh"
 
