@@ -194,8 +194,8 @@ describe("ck.map on the host", function()
       {"a * s", {a = a32, s = 0.1}, "f32"},       -- nor does a number
       {"i * 2", {i = i}, "i32"},
       {"i * s", {i = i, s = 2.0}, "i32"},         -- an integral number keeps i32
-      {"i * 0.5", {i = i}, "f32"},                -- a non-integral one gives f32
-      {"i * s", {i = i, s = 0.5}, "f32"},
+      {"i * 0.5", {i = i}, "f64"},                -- a non-integral one gives f64, as the ops do
+      {"i * s", {i = i, s = 0.5}, "f64"},
       {"i / 2", {i = i}, "i32"},
       {"f64(i) / 2", {i = i}, "f64"},
       {"f32(b)", {b = a64}, "f32"},
@@ -203,7 +203,7 @@ describe("ck.map on the host", function()
       {"s * 2", {s = 3}, "i32"},                  -- only numbers: a 0-d array
       {"s * 0.5", {s = 3}, "f32"},
       {"sqrt(2) * a", {a = a32}, "f32"},
-      {"i < 2.5", {i = i}, "f32"},
+      {"i < 2.5", {i = i}, "f64"},                -- (as i:lt(2.5))
     }
     for _, c in ipairs(cases) do
       local got = ck.map(c[1], c[2])

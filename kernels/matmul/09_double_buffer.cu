@@ -332,12 +332,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
 // 1024 / 2048 / 4096 / 8192): C0 -, 45.5, 46.9-47.8, 47.2-48.0; C1 31.7, 44.9, 46.1, 46.3; C2 29.6, 38.7, 39.9, 41.2;
 // C3 (C0 in row-by-row order) 27.9*, 44.8, 45.9, 46.6; C4 -, 45.0, 46.2, 46.9; C5 -, 42.7, 43.5, 43.9;
 // C6 -, 43.2, 44.4, 45.0  (* at 1024 the old small-problem choice).
-// H100 80GB HBM3, 50 configurations in one run (bench/exp/sgemm.sh; each timing followed by one of cuBLAS,
+// H100 80GB HBM3, 50 configurations in one run (lab/sgemm.sh; each timing followed by one of cuBLAS,
 // % = cuBLAS time / ours): the k tile of 32 instead of 16 (C0 now; C7 is the former C0) went from 90.5 / 91.7%
 // to 93.2 / 95.7% of cuBLAS at 4096 / 8192 (46.8 / 47.5 TFLOP/s); no other configuration did better at both.
 // The rest of the gap was the FFMA order (ORD, see outer()): ncu showed the same FFMA and instruction counts as
 // cuBLAS at the same clock but issue slots 79% busy against 88%, and a register-bank census of the k loop
-// (bench/exp/sass_stats.py: two non-reused sources in one of the two banks) counted 256 such FFMAs of 1024 in
+// (lab/sass_stats.py: two non-reused sources in one of the two banks) counted 256 such FFMAs of 1024 in
 // C7's loop. Same sweep, second run (2026-11-24, % at 4096 / 8192): C0 with rows (ORD 0) 92.6 / 95.9, zig-zag
 // rows 91.0 / 93.4, columns (ORD 2: rb[j] reused down a column) 96.3 / 98.8; C7 with rows 90.6 / 91.7, zig-zag
 // 95.5 / 96.6 (184 bank-conflicted FFMAs), columns 95.2 / 95.8; C8's shape (64 x 256 x 16, running-pointer
@@ -363,7 +363,7 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
                          vec);
 }
 
-#ifndef CK_MM09_KERNEL_ONLY // bench/exp/sgemm_sweep.cu includes this file for the kernel and launch<C> only
+#ifndef CK_MM09_KERNEL_ONLY // lab/sgemm_sweep.cu includes this file for the kernel and launch<C> only
 
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. kNCfg-1); otherwise by size: C0 (64 x 256 tiles, counted as
  * 128 x 128 ones: the same area) once there are

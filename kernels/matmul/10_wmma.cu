@@ -58,7 +58,7 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int G
 
 /* A bf16 fragment from shared memory. nvcc 13.0 turns load_matrix_sync for bf16 into a wmma.load with a
  * generic address (for f16 it writes wmma.load...shared), and ptxas lowers that to plain shared loads and
- * MOVM transposes instead of ldmatrix (bench/exp/mmapeak.sh's SASS census: 64 MOVM, 0 LDSM in the rung's
+ * MOVM transposes instead of ldmatrix (lab/mmapeak.sh's SASS census: 64 MOVM, 0 LDSM in the rung's
  * k loop, 1.97 instructions per HMMA; f16 32 LDSM, 0 MOVM, 1.49). So bf16 issues the same WMMA instruction
  * in PTX with the .shared state space spelled out: the fragment's four registers in the order the builtin
  * fills them (the PTX fragment is the API's fragment), and ptxas emits ldmatrix as for f16. */
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_wmma_kernel(const TcArg
 // ---------------------------------------------------------------- configurations and launch
 
 // index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM. Shared memory: STAGES * (BM*(BK+8) +
-// BK*(BN+8)) * 2 bytes. Measured on an H100 (bench/exp/mma.sh, 2026-11-24, TFLOP/s at 8192^3 / 4096^3, % of
+// BK*(BN+8)) * 2 bytes. Measured on an H100 (lab/mma.sh, 2026-11-24, TFLOP/s at 8192^3 / 4096^3, % of
 // cuBLAS in the same run): bf16 W0 238 / 222 (30% / 29%), W1 234 / 209, W2 156 / 146; f16 W0 314 / 285 (41% /
 // 38%), W1 313 / 278, W2 168 / 155. Dropped, slower everywhere: 128x256x32 3 stages (the default until then;
 // bf16 222 / 206, f16 285 / 264), 128x128x32 with warps of 64 x 32 (199 / 186, 307 / 274), 256x128x32 3 stages

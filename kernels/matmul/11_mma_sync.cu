@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // ---------------------------------------------------------------- configurations and launch
 
 // f16/bf16 (index: block BM x BN x BK, warp WM x WN, stages, min blocks per SM, k loop PIPE). Shared memory per
-// block: STAGES * (BM*BK + BK*BN) * 2 bytes. History (H100, bench/results/experiments/2026-11-24-mma*.txt, % of
+// block: STAGES * (BM*BK + BK*BN) * 2 bytes. History (H100, lab/results/2026-11-24-mma*.txt, % of
 // cuBLAS bf16 at 8192^3 in the same run): before the per-lane offsets H0 was at 52.0-57.4% over six runs (its
 // position in a run moves it by ~3 points), H1 53.6-54.5%, H2 47.6-53.0%, H3 51.3-53.3%, H4 ~35%. Dropped, slower:
 // 128x256x32 PIPE 0, 256x128x32, 128x128x64, 5 stages (52.9%), 192 x 256 blocks of 96 x 64 warps (36.7-42.1%;
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_mma_sync_tf32_kernel(co
 // way in the same runs (now the code for every configuration); the tile loop unrolled over the stages (constant
 // stage offsets) 42.8% (13% of ncu samples: no instruction, the instruction cache); running copy pointers 44-48%
 // (the interior and edge copies merged into predicated code, and write-after-read stalls on cp.async's address
-// registers; with 2026-11-24's WIDE rows, mm_tile.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (bench/exp/mma_peak.cu: 6.00 cycles per HMMA
+// registers; with 2026-11-24's WIDE rows, mm_tile.cuh: StageCopy, H0 reads 53-58% and H3 57-61%). The register-only mma.sync rate is 85% of cuBLAS bf16 (lab/mma_peak.cu: 6.00 cycles per HMMA
 // per sub-partition, 2731 flop/clk/SM), 81% with ldmatrix loads of a 64 x 64 warp tile. Warp-specialized
 // (mmatune runs 8-13, with the store_acc_inside epilogue from run 10 on): H5 60.5-63.5% (58.4% once), H6
 // 54.9-61.5%, H7 57.7-63.7%, 128 x 256 x 32 with 6 stages 56.7-61.8%; the epilogue alone moved H3 (no producers)

@@ -220,11 +220,11 @@ __global__ void __launch_bounds__(C::BS, sp::min_blocks<O, C::BS, C::MINB>())
 
 // ---------------------------------------------------------------- launcher
 
-/* The configuration the rung runs (bench/exp/sum.sh times the others against CUB and prints the line that
+/* The configuration the rung runs (lab/sum.sh times the others against CUB and prints the line that
  * would replace this one by its rule). */
-using SpDefault = sp::Cfg<256, 4, 8, 1, 2, 16, 0>; // "m2w1" in bench/exp/sum.sh: see the header
+using SpDefault = sp::Cfg<256, 4, 8, 1, 2, 16, 0>; // "m2w1" in lab/sum.sh: see the header
 
-/* zeroed: d.outer counters that are zero and that the kernel leaves zero (bench/exp/sum.sh measures the
+/* zeroed: d.outer counters that are zero and that the kernel leaves zero (lab/sum.sh measures the
  * cost of the memset that a NULL here means; FIN 1 needs none). */
 template <class O, class C>
 static int launch_cfg(const ck_red_desc &d, const ck_env *env, unsigned *zeroed = nullptr) {

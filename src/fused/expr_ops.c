@@ -209,8 +209,8 @@ bool ck_xop_is_constant(const char *name) { return !strcmp(name, "pi") || !strcm
 // ---------------------------------------------------------------- types
 
 /* Two operands' type. Arrays with arrays: ck_promote, the elementwise ops' rule. Numbers (weak) follow the array
- * they meet, with one documented difference from the ops: an i32 array with a non-integral number gives f32
- * here (`i * 0.5` is f32, as docs/map.md says) where the ops give f64 (`i:mul(0.5)`, as NumPy and torch do). */
+ * they meet, by the ops' rule too: an i32 array with a non-integral number gives f64 (`i * 0.5`, as `i:mul(0.5)`
+ * and NumPy and torch do; it was f32 here until the ops' number rule became one, issue 29/30). */
 static xtype promote(xtype a, xtype b) {
   xtype r = {0, 0, 0};
   if (a.weak && b.weak) {
@@ -219,7 +219,7 @@ static xtype promote(xtype a, xtype b) {
   } else if (a.weak || b.weak) {
     xtype s = a.weak ? b : a, w = a.weak ? a : b;
     r.dt = s.dt;
-    if (s.dt == CK_I32 && w.dt != CK_I32) r.dt = CK_F32; /* i32 array with a non-integral number -> f32 */
+    if (s.dt == CK_I32 && w.dt != CK_I32) r.dt = CK_F64; /* i32 array with a non-integral number -> f64 */
   } else {
     r.dt = (signed char)ck_promote((ck_dtype)a.dt, (ck_dtype)b.dt); /* two arrays: the ops' rule */
   }
