@@ -188,49 +188,48 @@ static int l_transpose(lua_State *L) { return run_op(L, &ckl_ops[2]); }
 static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
 
-/* core.ew_ops() -> the elementwise op table as Lua sees it (kernels/elementwise/ew_ops.def): {name, arity,
- * float_only, lua = "unary" | "binary" | nil} per op, in id order. lua/cukern/ops.lua generates ck.<name>,
- * a:<name>() and a:<name>_() for the rows with a `lua` kind; the others (copy, pows, clamp, pow, generators)
- * have hand-written wrappers. */
-static int l_ew_ops(lua_State *L) {
-  lua_createtable(L, CK_EW_NOPS, 0);
-  for (int op = 0; op < CK_EW_NOPS; ++op) {
+/* Fields of the table on top of the stack (a NULL string sets nothing). */
+static void set_str(lua_State *L, const char *k, const char *v) {
+  if (!v) return;
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+static void set_int(lua_State *L, const char *k, lua_Integer v) { lua_pushinteger(L, v); lua_setfield(L, -2, k); }
+static void set_bool(lua_State *L, const char *k, bool v) { lua_pushboolean(L, v); lua_setfield(L, -2, k); }
+
+/* An op table as Lua sees it: n records, row(L, op) filling record op (0-based) in id order. */
+static int push_rows(lua_State *L, int n, void (*row)(lua_State *L, int op)) {
+  lua_createtable(L, n, 0);
+  for (int op = 0; op < n; ++op) {
     lua_createtable(L, 0, 4);
-    lua_pushstring(L, ck_ew_op_name(op));
-    lua_setfield(L, -2, "name");
-    lua_pushinteger(L, ck_ew_op_arity(op));
-    lua_setfield(L, -2, "arity");
-    lua_pushboolean(L, ck_ew_op_float_only(op));
-    lua_setfield(L, -2, "float_only");
-    const char *kind = ck_ew_op_lua_kind(op);
-    if (kind) {
-      lua_pushstring(L, kind);
-      lua_setfield(L, -2, "lua");
-    }
+    row(L, op);
     lua_rawseti(L, -2, op + 1);
   }
   return 1;
 }
 
+/* core.ew_ops() -> the elementwise op table as Lua sees it (kernels/elementwise/ew_ops.def): {name, arity,
+ * float_only, lua = "unary" | "binary" | nil} per op, in id order. lua/cukern/ops.lua generates ck.<name>,
+ * a:<name>() and a:<name>_() for the rows with a `lua` kind; the others (copy, pows, clamp, pow, generators)
+ * have hand-written wrappers. */
+static void ew_row(lua_State *L, int op) {
+  set_str(L, "name", ck_ew_op_name(op));
+  set_int(L, "arity", ck_ew_op_arity(op));
+  set_bool(L, "float_only", ck_ew_op_float_only(op));
+  set_str(L, "lua", ck_ew_op_lua_kind(op)); /* (nil for the rows with hand-written wrappers) */
+}
+static int l_ew_ops(lua_State *L) { return push_rows(L, CK_EW_NOPS, ew_row); }
+
 /* core.reduce_ops() -> the reduction table as Lua sees it (kernels/reduce/reduce_ops.def): {name, indexed
  * (the result is the indices), gives_indices (max/min can return them), float_only} per op, in id order.
  * init.lua makes ck.<name> and a:<name>() for every row. */
-static int l_reduce_ops(lua_State *L) {
-  lua_createtable(L, CK_RED_NOPS, 0);
-  for (int op = 0; op < CK_RED_NOPS; ++op) {
-    lua_createtable(L, 0, 4);
-    lua_pushstring(L, ck_reduce_op_name(op));
-    lua_setfield(L, -2, "name");
-    lua_pushboolean(L, ck_reduce_op_indexed(op));
-    lua_setfield(L, -2, "indexed");
-    lua_pushboolean(L, ck_reduce_op_gives_indices(op));
-    lua_setfield(L, -2, "gives_indices");
-    lua_pushboolean(L, ck_reduce_op_float_only(op));
-    lua_setfield(L, -2, "float_only");
-    lua_rawseti(L, -2, op + 1);
-  }
-  return 1;
+static void reduce_row(lua_State *L, int op) {
+  set_str(L, "name", ck_reduce_op_name(op));
+  set_bool(L, "indexed", ck_reduce_op_indexed(op));
+  set_bool(L, "gives_indices", ck_reduce_op_gives_indices(op));
+  set_bool(L, "float_only", ck_reduce_op_float_only(op));
 }
+static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_row); }
 
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
