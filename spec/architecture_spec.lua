@@ -73,7 +73,7 @@ describe("the C core's layers", function()
   -- files over the budget, with the size they had when this list was made: they may shrink, never grow; a file
   -- not listed may not pass the budget at all
   local OVER = {
-    ["src/lua/l_array.c"] = 613,
+    -- (none: every file is within the budget since issue 30; add one only with the size it has, to split)
   }
   it("keeps C files within 600 lines and Lua files within 500 (the listed ones may not grow)", function()
     local bad = {}

@@ -142,102 +142,7 @@ static int l_check_writable(lua_State *L) {
   return 0;
 }
 
-// ---------------------------------------------------------------- nested tables <-> arrays
-
-static void store_value(void *buf, ck_dtype dt, int64_t i, double v) {
-  switch (dt) {
-  case CK_F32: ((float *)buf)[i] = (float)v; break;
-  case CK_F64: ((double *)buf)[i] = v; break;
-  case CK_I32: ((int32_t *)buf)[i] = ck_ew_f2i(v); break;
-  case CK_F16: ((uint16_t *)buf)[i] = ck_f64_to_f16(v); break; /* rounded once, to nearest even */
-  case CK_BF16: ((uint16_t *)buf)[i] = ck_f64_to_bf16(v); break;
-  default: break;
-  }
-}
-
-static double load_value(const void *buf, ck_dtype dt, int64_t i) {
-  switch (dt) {
-  case CK_F32: return ((const float *)buf)[i];
-  case CK_F64: return ((const double *)buf)[i];
-  case CK_I32: return ((const int32_t *)buf)[i];
-  case CK_F16: return ck_f16_to_f32(((const uint16_t *)buf)[i]);
-  case CK_BF16: return ck_bf16_to_f32(((const uint16_t *)buf)[i]);
-  default: return NAN;
-  }
-}
-
-static void push_value(lua_State *L, const void *buf, ck_dtype dt, int64_t i) {
-  if (dt == CK_I32) lua_pushinteger(L, ((const int32_t *)buf)[i]);
-  else lua_pushnumber(L, load_value(buf, dt, i));
-}
-
-/* Walks the nested table at stack index `idx` at depth d, checking it is rectangular, storing leaves. */
-static void fill_from(lua_State *L, int idx, int d, int nd, const int64_t *shape, void *buf, ck_dtype dt,
-                      int64_t *pos, char *path, size_t plen) {
-  int64_t n = (int64_t)lua_rawlen(L, idx);
-  if (n != shape[d])
-    luaL_error(L, "array: ragged nested table: %s has %I elements, expected %I (shape from the first elements)",
-               plen ? path : "the top level", (lua_Integer)n, (lua_Integer)shape[d]);
-  for (int64_t k = 1; k <= n; ++k) {
-    lua_rawgeti(L, idx, k);
-    size_t l2 = plen + (size_t)snprintf(path + plen, 256 - plen, "[%lld]", (long long)k);
-    if (d == nd - 1) {
-      int ok;
-      const double v = lua_tonumberx(L, -1, &ok);
-      if (!ok || lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "array: element %s is a %s, not a number%s", path, luaL_typename(L, -1),
-                   lua_istable(L, -1) ? " (ragged nesting)"
-                   : lua_isboolean(L, -1) ? " (cukern has no bool dtype yet: use 1 or 0)" : "");
-      store_value(buf, dt, (*pos)++, v);
-    } else {
-      if (!lua_istable(L, -1)) luaL_error(L, "array: ragged nested table: %s is a %s, expected a table", path, luaL_typename(L, -1));
-      fill_from(L, lua_gettop(L), d + 1, nd, shape, buf, dt, pos, path, l2 < 256 ? l2 : 255);
-    }
-    lua_pop(L, 1);
-  }
-}
-
-/* core.from_table(tbl_or_number, dtype, device) */
-static int l_from_table(lua_State *L) {
-  ck_dtype dt = lua_isnoneornil(L, 2) ? CK_F32 : ckl_check_dtype(L, 2);
-  ck_devkind dev = ckl_check_device(L, 3);
-  int64_t shape[CK_MAX_DIMS];
-  int nd = 0;
-  if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER) luaL_typeerror(L, 1, "table or number");
-  lua_pushvalue(L, 1);
-  while (lua_istable(L, -1)) {
-    if (nd == CK_MAX_DIMS) return luaL_error(L, "array: nesting deeper than %d dims", CK_MAX_DIMS);
-    shape[nd++] = (int64_t)lua_rawlen(L, -1);
-    if (shape[nd - 1] == 0) break;
-    lua_rawgeti(L, -1, 1);
-    lua_remove(L, -2);
-  }
-  lua_pop(L, 1);
-  if (ck_check_shape(CKL_CTX(L), "array", nd, shape, dt)) return ckl_fail(L);
-  int64_t n = 1;
-  for (int k = 0; k < nd; ++k) n *= shape[k];
-  void *buf = lua_newuserdatauv(L, (size_t)(n ? n : 1) * ck_dtype_size(dt), 0); /* GC-owned scratch */
-  int64_t pos = 0;
-  char path[256] = "";
-  if (nd == 0) {
-    store_value(buf, dt, 0, lua_tonumber(L, 1));
-  } else {
-    fill_from(L, 1, 0, nd, shape, buf, dt, &pos, path, 0);
-  }
-  ck_tensor *t = ckl_push_array(L);
-  if (ck_empty(CKL_CTX(L), t, dt, nd, shape, dev) || ck_write(CKL_CTX(L), t, buf)) return ckl_fail(L);
-  ckl_gc_debt(L);
-  return 1;
-}
-
-static void build_table(lua_State *L, const ck_tensor *t, const void *buf, int d, int64_t *pos) {
-  lua_createtable(L, (int)t->shape[d], 0);
-  for (int64_t k = 1; k <= t->shape[d]; ++k) {
-    if (d == t->ndim - 1) push_value(L, buf, t->dtype, (*pos)++);
-    else build_table(L, t, buf, d + 1, pos);
-    lua_rawseti(L, -2, k);
-  }
-}
+// ---------------------------------------------------------------- arrays -> tables (l_table.c converts)
 
 static int m_totable(lua_State *L) {
   ck_tensor *t = self_array(L, "a:totable");
@@ -245,12 +150,12 @@ static int m_totable(lua_State *L) {
   void *buf = lua_newuserdatauv(L, (size_t)(n ? n : 1) * ck_dtype_size(t->dtype), 0);
   if (n && ck_read(CKL_CTX(L), t, buf)) return arr_fail(L, "a:totable");
   if (t->ndim == 0) {
-    push_value(L, buf, t->dtype, 0);
+    ckl_push_value(L, buf, t->dtype, 0);
     return 1;
   }
   int64_t pos = 0;
   luaL_checkstack(L, t->ndim + 4, "totable");
-  build_table(L, t, buf, 0, &pos);
+  ckl_build_table(L, t, buf, 0, &pos);
   return 1;
 }
 
@@ -262,7 +167,7 @@ static int m_flat(lua_State *L) {
   if (n && ck_read(CKL_CTX(L), t, buf)) return arr_fail(L, "a:flat");
   lua_createtable(L, (int)n, 0);
   for (int64_t k = 0; k < n; ++k) {
-    push_value(L, buf, t->dtype, k);
+    ckl_push_value(L, buf, t->dtype, k);
     lua_rawseti(L, -2, k + 1);
   }
   return 1;
@@ -277,7 +182,7 @@ static int m_item(lua_State *L) {
   }
   double v[1];
   if (ck_read(CKL_CTX(L), t, v)) return arr_fail(L, "a:item");
-  push_value(L, v, t->dtype, 0);
+  ckl_push_value(L, v, t->dtype, 0);
   return 1;
 }
 
@@ -599,7 +504,7 @@ static int l_make_index(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg ckl_array_funcs[] = {{"empty", l_empty}, {"generate", l_generate}, {"from_table", l_from_table},
+const luaL_Reg ckl_array_funcs[] = {{"empty", l_empty}, {"generate", l_generate}, {"from_table", ckl_from_table},
                                     {"make_index", l_make_index}, {"check_writable", l_check_writable},
                                     {NULL, NULL}};
 

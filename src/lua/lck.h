@@ -144,6 +144,11 @@ const ckl_opdesc *ckl_op_for(const char *name);
 
 /* Each area's functions, registered into the module table (and array methods) by luaopen_cukern_core. */
 extern const luaL_Reg ckl_array_funcs[], ckl_array_methods[];
+/* l_table.c: core.from_table; one value of a host buffer in dtype dt pushed as a Lua number (integers for
+ * i32); the nested table of t's shape over a host buffer of its values in logical order. */
+int ckl_from_table(lua_State *L);
+void ckl_push_value(lua_State *L, const void *buf, ck_dtype dt, int64_t i);
+void ckl_build_table(lua_State *L, const ck_tensor *t, const void *buf, int d, int64_t *pos);
 extern const luaL_Reg ckl_ops_funcs[];
 extern const luaL_Reg ckl_bench_funcs[];
 extern const luaL_Reg ckl_rtc_funcs[]; /* l_rtc.c: run-time kernels, kernel_build, the disk cache */
