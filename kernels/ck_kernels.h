@@ -124,7 +124,25 @@ typedef struct ck_variant {
   unsigned flags;      /* CK_VF_* below */
   int (*launch)(const void *desc, const ck_env *env);
   const char *(*supports)(const void *desc); /* NULL: yes; else the reason it cannot (static string) */
+  unsigned char rank[4]; /* position in each of the ladder's preference orders (1 first, 0 absent) */
 } ck_variant;
+
+/* For the rung tables (kernels/<op>/rungs.def): single-dtype masks, and the macros that turn a row into a
+ * registry row (variants.c) or a prototype (launchers.h). */
+#define CK_DTM_F32 CK_DT_BIT(CK_F32)
+#define CK_DTM_F64 CK_DT_BIT(CK_F64)
+#define CK_DTM_I32 CK_DT_BIT(CK_I32)
+#define CK_DTM_F16 CK_DT_BIT(CK_F16)
+#define CK_DTM_BF16 CK_DT_BIT(CK_BF16)
+#define CK_CAT_(a, b) a##b
+#define CK_CAT(a, b) CK_CAT_(a, b)
+#define CK_UNPAREN(...) __VA_ARGS__
+#define CK_RUNG_SUP_S(fn) CK_CAT(fn, _supports)
+#define CK_RUNG_SUP_N(fn) NULL
+/* One registry row of ladder PREFIX (ck_matmul_, ...): {id, "name", summary, dtypes, flags, launch, supports,
+ * ranks}. */
+#define CK_RUNG_ROW(PREFIX, ID, NAME, SUP, DTYPES, FLAGS, RANKS, SUMMARY)                                             \
+  {ID, #NAME, SUMMARY, DTYPES, FLAGS, CK_CAT(PREFIX, NAME), CK_RUNG_SUP_##SUP(CK_CAT(PREFIX, NAME)), {CK_UNPAREN RANKS}},
 
 /* Layout needs a dispatcher satisfies (by copying) before it calls the launcher. */
 #define CK_VF_ROWMAJOR 1u   /* matmul: a_cs == b_cs == c_cs == 1; transpose: in_cs == 1 and out_cs == 1 */
@@ -222,21 +240,27 @@ typedef struct ck_ew_desc {
   double s1, s2;
 } ck_ew_desc;
 
-/* Variant tables, one per op (kernels/<op>/variants.c). */
+/* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
+ * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
+ * context is made; until then they are empty. */
+#define CK_ORDER_CAP 33 /* the longest order + its -1 */
 extern const ck_variant ck_matmul_variants[];
 extern const int ck_matmul_nvariants;
-extern const int ck_matmul_preferred[]; /* default order, -1 terminated */
-extern const int ck_matmul_preferred_tma[]; /* large f16/bf16 products a Hopper rung takes in place (op_matmul.c) */
+extern int ck_matmul_preferred[CK_ORDER_CAP];      /* rank 1: default order */
+extern int ck_matmul_preferred_tma[CK_ORDER_CAP];  /* rank 2: large f16/bf16 products a Hopper rung takes in place */
+extern int ck_matmul_preferred_tiny[CK_ORDER_CAP]; /* rank 3: tiny f32/f64 products (op_matmul.c) */
 extern const ck_variant ck_reduce_variants[];
 extern const int ck_reduce_nvariants;
-extern const int ck_reduce_preferred[];
-extern const int ck_reduce_preferred_full[]; /* for outer == inner == 1 */
+extern int ck_reduce_preferred[CK_ORDER_CAP];       /* rank 1: rows and columns */
+extern int ck_reduce_preferred_full[CK_ORDER_CAP];  /* rank 2: outer == inner == 1 */
+extern int ck_reduce_preferred_tiny[CK_ORDER_CAP];  /* rank 3: whole arrays up to 2 KiB */
+extern int ck_reduce_preferred_small[CK_ORDER_CAP]; /* rank 4: whole arrays up to 16 KiB */
 extern const ck_variant ck_transpose_variants[];
 extern const int ck_transpose_nvariants;
-extern const int ck_transpose_preferred[];
+extern int ck_transpose_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
-extern const int ck_ew_preferred[];
+extern int ck_ew_preferred[CK_ORDER_CAP];
 
 #ifdef __cplusplus
 }

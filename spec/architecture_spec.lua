@@ -91,3 +91,38 @@ describe("the C core's layers", function()
     assert(#bad == 0, "over the size budget (split along a seam instead):\n" .. table.concat(bad, "\n"))
   end)
 end)
+
+describe("the rung tables (kernels/<op>/rungs.def)", function()
+  it("give each order dense, unique ranks, and each rung its file", function()
+    local bad = {}
+    for _, op in ipairs {"matmul", "reduce", "transpose", "elementwise"} do
+      local path = "kernels/" .. op .. "/rungs.def"
+      local src = H.read_file(path)
+      local seen = {{}, {}, {}, {}}
+      local n = 0
+      for id, name, ranks in src:gmatch("\nCK_RUNG%((%d+), ([%w_]+), [SN], [^\n]-, (%([%d, ]+%)),") do
+        n = n + 1
+        local col = 0
+        for r in ranks:gmatch("%d+") do
+          col = col + 1
+          r = tonumber(r)
+          if r > 0 then
+            if seen[col][r] then bad[#bad + 1] = ("%s: %s and %s share rank %d of order %d"):format(path, seen[col][r], name, r, col) end
+            seen[col][r] = name
+          end
+        end
+        local file = ("kernels/%s/%02d_%s.cu"):format(op, tonumber(id), name)
+        if name ~= "batched" and not io.open(file) then bad[#bad + 1] = path .. ": no file " .. file end
+      end
+      if n == 0 then bad[#bad + 1] = path .. ": no rows read" end
+      for col = 1, 4 do
+        local k = 0
+        for r in pairs(seen[col]) do k = math.max(k, r) end
+        for r = 1, k do
+          if not seen[col][r] then bad[#bad + 1] = ("%s: order %d has no rank %d"):format(path, col, r) end
+        end
+      end
+    end
+    assert(#bad == 0, table.concat(bad, "\n"))
+  end)
+end)

@@ -349,6 +349,8 @@ const ck_variant *ck_variants(const char *name, int *count);
 /* What row `row` of ladder `tab` (as ck_variants returned it) launched the last time it ran on the GPU in
  * this context: false if it never did. *library as in ck_ran. (src/ops/dispatch.c) */
 bool ck_variant_last(ck_ctx *ctx, const ck_variant *tab, int row, ck_launch_note *kernels, bool *library);
+/* Derive every ladder's preference orders from its rung table (once per process; ck_ctx_create calls it). */
+void ck_registry_init(void);
 /* Resolve a requested variant for `desc` (see ck_run). `preferred` is the default order (ids, -1
  * terminated). Returns NULL with an error in ctx when nothing can run the case. (src/core/registry.c) */
 const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant *tab, int n,

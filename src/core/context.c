@@ -126,6 +126,7 @@ static void discover(ck_ctx *ctx) {
 }
 
 ck_status ck_ctx_create(ck_ctx **out) {
+  ck_registry_init(); /* the ladders' preference orders (registry.c), before any op can pick a rung */
   ck_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return CK_ERR_OOM;
   ck_alloc_init(ctx);

@@ -5,6 +5,7 @@
  * tables and calls the picker. This file sits below the ops: it knows tables, dtypes and supports(), and
  * includes nothing from src/ but the error reporting of ck.h.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,45 @@ static const char *cannot(const ck_variant *v, ck_dtype dt, const void *desc) {
   if (!(v->dtypes & CK_DT_BIT(dt))) return "dtype not supported";
   return v->supports ? v->supports(desc) : NULL;
 }
+
+// ---------------------------------------------------------------- the preference orders
+
+/* Every ladder's orders, derived from the RANKS column of its rung table (kernels/<op>/rungs.def): order k
+ * lists the ids of the rows whose rank[k] is 1, 2, 3 ... (0: not in it), so a new rung joins an order by its
+ * rank alone. Built once, when the first context is made (ck_registry_init); read-only after. */
+static const struct {
+  const ck_variant *tab;
+  const int *n;
+  int col;
+  int *order;
+} ORDERS[] = {
+    {ck_matmul_variants, &ck_matmul_nvariants, 0, ck_matmul_preferred},
+    {ck_matmul_variants, &ck_matmul_nvariants, 1, ck_matmul_preferred_tma},
+    {ck_matmul_variants, &ck_matmul_nvariants, 2, ck_matmul_preferred_tiny},
+    {ck_reduce_variants, &ck_reduce_nvariants, 0, ck_reduce_preferred},
+    {ck_reduce_variants, &ck_reduce_nvariants, 1, ck_reduce_preferred_full},
+    {ck_reduce_variants, &ck_reduce_nvariants, 2, ck_reduce_preferred_tiny},
+    {ck_reduce_variants, &ck_reduce_nvariants, 3, ck_reduce_preferred_small},
+    {ck_transpose_variants, &ck_transpose_nvariants, 0, ck_transpose_preferred},
+    {ck_ew_variants, &ck_ew_nvariants, 0, ck_ew_preferred},
+};
+
+static void build_orders(void) {
+  for (size_t o = 0; o < sizeof ORDERS / sizeof ORDERS[0]; ++o) {
+    int k = 0;
+    for (int r = 1; r <= 255 && k < CK_ORDER_CAP - 1; ++r)
+      for (int i = 0; i < *ORDERS[o].n && k < CK_ORDER_CAP - 1; ++i)
+        if (ORDERS[o].tab[i].rank[ORDERS[o].col] == r) ORDERS[o].order[k++] = ORDERS[o].tab[i].id;
+    ORDERS[o].order[k] = -1;
+  }
+}
+
+void ck_registry_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  (void)pthread_once(&once, build_orders);
+}
+
+// ---------------------------------------------------------------- picking a rung
 
 static void set_ran(ck_ran *ran, const ck_variant *v) {
   if (!ran) return;

@@ -77,8 +77,6 @@ typedef struct ck_opdef {
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose;
 
-/* Preference orders for small problems (kernels/<op>/variants.c; chosen in the op files' preferred_for). */
-extern const int ck_reduce_preferred_tiny[], ck_reduce_preferred_small[], ck_matmul_preferred_tiny[];
 
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */
 char *ck_plan_operands(const ck_plan *p, char *buf, size_t n);
