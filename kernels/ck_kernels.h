@@ -20,12 +20,18 @@ extern "C" {
 
 #define CK_MAX_DIMS 8
 
-typedef enum { CK_F32 = 0, CK_F64 = 1, CK_I32 = 2, CK_F16 = 3, CK_BF16 = 4, CK_NDTYPES } ck_dtype;
+typedef enum { /* one per row of kernels/dtypes.def, in row order */
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, RANK, ALIASES) CK_##ID,
+#include "dtypes.def"
+#undef CK_DTYPE
+  CK_NDTYPES
+} ck_dtype;
 #define CK_DT_BIT(d) (1u << (d))
 #define CK_DT_FLOATS (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
 #define CK_DT_ALL3 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64) | CK_DT_BIT(CK_I32))
 #define CK_DT_HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16)) /* 2-byte floats (kernels/half.h) */
 #define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES)
+#define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def */
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 

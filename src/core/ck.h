@@ -208,6 +208,8 @@ size_t ck_take_alloc_debt(ck_ctx *ctx);
 /* ---------------------------------------------------------------- tensors and views (tensor.c) */
 size_t ck_dtype_size(ck_dtype dt);
 const char *ck_dtype_name(ck_dtype dt);
+/* "f32, f64, i32, f16, bf16": every dtype's name (kernels/dtypes.def), for messages, into buf. */
+char *ck_dtype_list(char *buf, size_t n);
 bool ck_dtype_parse(const char *s, ck_dtype *out);
 bool ck_dtype_is_float(ck_dtype dt);
 const char *ck_dev_name(ck_devkind d);

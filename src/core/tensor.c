@@ -13,28 +13,45 @@
 
 // ---------------------------------------------------------------- dtypes
 
+enum { CLASS_FLOAT, CLASS_INT, CLASS_HALF };
 static const struct {
-  const char *name;
+  const char *name, *aliases;
   size_t size;
-} DTYPES[CK_NDTYPES] = {{"f32", 4}, {"f64", 8}, {"i32", 4}, {"f16", 2}, {"bf16", 2}};
+  int cls, rank;
+} DTYPES[CK_NDTYPES] = {
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, RANK, ALIASES)                                                        \
+  [CK_##ID] = {NAME, ALIASES, SIZE, CLASS_##CLASS, RANK},
+#include "dtypes.def"
+#undef CK_DTYPE
+};
 
 size_t ck_dtype_size(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].size : 0; }
 const char *ck_dtype_name(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].name : "?"; }
-bool ck_dtype_is_float(ck_dtype dt) { return dt != CK_I32; }
+bool ck_dtype_is_float(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES && DTYPES[dt].cls != CLASS_INT; }
 const char *ck_dev_name(ck_devkind d) { return d == CK_CUDA ? "cuda" : "host"; }
 
+char *ck_dtype_list(char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (int d = 0; d < CK_NDTYPES && k < n; ++d) k += (size_t)snprintf(buf + k, n - k, "%s%s", d ? ", " : "", DTYPES[d].name);
+  return buf;
+}
+
+/* A name or one of its space-separated aliases (dtypes.def). */
 bool ck_dtype_parse(const char *s, ck_dtype *out) {
-  static const struct {
-    const char *alias;
-    ck_dtype dt;
-  } ALIASES[] = {{"f32", CK_F32}, {"float32", CK_F32}, {"single", CK_F32}, {"f64", CK_F64},
-                 {"float64", CK_F64}, {"double", CK_F64}, {"i32", CK_I32}, {"int32", CK_I32},
-                 {"f16", CK_F16}, {"float16", CK_F16}, {"half", CK_F16}, {"bf16", CK_BF16}, {"bfloat16", CK_BF16}};
-  for (size_t i = 0; i < sizeof ALIASES / sizeof *ALIASES; ++i)
-    if (strcmp(s, ALIASES[i].alias) == 0) {
-      *out = ALIASES[i].dt;
+  const size_t n = strlen(s);
+  for (int d = 0; d < CK_NDTYPES; ++d) {
+    bool hit = strcmp(s, DTYPES[d].name) == 0;
+    for (const char *a = DTYPES[d].aliases; !hit && *a;) {
+      const size_t k = strcspn(a, " ");
+      hit = n > 0 && k == n && strncmp(a, s, n) == 0;
+      a += k + (a[k] == ' ');
+    }
+    if (hit) {
+      *out = (ck_dtype)d;
       return true;
     }
+  }
   return false;
 }
 
@@ -471,10 +488,13 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
 
 // ---------------------------------------------------------------- promotion
 
+/* By the RANK column of dtypes.def: the higher rank wins; two different dtypes of one rank (f16, bf16) give the
+ * first dtype of a higher rank (f32), which holds both exactly. */
 ck_dtype ck_promote(ck_dtype a, ck_dtype b) {
   if (a == b) return a;
-  if (a == CK_I32) return b;
-  if (b == CK_I32) return a;
-  if (a == CK_F64 || b == CK_F64) return CK_F64;
-  return CK_F32;
+  if (DTYPES[a].rank != DTYPES[b].rank) return DTYPES[a].rank > DTYPES[b].rank ? a : b;
+  ck_dtype best = a;
+  for (int d = 0; d < CK_NDTYPES; ++d)
+    if (DTYPES[d].rank > DTYPES[a].rank && (best == a || DTYPES[d].rank < DTYPES[best].rank)) best = (ck_dtype)d;
+  return best;
 }

@@ -289,20 +289,22 @@ static int m_to(lua_State *L) {
   ck_devkind dev = ck_dev(t);
   ck_dtype dt = t->dtype;
   int ndev = 0, ndt = 0;
+  char dts[96];
+  ck_dtype_list(dts, sizeof dts);
   for (int i = 2; i <= 3; ++i) {
     if (lua_isnoneornil(L, i)) continue;
     if (lua_type(L, i) != LUA_TSTRING)
-      return arr_error(L, "a:to", "argument %d must be a device (cuda, host) or a dtype (f32, f64, i32, f16, bf16), got %s", i - 1,
+      return arr_error(L, "a:to", "argument %d must be a device (cuda, host) or a dtype (%s), got %s", i - 1, dts,
                        describe(L, i));
     const char *s = lua_tostring(L, i);
     if (ckl_parse_device(s, &dev)) ++ndev;
     else if (ck_dtype_parse(s, &dt)) ++ndt;
-    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, host) nor a dtype (f32, f64, i32, f16, bf16)", s);
+    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, host) nor a dtype (%s)", s, dts);
   }
   if (lua_gettop(L) > 3) return arr_error(L, "a:to", "takes a device and/or a dtype, got %d arguments", lua_gettop(L) - 1);
   if (ndev > 1 || ndt > 1)
     return arr_error(L, "a:to", "two %s given; give at most one device and one dtype", ndev > 1 ? "devices" : "dtypes");
-  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, host) and/or a dtype (f32, f64, i32, f16, bf16)");
+  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, host) and/or a dtype (%s)", dts);
   ck_tensor *r = ckl_push_array(L);
   if (ck_to(CKL_CTX(L), r, t, dev, dt)) return arr_fail(L, "a:to");
   ckl_gc_debt(L);

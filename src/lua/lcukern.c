@@ -89,7 +89,9 @@ const char *ckl_opt_variant(lua_State *L, int i, char *buf, size_t n) {
 ck_dtype ckl_check_dtype(lua_State *L, int i) {
   ck_dtype dt;
   const char *s = luaL_checkstring(L, i);
-  if (!ck_dtype_parse(s, &dt)) luaL_argerror(L, i, lua_pushfstring(L, "unknown dtype '%s' (f32, f64, i32, f16, bf16)", s));
+  char names[96];
+  if (!ck_dtype_parse(s, &dt))
+    luaL_argerror(L, i, lua_pushfstring(L, "unknown dtype '%s' (%s)", s, ck_dtype_list(names, sizeof names)));
   return dt;
 }
 
