@@ -27,6 +27,13 @@ function readme.markdown(results_dir, opts)
   if #docs == 0 then
     return "_No GPU results committed yet: run `make demo` on a GPU host, then `make report`._"
   end
+  -- the newest run's commit: sections from other commits say that they are older runs
+  local newest, newest_date = nil, ""
+  for _, d in ipairs(docs) do
+    local m = d.doc.meta or {}
+    local date = tostring(m.date or "")
+    if date > newest_date then newest, newest_date = m.commit, date end
+  end
   local out = {}
   for _, d in ipairs(docs) do
     local drawn, A = charts.charts(d.doc, d.base)
@@ -45,6 +52,9 @@ function readme.markdown(results_dir, opts)
     if A.meta.driver then p[#p + 1] = "CUDA driver API " .. tostring(A.meta.driver) end
     if A.meta.runtime then p[#p + 1] = "CUDA runtime " .. tostring(A.meta.runtime) end
     if A.meta.commit then p[#p + 1] = "commit `" .. tostring(A.meta.commit) .. "`" end
+    if newest and A.meta.commit and A.meta.commit ~= newest then
+      p[1] = "_An older run (not re-run at `" .. tostring(newest) .. "`)._ " .. p[1]
+    end
     if #d.doc.rows > 0 then
       p[#p + 1] = string.format("[all %d rows](%s/index.html#%s)", #d.doc.rows, link, d.base)
     end
