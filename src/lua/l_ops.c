@@ -222,7 +222,7 @@ static int l_ew_ops(lua_State *L) { return push_rows(L, CK_EW_NOPS, ew_row); }
 
 /* core.reduce_ops() -> the reduction table as Lua sees it (kernels/reduce/reduce_ops.def): {name, indexed
  * (the result is the indices), gives_indices (max/min can return them), float_only} per op, in id order.
- * init.lua makes ck.<name> and a:<name>() for every row. */
+ * lua/cukern/ops.lua makes ck.<name> and a:<name>() for every row. */
 static void reduce_row(lua_State *L, int op) {
   set_str(L, "name", ck_reduce_op_name(op));
   set_bool(L, "indexed", ck_reduce_op_indexed(op));
