@@ -39,6 +39,15 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
  * Plain data, written on every launch (a few stores): the attributes (registers, spills, occupancy) are
  * looked up from `fn` only when someone asks (src/core/kinfo.c), so the launch path stays as cheap as it was.
  * Library calls (cuBLAS, CUB's own kernels, geam) note nothing: they are not ours to describe. */
+/* The most devices of one kind a process drives (cuda:0 .. cuda:63); kernel attribute caches keep a flag or a
+ * value per device, since cudaFuncSetAttribute and occupancy apply to the current device only (issue 31). */
+#define CK_MAX_DEVICES 64
+/* A launcher's once-per-device cache: a flag ("the attribute is raised") or a value (occupancy) for each device,
+ * in a zero-initialised static. Races between two threads are benign: both store the same value (a lost flag
+ * costs one more cudaFuncSetAttribute). */
+typedef struct ck_devcache {
+  int v[CK_MAX_DEVICES];
+} ck_devcache;
 #define CK_NOTE_MAX 4 /* the most kernels one launch records (two-pass reductions launch 2 or 3) */
 typedef struct ck_launch {
   const void *fn; /* the __global__ function's host stub, as cudaFuncGetAttributes takes it */
@@ -78,6 +87,7 @@ int ck_batch_flush(ck_batch *q, void *stream);
 
 /* What a launcher gets besides its descriptor. */
 typedef struct ck_env {
+  int device;    /* the CUDA ordinal everything below belongs to (the current device during the launch) */
   void *stream;  /* cudaStream_t */
   void *cublas;  /* cublasHandle_t, already bound to `stream` */
   int sm_count, cc_major, cc_minor;

@@ -79,7 +79,11 @@ add("ck.scalar", {C("ck.scalar('x')"), C("ck.scalar(1, {dtype = 'x'})"), C("ck.s
   C("ck.scalar({})")})
 
 -- module functions
-add("ck.default_device", {C("ck.default_device('tpu')"), C("ck.default_device(7)")})
+add("ck.default_device", {C("ck.default_device('tpu')"), C("ck.default_device(7)"), C("ck.default_device('cuda:99')"),
+  C("ck.default_device('host:9')"), C("ck.default_device('cuda:-1')"), C("ck.default_device('host:x')")})
+add("ck.devices", {C("ck.devices(1)"), C("ck.devices('cuda')")})
+add("ck.with_device", {C("ck.with_device()"), C("ck.with_device('tpu', function() end)"), C("ck.with_device('host', 7)"),
+  C("ck.with_device('host:5')"), C("ck.with_device(1, function() end)")})
 add("ck.sync_mode", {C("ck.sync_mode({}, 'x') + 1")})
 add("ck.batching", {C("ck.batching('on')"), C("ck.batching(1)"), C("ck.batching({})")})
 add("ck.seed", {C("ck.seed('x')"), C("ck.seed(0/0)"), C("ck.seed({})")})
@@ -88,6 +92,8 @@ add("ck.variants", {C("ck.variants('nope')"), C("ck.variants()"), C("ck.variants
 for _, f in ipairs {"device", "has_cuda", "sync", "memory", "empty_cache", "last_ran"} do
   add("ck." .. f, {C(("ck.%s(A)"):format(f)), C(("ck.%s(1, 2)"):format(f))})
 end
+add("ck.sync", {C("ck.sync('tpu')"), C("ck.sync('host:7')")})
+add("ck.memory", {C("ck.memory('cuda:64')")})
 add("ck.is_array", {C("ck.is_array(A, 2)"), C("ck.is_array()")})
 add("ck.format", {C("ck.format('x')"), C("ck.format(nil)"), C("ck.format({})")})
 add("ck.kernel", {

@@ -18,7 +18,8 @@ describe("module", function()
     else
       assert.is_string(d.why_host)
     end
-    assert.equals(H.has_cuda and "cuda" or "host", d.default)
+    assert.equals(H.has_cuda and "cuda:0" or "host:0", d.default) -- "cuda:N"/"host:N" since issue 31
+    assert.equals(d.default, d.id)
   end)
 
   it("lists variants from the registry for every ladder", function()
@@ -44,7 +45,7 @@ for _, dev in ipairs(H.devices()) do
     it("creates zeros, ones, full, eye, arange, linspace with the right values", function()
       for _, dt in ipairs {"f32", "f64", "i32"} do
         local z = ck.zeros(2, 3, O(dt))
-        assert.equals("2x3", shape(z)); assert.equals(dt, z:dtype()); assert.equals(dev, z:device())
+        assert.equals("2x3", shape(z)); assert.equals(dt, z:dtype()); assert.equals(dev .. ":0", z:device())
         assert.same({{0, 0, 0}, {0, 0, 0}}, z:totable())
         assert.same({{1, 1}, {1, 1}}, ck.ones({2, 2}, O(dt)):totable())
         assert.same({7, 7, 7}, ck.full({3}, 7, O(dt)):totable())
@@ -136,11 +137,11 @@ for _, dev in ipairs(H.devices()) do
       local i = ck.array({{1.9, -1.9}, {2.5, -0.2}}, O("f64")):to("i32")
       assert.same({{1, -1}, {2, 0}}, i:totable()) -- truncation toward zero
       local h = a:to("host")
-      assert.equals("host", h:device())
+      assert.equals("host:0", h:device())
       H.assert_equal(h, a:host())
       if H.has_cuda then
         local g = a:to("cuda", "f32")
-        assert.equals("cuda", g:device()); assert.equals("f32", g:dtype())
+        assert.equals("cuda:0", g:device()); assert.equals("f32", g:dtype())
         H.assert_equal(g:to("host"), a:to("f32"))
         -- a strided view crossing devices keeps its logical order
         H.assert_equal(a:t():cuda():host(), a:t():contiguous())

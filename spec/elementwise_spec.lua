@@ -484,7 +484,7 @@ describe("elementwise on cuda", function()
     local want = fn_host()
     for _, v in ipairs(VARIANTS) do
       local got = fn_cuda(v)
-      assert.equal("cuda", got:device(), label)
+      assert.equal("cuda:0", got:device(), label)
       H.assert_close(got, want, tol or H.tol(dt), label .. " (" .. v .. ")")
     end
   end

@@ -33,6 +33,10 @@ end
 local CASES = {
   -- module
   {"ck.default_device", [[ck.default_device("tpu")]], "unknown device 'tpu'"},
+  {"ck.default_device", [[ck.default_device("host:9")]], "device host:9 does not exist %(there is 1 host device"},
+  {"ck.devices", [[ck.devices(1)]], "takes no arguments"},
+  {"ck.with_device", [[ck.with_device("host:7", function() end)]], "device host:7 does not exist"},
+  {"ck.with_device", [[ck.with_device("host", 1)]], "must be a function"},
   {"ck.seed", [[ck.seed("x")]], "number expected"},
   {"ck.batching", [[ck.batching("on")]], "boolean expected"},
   {"ck.variants", [[ck.variants("nope")]], "unknown op 'nope'"},

@@ -213,7 +213,7 @@ describe("io round trips", function()
               local a = make(kind, shape, dtype, "cuda")
               local path, label = P("gpu." .. ext), ("%s %s %s .%s cuda"):format(dtype, sstr(shape), kind, ext)
               local b = round_trip(ext, path, a, kind == "sliced", "cuda")
-              assert.equal("cuda", b:device(), label)
+              assert.equal("cuda:0", b:device(), label)
               H.assert_equal(b:to("host"), a:to("host"), label)
               H.assert_equal(round_trip(ext, path, a, false, "host"), a:to("host"), label .. " (loaded to the host)")
             end
@@ -675,7 +675,7 @@ disp('OCTAVE-DONE');
 ]])
     local ref = dofile(P("g_ref.lua"))
     local t = ck.load(P("g.mat"), {device = "cuda"})
-    assert.equal("cuda", t.X:device())
+    assert.equal("cuda:0", t.X:device())
     -- the dump is column-major: as a reversed-shape C array, permuted back
     H.assert_equal(t.X:to("host"), ck.array(ref.X, {dtype = "f64"}):reshape(17, 33):t())
     H.assert_equal(t.Y:to("host"), ck.array(ref.Y, {dtype = "f32"}):reshape(6, 5, 4):permute(3, 2, 1))

@@ -46,7 +46,8 @@ extern "C" {
 
 /* Element types (the same numbers as cukern's own dtypes). */
 typedef enum { CUKERN_F32 = 0, CUKERN_F64 = 1, CUKERN_I32 = 2 } cukern_dtype;
-/* Where a buffer lives: host memory, or a CUDA device pointer (on the device cukern uses, device 0). */
+/* Where a buffer lives: host memory, or a CUDA device pointer. Which CUDA device: cukern_push_buffer_on's ordinal
+ * (cuda:N), cukern_device_ordinal for an array; the functions without an ordinal mean device 0. */
 typedef enum { CUKERN_HOST = 0, CUKERN_CUDA = 1 } cukern_device;
 
 enum {
@@ -69,6 +70,15 @@ int cukern_open(lua_State *L);
  * release. Returns 0 and pushes the array, or nonzero and pushes a message. */
 int cukern_push_buffer(lua_State *L, void *data, cukern_dtype dt, int ndim, const int64_t *shape, cukern_device dev,
                        cukern_release_fn release, void *ud);
+
+/* cukern_push_buffer for a buffer on device `ordinal` (cuda:ordinal; host:ordinal with CUKERN_HOST_DEVICES). A
+ * device that does not exist is CUKERN_ERR_DEVICE. */
+int cukern_push_buffer_on(lua_State *L, void *data, cukern_dtype dt, int ndim, const int64_t *shape, cukern_device dev,
+                          int ordinal, cukern_release_fn release, void *ud);
+
+/* The ordinal of the device the array at idx lives on (cuda:N or host:N -> N). Returns 0, or nonzero and pushes a
+ * message. */
+int cukern_device_ordinal(lua_State *L, int idx, int *ordinal);
 
 /* Copy the array at stack index idx (any view, any device) into the host buffer buf in row-major order,
  * converted to dt; buf must hold numel * sizeof(element) bytes (bytes says how many it holds). Waits for

@@ -171,7 +171,7 @@ constexpr int kNCfg = 5, kLarge = 3, kSmall = 2; // W3: measured fastest (header
 using G = Cfg<64, 64, 32, 32, 32, 3, 1>; // operands without 16-byte copies (plain element loads), any size
 
 template <class C, typename T, bool VEC> int launch(const ck_mm_desc *d, const ck_env *env) {
-  static bool raised;
+  static ck_devcache raised;
   return launch_tiles<C::BM, C::BN, C::NT, C::SMEM>(d, env, matmul_wmma_kernel<C, T, VEC>, raised);
 }
 

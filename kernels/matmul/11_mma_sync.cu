@@ -363,32 +363,34 @@ using G = Cfg<64, 64, 32, 32, 32, 3, 1, 0>;
 
 /* One configuration's launch: with a stream-K tail (mm_streamk.cuh: launch_tiles_sk) when it has producer warps.
  * `raised`: the kernel's own flag (the f16 and bf16 kernels of one configuration share this function). */
-template <class C, int SMEM, class K> int launch_cfg(const ck_mm_desc *d, const ck_env *env, K kern, bool &raised) {
+template <class C, int SMEM, class K> int launch_cfg(const ck_mm_desc *d, const ck_env *env, K kern, ck_devcache &raised) {
   if constexpr (C::WS > 0) return launch_tiles_sk<C::BM, C::BN, C::BK, C::NT, SMEM, C::MINB>(d, env, kern, raised);
   else return launch_tiles<C::BM, C::BN, C::NT, SMEM>(d, env, kern, raised);
 }
 
 template <class C, typename T> int launch_h(const ck_mm_desc *d, const ck_env *env) {
-  static bool raised;
+  static ck_devcache raised;
   return launch_cfg<C, smem_h<C>()>(d, env, matmul_mma_sync_kernel<C, T, true>, raised);
 }
 
 template <class C> int launch_t(const ck_mm_desc *d, const ck_env *env) {
-  static bool raised;
+  static ck_devcache raised;
   return launch_cfg<C, smem_t<C>()>(d, env, matmul_mma_sync_tf32_kernel<C, true>, raised);
 }
 
 /* Whether a warp-specialized kernel got its registers: setmaxnreg exists on sm_90a only, and built for any
  * other target the consumers keep the launch's 168 registers and spill their accumulators (kilobytes of local
  * memory, ptxas -v); on sm_90a at most a few producer registers spill (8 bytes of frame; sm_86: 72 bytes and
- * more). Asked once per kernel. */
+ * more). Asked once per kernel and device (the binary loaded depends on the device's architecture):
+ * 0 unknown, 1 ready, 2 not. */
 constexpr size_t kWsLocalMax = 32;
-template <class K> bool ws_ready(K kern) {
-  static int ok = -1;
-  if (ok < 0) {
+template <class K> bool ws_ready(K kern, int dev) {
+  static ck_devcache ready;
+  int &ok = ready.v[dev];
+  if (!ok) {
     cudaFuncAttributes fa;
-    ok = cudaFuncGetAttributes(&fa, (const void *)kern) == cudaSuccess && fa.localSizeBytes <= kWsLocalMax;
-    if (!ok) cudaGetLastError(); // a failed query leaves a (non-sticky) error behind
+    ok = cudaFuncGetAttributes(&fa, (const void *)kern) == cudaSuccess && fa.localSizeBytes <= kWsLocalMax ? 1 : 2;
+    if (ok == 2) cudaGetLastError(); // a failed query leaves a (non-sticky) error behind
   }
   return ok == 1;
 }
@@ -404,10 +406,10 @@ int pick(const ck_mm_desc *d, const ck_env *env, int n, int64_t bm, int64_t bn, 
 
 template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
   if (!ab_vec(d)) {
-    static bool raised;
+    static ck_devcache raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_h<G>()>(d, env, matmul_mma_sync_kernel<G, T, false>, raised);
   }
-  const int large = ws_ready(matmul_mma_sync_kernel<H5, T, true>) ? kLargeWsH : kLargeH;
+  const int large = ws_ready(matmul_mma_sync_kernel<H5, T, true>, env->device) ? kLargeWsH : kLargeH;
   switch (pick(d, env, kNH, H0::BM, H0::BN, large, kSmallH)) {
   case 1: return launch_h<H1, T>(d, env);
   case 2: return launch_h<H2, T>(d, env);
@@ -422,10 +424,10 @@ template <typename T> int launch_half(const ck_mm_desc *d, const ck_env *env) {
 
 int launch_tf32(const ck_mm_desc *d, const ck_env *env) {
   if (!ab_vec(d)) {
-    static bool raised;
+    static ck_devcache raised;
     return launch_tiles<G::BM, G::BN, G::NT, smem_t<G>()>(d, env, matmul_mma_sync_tf32_kernel<G, false>, raised);
   }
-  const int large = ws_ready(matmul_mma_sync_tf32_kernel<T3, true>) ? kLargeWsT : kLargeT;
+  const int large = ws_ready(matmul_mma_sync_tf32_kernel<T3, true>, env->device) ? kLargeWsT : kLargeT;
   switch (pick(d, env, kNT, T0::BM, T0::BN, large, kSmallT)) {
   case 1: return launch_t<T1>(d, env);
   case 2: return launch_t<T2>(d, env);

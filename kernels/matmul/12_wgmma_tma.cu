@@ -87,9 +87,9 @@ __global__ void __launch_bounds__(NT, 1)
 
 struct Rung {
   template <typename T, int LA, int LB> static int launch(const ck_mm_desc *d, const ck_env *env, const Maps &mp) {
-    static bool raised;
+    static ck_devcache raised;
     auto kern = matmul_wgmma_tma_kernel<T, LA, LB>;
-    if (int e = raise_smem(kern, SMEM, raised)) return e;
+    if (int e = raise_smem(kern, SMEM, raised, env->device)) return e;
     return launch_tiles_tma<BM, BN, NT, SMEM>(d, env, mp, kern);
   }
 };

@@ -227,11 +227,12 @@ inline bool make_c_map(CUtensorMap *map, const ck_mm_desc *d) {
 /* One configuration's launch: CL-block clusters, the TMA-store epilogue or direct stores. */
 template <typename T, int LA, int LB, int CL, bool TMA_EPI>
 int launch_cfg(const ck_mm_desc *d, const ck_env *env, const Maps &mp, const CUtensorMap &mc) {
-  static bool raised;
-  static int max_clusters; // resident clusters of this kernel (asked once)
+  static ck_devcache raised;
+  static ck_devcache clusters; // resident clusters of this kernel (asked once per device)
+  int &max_clusters = clusters.v[env->device];
   constexpr int SMEM = smem_bytes<TMA_EPI>();
   auto kern = matmul_persistent_kernel<T, LA, LB, CL, TMA_EPI>;
-  if (int e = raise_smem(kern, SMEM, raised)) return e;
+  if (int e = raise_smem(kern, SMEM, raised, env->device)) return e;
   const int64_t mt = (d->m + BM - 1) / BM, nt = (d->n + BN - 1) / BN, units = (mt + CL - 1) / CL * nt * d->batch;
   if (units > 0x7fffffffLL) return (int)cudaErrorInvalidConfiguration; // supports() refuses these first
   cudaLaunchAttribute attr[1];

@@ -106,12 +106,13 @@ inline int launch_f32_f64(const void *desc, const ck_env *env, void (*kf)(MmArgs
   return (int)cudaGetLastError();
 }
 
-/* Dynamic shared memory past 48 KB is opted in once per kernel (`raised`: the caller's flag for that kernel). */
-template <class K> inline int raise_smem(K kern, int bytes, bool &raised) {
-  if (raised || bytes <= 48 * 1024) return 0;
+/* Dynamic shared memory past 48 KB is opted in once per kernel and device (`raised`: the caller's flags for that
+ * kernel; the attribute applies to the current device only, so cuda:1 needs its own opt-in). */
+template <class K> inline int raise_smem(K kern, int bytes, ck_devcache &raised, int dev) {
+  if (bytes <= 48 * 1024 || raised.v[dev]) return 0;
   const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (e != cudaSuccess) return (int)e;
-  raised = true;
+  raised.v[dev] = 1;
   return 0;
 }
 
@@ -130,8 +131,8 @@ template <class F> int split_tiles(const ck_mm_desc *d, int64_t bm, int64_t bn, 
  * dynamic shared memory. */
 template <class C>
 int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, int64_t, int64_t), bool vec) {
-  static bool raised[2]; // per instantiation and vec (the attribute is per function)
-  if (int e = raise_smem(kern, C::SMEM, raised[vec])) return e;
+  static ck_devcache raised[2]; // per instantiation and vec (the attribute is per function and device)
+  if (int e = raise_smem(kern, C::SMEM, raised[vec], env->device)) return e;
   const MmArgsV p = mm_args_v(d);
   ck_note(env, kern, C::NT, C::SMEM);
   return split_tiles(d, C::BM, C::BN, [&](dim3 grid, int64_t y0, int64_t z0) {

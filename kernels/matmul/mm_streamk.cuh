@@ -135,7 +135,7 @@ inline int sk_env() {
 }
 
 template <int BM, int BN, int BK, int NT, int SMEM, int BPS>
-int launch_tiles_sk(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), bool &raised) {
+int launch_tiles_sk(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), ck_devcache &raised) {
   const int64_t T = ((d->m + BM - 1) / BM) * ((d->n + BN - 1) / BN) * d->batch, kt = (d->k + BK - 1) / BK;
   const int64_t S = (int64_t)(env->sm_count > 0 ? env->sm_count : 0) * BPS, R = S > 0 ? T % S : 0;
   const int mode = sk_env();
@@ -145,7 +145,7 @@ int launch_tiles_sk(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs,
   const size_t part = (size_t)S * 2 * BM * BN * sizeof(float), cnt = (size_t)R * sizeof(int);
   if (sk) w = env->ws_alloc(env->owner, part + cnt);
   if (!w) return launch_tiles<BM, BN, NT, SMEM>(d, env, kern, raised);
-  int e = ckmm::raise_smem(kern, SMEM, raised);
+  int e = ckmm::raise_smem(kern, SMEM, raised, env->device);
   if (e == 0) {
     TcArgs p = tc_args(d);
     p.sk_part = (float *)w, p.sk_cnt = (int *)((char *)w + part);

@@ -101,8 +101,8 @@ inline const char *supports_tc(const ck_mm_desc *d, bool tf32, const void *kern)
  * kernel gets the first row tile and batch of its launch); SMEM bytes of dynamic shared memory, opted in
  * once per kernel past 48 KB. `raised` is the caller's per-kernel flag. */
 template <int BM, int BN, int NT, int SMEM>
-int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), bool &raised) {
-  if (int e = ckmm::raise_smem(kern, SMEM, raised)) return e;
+int launch_tiles(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), ck_devcache &raised) {
+  if (int e = ckmm::raise_smem(kern, SMEM, raised, env->device)) return e;
   const TcArgs p = tc_args(d);
   ck_note(env, kern, NT, SMEM);
   return ckmm::split_tiles(d, BM, BN, [&](dim3 grid, int64_t y0, int64_t z0) {

@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(BS) reduce_multi_add_kernel(const typename O::
 template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256;
-  static int occ = 0; /* per instantiation; a benign race if two threads fill it */
+  static ck_devcache occs; /* per instantiation and device; a benign race if two threads fill it */
+  int &occ = occs.v[env->device];
   if (!occ) occ = occupancy((const void *)reduce_multi_add_kernel<O, BS>, BS, 0);
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ, 8 * BS, 1);
   return run_chunk_kernel<O>(d, env, reduce_multi_add_kernel<O, BS>, p.per_row, BS, 0); // p.items blocks

@@ -39,7 +39,8 @@ template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256, U = 4, WAVES = 4;
   constexpr int N = Vec<typename O::value_t>::N;
-  static int occ = 0;
+  static ck_devcache occs; /* per instantiation and device; a benign race if two threads fill it */
+  int &occ = occs.v[env->device];
   if (!occ) occ = occupancy((const void *)reduce_shuffle_vec_kernel<O, BS, U>, BS, 0);
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * WAVES, (int64_t)BS * N * U, N);
   return run_chunked<O>(d, env, p.per_row, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {

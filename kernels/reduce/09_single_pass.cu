@@ -232,7 +232,8 @@ static int launch_cfg(const ck_red_desc &d, const ck_env *env, unsigned *zeroed 
   using G = sp::Geo<O, C>;
   auto kernel = reduce_single_pass_kernel<O, C>;
   cudaStream_t s = (cudaStream_t)env->stream;
-  static int occ = 0;
+  static ck_devcache occs; /* per instantiation and device; a benign race if two threads fill it */
+  int &occ = occs.v[env->device];
   if (!occ) occ = occupancy((const void *)kernel, C::BS, 0);
   const int64_t target = (int64_t)env->sm_count * occ * C::WAVES;
   Plan p;

@@ -91,7 +91,8 @@ static int launch_v(const ck_red_desc &d, const ck_env *env) {
   using acc_t = typename O::acc_t;
   using T = typename O::value_t;
   constexpr int U = 4;
-  static int occ = 0;
+  static ck_devcache occs; /* per instantiation and device; a benign race if two threads fill it */
+  int &occ = occs.v[env->device];
   if (!occ) occ = occupancy((const void *)reduce_cols_kernel<O, V, U>, 256, 0);
   const int64_t ncolv = cdiv(d.inner, V);
   int tx_log2 = 0;

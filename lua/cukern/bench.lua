@@ -72,16 +72,19 @@ end
 
 local ARRAY_FIELDS = { "a", "x", "src", "dst", "b", "out" }
 
--- The device a time_op spec runs on is the device of its arrays.
+-- "cuda:1" -> "cuda": the backend of a device name (benchmarks label results by backend).
+local function kind(d) return type(d) == "string" and d:match("^(%a+)") or d end
+
+-- The device a time_op spec runs on is the device of its arrays (its backend: "cuda" or "host").
 local function spec_device(spec)
   for _, k in ipairs(ARRAY_FIELDS) do
     local v = spec[k]
     if type(v) == "userdata" or type(v) == "table" then
       local ok, d = pcall(function() return v:device() end)
-      if ok and (d == "cuda" or d == "host") then return d end
+      if ok and (kind(d) == "cuda" or kind(d) == "host") then return kind(d) end
     end
   end
-  return ck().default_device and ck().default_device() or ck().device().backend
+  return kind(ck().default_device and ck().default_device() or ck().device().backend)
 end
 
 local function l2_flush_bytes(device, flush)
@@ -278,11 +281,13 @@ function bench.meta(opts)
   }
   local ok, mod = pcall(ck)
   if ok then
-    local dok, dev = pcall(mod.device)
+    local dok, dev = pcall(mod.device, opts and opts.device or nil)
     if dok and type(dev) == "table" then
       -- a GPU machine told to run on the host (CUKERN_DEVICE=host) labels its results as host runs
-      local default = (opts and opts.device) or dev.default or (mod.default_device and mod.default_device())
-      if default == "host" and dev.backend ~= "host" then
+      local default = kind((opts and opts.device) or dev.default or (mod.default_device and mod.default_device()))
+      if default == "host" and mod.has_cuda and mod.has_cuda() then
+        local gok, gpu = pcall(mod.device, "cuda")
+        dev = gok and gpu or dev
         m.gpu_present = dev.name
         dev = { backend = "host", name = "host", driver = dev.driver, runtime = dev.runtime }
       end
@@ -315,7 +320,7 @@ local GPU_RESULTS, HOST_RESULTS = "bench/results", "bench/results/host"
 local function default_backend()
   local ok, m = pcall(ck)
   if not ok then return "host" end
-  local d = m.default_device and m.default_device() or m.device().backend
+  local d = kind(m.default_device and m.default_device() or m.device().backend)
   return d == "cuda" and "cuda" or "host"
 end
 

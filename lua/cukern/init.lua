@@ -49,9 +49,41 @@ local function module_fn(name, nmax, record)
     return r
   end
 end
-for k, nmax in pairs {has_cuda = 0, default_device = 1, sync = 0, sync_mode = 1, batching = 1, seed = 1,
+for k, nmax in pairs {has_cuda = 0, default_device = 1, sync = 1, sync_mode = 1, batching = 1, seed = 1,
                       empty_cache = 0} do module_fn(k, nmax) end
-for _, k in ipairs {"device", "memory", "last_ran"} do module_fn(k, 0, true) end
+for k, nmax in pairs {device = 1, memory = 1, last_ran = 0} do module_fn(k, nmax, true) end
+
+--- ck.devices(): every device, cuda:0 .. cuda:N-1 then host:0 .. host:M-1, each a record like ck.device(d)'s.
+do
+  local where = where_of("ck.devices")
+  function ck.devices(...)
+    if select("#", ...) > 0 then raise(fmt("%s: takes no arguments, got %d", where, select("#", ...))) end
+    local list = call(where, core.devices)
+    for _, r in ipairs(list) do setmetatable(r, RECORD_MT) end
+    return setmetatable(list, SEQ_MT)
+  end
+end
+
+--- ck.with_device(d, fn, ...): runs fn(...) with d as the default device (arrays made without a device go there),
+-- and restores the previous default afterwards, also when fn raises; returns fn's results.
+--- ck.with_device(d): the same as a guard for a block: `local _ <close> = ck.with_device("cuda:1")`.
+do
+  local where = where_of("ck.with_device")
+  local GUARD_MT = {__close = function(g) if not g.done then g.done = true; core.default_device(g.prev) end end,
+                    __name = "cukern.device_guard"}
+  function ck.with_device(d, fn, ...)
+    if type(d) ~= "string" then raise(fmt("%s: the device must be a string (\"cuda:1\", \"host\"), got %s", where, show(d))) end
+    if fn ~= nil and type(fn) ~= "function" then raise(fmt("%s: the second argument must be a function, got %s", where, show(fn))) end
+    local prev = core.default_device()
+    call(where, core.default_device, d)
+    local guard = setmetatable({prev = prev}, GUARD_MT)
+    if fn == nil then return guard end
+    local res = table.pack(pcall(fn, ...))
+    GUARD_MT.__close(guard)
+    if not res[1] then error(res[2], 0) end
+    return table.unpack(res, 2, res.n)
+  end
+end
 do
   local where = where_of("ck.variants")
   function ck.variants(op)

@@ -39,16 +39,31 @@ typedef enum {
 
 typedef enum { CK_HOST = 0, CK_CUDA = 1 } ck_devkind;
 
+/* A device: a backend and its ordinal, "cuda:1" or "host:0" (issue 31). host:N exist only with
+ * CUKERN_HOST_DEVICES=N (distinct devices on the host backend, so that CI runs the multi-device rules). A struct,
+ * not an int, so that the compiler finds every place that compares devices (ck_dev_eq). */
+typedef struct ck_device {
+  ck_devkind kind;
+  int index;
+} ck_device;
+static inline ck_device ck_device_make(ck_devkind kind, int index) {
+  ck_device d = {kind, index};
+  return d;
+}
+static inline bool ck_dev_eq(ck_device a, ck_device b) { return a.kind == b.kind && a.index == b.index; }
+#define CK_DEV_HOST ck_device_make(CK_HOST, 0)
+
 typedef struct ck_ctx ck_ctx;
 
 /* Refcounted storage. `ptr` is device memory for CK_CUDA, 64-byte aligned host memory for CK_HOST. */
 typedef struct ck_storage {
   int refs;
-  ck_devkind dev;
+  ck_device dev;
   void *ptr;
   size_t bytes;      /* requested */
   size_t cap;        /* size class actually held (device) */
   ck_ctx *ctx;
+  struct ck_dctx *dctx; /* the device's context whose allocator it came from (CK_CUDA), else NULL */
   /* A wrapped application buffer (ck_storage_wrap): when the last reference goes, release(release_ud, ptr)
    * is called instead of freeing ptr (after the stream is synchronised, for device memory). NULL otherwise. */
   void (*release)(void *ud, void *ptr);
@@ -105,9 +120,35 @@ ck_status ck_error(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute_
 ck_status ck_error_prefix(ck_ctx *ctx, ck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 ck_status ck_cuda_fail(ck_ctx *ctx, int cuda_err, const char *file, int line, const char *what);
 bool ck_has_cuda(const ck_ctx *ctx);
-int ck_sm_count(const ck_ctx *ctx); /* multiprocessors of the device (0 on the host) */
-ck_devkind ck_default_device(const ck_ctx *ctx);
-void ck_set_default_device(ck_ctx *ctx, ck_devkind dev);
+
+/* ---------------------------------------------------------------- devices (device.c, issue 31)
+ * cuda:0 .. cuda:N-1 and host:0 .. host:M-1 (M = CUKERN_HOST_DEVICES, default 1). Each device has its own
+ * context (stream, cuBLAS handle, caching allocator, batch queue, graph capture), built on first use. Arrays
+ * made without a device go to the default device. An op runs on the device of its operands; operands on two
+ * devices are an error (no implicit copies). */
+typedef struct ck_devname {
+  char s[24];
+} ck_devname;
+ck_devname ck_device_name(ck_device d); /* "cuda:1", "host:0"; ck_device_name(d).s lives to the statement's end */
+/* "cuda" / "gpu" / "host" / "cpu", optionally ":N"; a bare kind is dflt when dflt has that kind, else its device 0.
+ * false when s is none of these (a device that does not exist parses: ck_check_device says so). */
+bool ck_device_parse(const char *s, ck_device dflt, ck_device *out);
+int ck_device_count(const ck_ctx *ctx, ck_devkind kind);
+ck_status ck_check_device(ck_ctx *ctx, ck_device dev); /* it exists; the error lists those that do */
+ck_device ck_default_device(const ck_ctx *ctx);
+void ck_set_default_device(ck_ctx *ctx, ck_device dev); /* (checked by the caller with ck_check_device) */
+/* Make dev's context current for the calls that follow (its stream, allocator, batch queue): built on first use;
+ * cudaSetDevice only when this thread's device differs. Host devices: only checked. */
+ck_status ck_use_device(ck_ctx *ctx, ck_device dev);
+ck_device ck_current_device(ck_ctx *ctx); /* the current CUDA device (host:0 without one) */
+int ck_sm_count(ck_ctx *ctx);             /* multiprocessors of the current device (0 on the host) */
+/* Enable peer access both ways between two CUDA devices (once): false when they cannot reach each other. */
+bool ck_peer_access(ck_ctx *ctx, ck_device a, ck_device b);
+/* Work issued on `waiter` from now on runs after everything issued so far on `producer` (an event). */
+ck_status ck_stream_after(ck_ctx *ctx, ck_device waiter, ck_device producer);
+/* bytes from src on sdev to dst on ddev (both CUDA), ordered after sdev's work, with sdev's stream waiting for the
+ * copy in turn (both allocators stay stream-safe). */
+ck_status ck_memcpy_peer(ck_ctx *ctx, void *dst, ck_device ddev, const void *src, ck_device sdev, size_t bytes);
 bool ck_sync_mode(const ck_ctx *ctx);   /* CUKERN_SYNC=1 */
 void ck_set_sync_mode(ck_ctx *ctx, bool on);
 /* Small dense ops are batched (kernels/batched/: one launch runs up to CK_BATCH_MAX of them in order);
@@ -139,7 +180,10 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r);
 /* cudaMemcpyAsync(dst, src, bytes, kind) on the context's stream through ck_submit; `wait`: synchronise after
  * (a pageable host buffer that is released next). */
 ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int kind, bool wait, const char *what);
-ck_status ck_synchronize(ck_ctx *ctx);
+ck_status ck_synchronize(ck_ctx *ctx);                        /* the current device */
+ck_status ck_synchronize_device(ck_ctx *ctx, ck_device dev);  /* one device (host devices: nothing to wait for) */
+ck_status ck_synchronize_all(ck_ctx *ctx);                    /* every device built so far */
+ck_status ck_flush_all(ck_ctx *ctx);                          /* every device's batch queue */
 
 typedef struct ck_devinfo {
   char backend[8]; /* "cuda" or "host" */
@@ -150,13 +194,13 @@ typedef struct ck_devinfo {
   int max_threads_per_sm; /* for occupancy: active warps / (this / 32) */
   char why_host[160]; /* when backend is host: why (no driver, no device, ...) */
 } ck_devinfo;
-void ck_device_info(ck_ctx *ctx, ck_devinfo *info);
+void ck_device_info(ck_ctx *ctx, ck_device dev, ck_devinfo *info);
 
 /* Time `fn(ctx, ud)` on the stream with CUDA events (or a monotonic clock on the host): `warmup` untimed
  * calls, then `reps` timed ones; between reps, `flush_bytes` of scratch are written to evict L2 (0: none).
  * ms_out receives reps values. */
 typedef ck_status (*ck_bench_fn)(ck_ctx *ctx, void *ud);
-ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
+ck_status ck_time_op(ck_ctx *ctx, ck_device dev, ck_bench_fn fn, void *ud, int warmup, int reps,
                      size_t flush_bytes, double *ms_out);
 
 /* A stopwatch for Lua functions: CUDA events on the stream when there is a GPU, else a monotonic clock. */
@@ -183,23 +227,24 @@ bool ck_capturing(const ck_ctx *ctx);
 void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t); /* no-op unless capturing */
 
 /* ---------------------------------------------------------------- storage (storage.c) */
-ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out);
+ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out);
 void ck_storage_retain(ck_storage *s);
 void ck_storage_release(ck_storage *s);
 /* Storage over memory the caller owns (host memory, or a device pointer for CK_CUDA): nothing is allocated
  * or copied, the bytes are not counted in ck_memory_stats, and release(ud, ptr) (may be NULL) is called when
  * the last reference goes. */
-ck_status ck_storage_wrap(ck_ctx *ctx, ck_devkind dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
+ck_status ck_storage_wrap(ck_ctx *ctx, ck_device dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
                           void *ud, ck_storage **out);
-/* Raw device workspace from the caching allocator (stream-ordered reuse is safe: one stream). */
+/* Raw device workspace from the current device's caching allocator (stream-ordered reuse is safe: one stream per
+ * device; a block only ever goes back to the device it came from). */
 void *ck_dev_alloc(ck_ctx *ctx, size_t bytes);
 void ck_dev_free(ck_ctx *ctx, void *p);
 typedef struct ck_memstats {
   size_t in_use, cached, peak, allocations, cuda_mallocs, frees, cache_hits, oom_retries;
   size_t host_in_use;
 } ck_memstats;
-void ck_memory_stats(ck_ctx *ctx, ck_memstats *out);
-void ck_empty_cache(ck_ctx *ctx);
+void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out);
+void ck_empty_cache(ck_ctx *ctx); /* every device */
 /* Called once on cudaMalloc failure before the retry (the binding runs a full Lua GC here). */
 void ck_set_oom_hook(ck_ctx *ctx, void (*hook)(void *ud), void *ud);
 /* Extra device bytes newly allocated since the last call (the binding reports them to Lua's GC). */
@@ -212,13 +257,14 @@ const char *ck_dtype_name(ck_dtype dt);
 char *ck_dtype_list(char *buf, size_t n);
 bool ck_dtype_parse(const char *s, ck_dtype *out);
 bool ck_dtype_is_float(ck_dtype dt);
-const char *ck_dev_name(ck_devkind d);
+const char *ck_dev_name(ck_devkind d); /* "cuda" / "host" */
 int64_t ck_numel(const ck_tensor *t);
 bool ck_is_contiguous(const ck_tensor *t);
 static inline void *ck_data(const ck_tensor *t) {
   return (char *)t->st->ptr + t->offset * (int64_t)ck_dtype_size(t->dtype);
 }
-static inline ck_devkind ck_dev(const ck_tensor *t) { return t->st ? t->st->dev : CK_HOST; }
+static inline ck_device ck_dev(const ck_tensor *t) { return t->st ? t->st->dev : CK_DEV_HOST; }
+static inline bool ck_on_cuda(const ck_tensor *t) { return t->st && t->st->dev.kind == CK_CUDA; }
 /* "f32[3x4] cuda" style description, for error messages. buf >= 96 bytes. Returns buf. */
 char *ck_describe(const ck_tensor *t, char *buf, size_t n);
 char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n); /* "[3x4]" */
@@ -226,12 +272,12 @@ char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n); /* "[3x
 ck_status ck_check_shape(ck_ctx *ctx, const char *op, int ndim, const int64_t *shape, ck_dtype dt);
 /* Set t's shape to (ndim, shape) with row-major contiguous strides (size-0 dims count as 1). */
 void ck_set_contiguous(ck_tensor *t, int ndim, const int64_t *shape);
-ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev);
+ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev);
 ck_status ck_empty_like(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* Like ck_empty, but when `like` (may be NULL) has this shape and a dense layout (a permutation of a
  * contiguous one, e.g. a transposed array), out gets the same memory order: elementwise results of
  * permuted operands then stream through memory instead of gathering (PyTorch keeps layouts the same way). */
-ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev,
+ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev,
                           const ck_tensor *like);
 /* If t is dense (its elements fill [offset, offset+numel) exactly, in some dim order), write that order
  * (outermost first) to perm and return true. */
@@ -240,7 +286,7 @@ void ck_release(ck_tensor *t);                          /* idempotent */
 void ck_view_of(ck_tensor *dst, const ck_tensor *src); /* dst = src, +1 ref */
 /* Fails with CK_ERR_FREED naming `op` if t was freed. */
 ck_status ck_check_live(ck_ctx *ctx, const char *op, const ck_tensor *t);
-/* Both operands must be on the same device. */
+/* Both operands must be on the same device: the error names both and the :to that fixes it. */
 ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b);
 
 /* Could writing `out` clobber an element of `in` that is still to be read? false when the storages or byte
@@ -284,7 +330,7 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
 /* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
 /* out = contiguous copy of t on `dev` with dtype `dt` (a view of t when nothing changes and t is contiguous). */
-ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_devkind dev, ck_dtype dt);
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt);
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* Read/write raw values in logical (row-major) order; synchronises. buf holds numel * dtype size bytes. */
 ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf);

@@ -24,41 +24,66 @@ typedef struct ck_livemap {
   size_t n, mask; /* entries in use, capacity - 1 (power of two) */
 } ck_livemap;
 
-struct ck_ctx {
-  char err[1024];
-  bool has_cuda, sync;
-  ck_devkind default_dev;
+/* The context of one device (issue 31): what every launch on it needs, built on first use (ck_use_device). A
+ * device's stream, cuBLAS handle, caching allocator and statistics, small-op batch queue, graph capture, kernel
+ * attribute cache and benchmark scratch are its own; host:N devices use only the statistics. */
+typedef struct ck_dctx {
+  ck_ctx *ctx; /* the session it belongs to (its error message, spares, GC debt) */
+  ck_device dev;
   ck_devinfo info;
   cudaStream_t stream;
   cublasHandle_t cublas;
   ck_env env; /* cached launch environment (cublas filled in lazily) */
+  cudaEvent_t order_ev; /* cross-device ordering (ck_stream_after): recorded here, waited on by another device */
+  unsigned long long peer[(CK_MAX_DEVICES + 63) / 64]; /* peers this device may access (enabled lazily) */
   /* caching allocator */
   ck_block *free_[CK_NBUCKETS];
+  ck_livemap live;
+  ck_memstats stats;
+  /* small ops waiting for one launch (kernels/batched/): flushed by ck_flush before other stream work */
+  ck_batch batch;
+  /* graph capture in progress on this device's stream (graph.c), or NULL */
+  struct ck_graph *cap;
+  struct ck_kcache *kcache; /* kernel attributes (kinfo.c): per device, as the attributes are */
+  void *flush_buf; /* benchmark scratch */
+  size_t flush_bytes;
+} ck_dctx;
+
+/* One per Lua state (or embedding application): the devices' contexts, and what is the same on all of them. */
+struct ck_ctx {
+  char err[1024];
+  bool has_cuda, sync;
+  ck_device default_dev;
+  ck_devinfo info; /* the process's view: driver and runtime versions, device count, why the host */
+  int ncuda, nhost;  /* cuda:0 .. ncuda-1 (0 without a GPU), host:0 .. nhost-1 (CUKERN_HOST_DEVICES, default 1) */
+  ck_dctx *cuda[CK_MAX_DEVICES], *host[CK_MAX_DEVICES];
+  ck_dctx *cur;      /* the CUDA device the calls in progress run on (ck_use_device), NULL before the first */
+  ck_dctx *capture;  /* the device whose stream a graph capture is recording, or NULL */
   /* Spare records, so that a steady-state loop of small ops calls no malloc/free: block nodes for the free
    * lists, and storage records (linked through their ptr field), at most CK_SPARE_STORAGE of them. */
   ck_block *spare_blocks;
   ck_storage *spare_storage;
   int nspare_storage;
-  ck_livemap live;
-  ck_memstats stats;
   size_t alloc_debt;
   ck_status alloc_st; /* why the last ck_dev_alloc returned NULL */
   void (*oom_hook)(void *ud);
   void *oom_ud;
-  /* small ops waiting for one launch (kernels/batched/): flushed by ck_flush before other stream work */
-  ck_batch batch;
   bool batching; /* CUKERN_BATCH=0 or ck.batching(false) turns it off */
   bool check_order; /* CUKERN_CHECK_ORDER=1: launchers below ck_launch check that the batch is empty */
   int order_faults; /* launches that found it was not (reported by the next ck_launch / ck_flush) */
-  /* graph capture in progress (graph.c), or NULL */
-  struct ck_graph *cap;
-  /* introspection (kinfo.c): per ladder row, what it launched last; the kernel attribute cache */
+  /* introspection (kinfo.c): per ladder row, what it launched last */
   struct ck_seen *seen[CK_NOPKINDS];
-  struct ck_kcache *kcache;
-  /* benchmark scratch */
-  void *flush_buf;
-  size_t flush_bytes;
 };
+
+void ck_discover(ck_ctx *ctx); /* device.c: counts the devices (their contexts come on first use) */
+/* The context of `dev`, built on first use (NULL with the error in ctx when it cannot be). */
+ck_dctx *ck_dctx_get(ck_ctx *ctx, ck_device dev);
+/* The current CUDA device's context, or NULL (with an error in ctx) when there is none. */
+ck_dctx *ck_cur(ck_ctx *ctx);
+/* Device memory from (and back to) one device's cache; the device must be current. */
+void *ck_dctx_alloc(ck_dctx *d, size_t bytes);
+void ck_dctx_free(ck_dctx *d, void *p);
+ck_status ck_dctx_flush(ck_dctx *d);
 
 /* Internal status for CUDA calls in core files: records and jumps to cleanup. */
 #define CK_CUDA(ctx, x)                                                                                   \
@@ -70,14 +95,15 @@ struct ck_ctx {
     }                                                                                                     \
   } while (0)
 
-void ck_alloc_init(ck_ctx *ctx);
 /* graph.c: what the allocator hands a capture in progress (see graph.c). */
-void ck_graph_keep_storage(ck_ctx *ctx, ck_storage *s);
-void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap);
-/* storage.c: a block back into the cache (bypassing capture deferral). */
-void ck_cache_block(ck_ctx *ctx, void *p, size_t cap);
+void ck_graph_keep_storage(ck_dctx *d, ck_storage *s);
+void ck_graph_defer_block(ck_dctx *d, void *p, size_t cap);
+/* storage.c: a block back into the cache (bypassing capture deferral); a device's cache emptied / released. */
+void ck_cache_block(ck_dctx *d, void *p, size_t cap);
+void ck_dctx_empty_cache(ck_dctx *d);
 void ck_alloc_destroy(ck_ctx *ctx);
-/* kinfo.c: the introspection records, released with the context. */
+/* kinfo.c: the introspection records, released with the context (and a device's attribute cache). */
 void ck_kinfo_free(ck_ctx *ctx);
+void ck_kcache_free(ck_dctx *d);
 
 #endif

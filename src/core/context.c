@@ -1,5 +1,6 @@
 /*
- * context.c — device discovery, the stream and cuBLAS handle, error messages, sync mode and timing.
+ * context.c — the session: error messages, sync and batching modes, the one launch function, synchronising and
+ * timing. The devices and their contexts (stream, cuBLAS handle, allocator, batch queue) are device.c's.
  *
  * One context per Lua state. It never fails for lack of a GPU: when the driver or a device is missing it
  * records why and every array defaults to the host backend.
@@ -63,77 +64,63 @@ static const char *cublas_status_name(cublasStatus_t s) {
   }
 }
 
-ck_status ck_synchronize(ck_ctx *ctx) {
-  if (!ctx->has_cuda) return CK_OK;
-  if (ctx->cap)
+ck_status ck_synchronize_device(ck_ctx *ctx, ck_device dev) {
+  if (dev.kind == CK_HOST) return ck_check_device(ctx, dev);
+  if (ctx->capture)
     return ck_error(ctx, CK_ERR_ARG, "cannot synchronise or read values on the host while a graph is being "
                                      "captured (ck.graph records device work only)");
-  ck_status st = ck_flush(ctx);
-  if (st) return st;
-  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  ck_status st = ck_use_device(ctx, dev);
+  if (st || (st = ck_flush(ctx))) return st;
+  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream);
   if (e != cudaSuccess)
-    return ck_error(ctx, CK_ERR_CUDA, "synchronize: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    return ck_error(ctx, CK_ERR_CUDA, "synchronize %s: %s (%s)", ck_device_name(dev).s, cudaGetErrorString(e),
+                    cudaGetErrorName(e));
   return CK_OK;
 }
 
-// ---------------------------------------------------------------- discovery
-
-static void *ws_alloc_cb(void *owner, size_t bytes) { return ck_dev_alloc((ck_ctx *)owner, bytes); }
-static void ws_free_cb(void *owner, void *p) { ck_dev_free((ck_ctx *)owner, p); }
-
-static void discover(ck_ctx *ctx) {
-  ck_devinfo *in = &ctx->info;
-  int n = 0;
-  cudaDriverGetVersion(&in->driver_version);
-  cudaRuntimeGetVersion(&in->runtime_version);
-  cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    if (in->driver_version == 0)
-      snprintf(in->why_host, sizeof in->why_host, "no NVIDIA driver (libcuda.so.1 not found)");
-    else
-      snprintf(in->why_host, sizeof in->why_host, "no CUDA device: %s",
-               e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
-    (void)cudaGetLastError();
-    return;
-  }
-  struct cudaDeviceProp p;
-  if ((e = cudaGetDeviceProperties(&p, 0)) != cudaSuccess || (e = cudaSetDevice(0)) != cudaSuccess ||
-      (e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking)) != cudaSuccess) {
-    snprintf(in->why_host, sizeof in->why_host, "CUDA device unusable: %s", cudaGetErrorString(e));
-    (void)cudaGetLastError();
-    return;
-  }
-  ctx->has_cuda = true;
-  in->device_count = n;
-  snprintf(in->name, sizeof in->name, "%s", p.name);
-  in->cc_major = p.major;
-  in->cc_minor = p.minor;
-  in->sm_count = p.multiProcessorCount;
-  in->total_mem = p.totalGlobalMem;
-  in->l2_bytes = (size_t)p.l2CacheSize;
-  in->smem_optin = p.sharedMemPerBlockOptin;
-  in->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-  ck_env *env = &ctx->env;
-  env->stream = ctx->stream;
-  env->sm_count = p.multiProcessorCount;
-  env->cc_major = p.major;
-  env->cc_minor = p.minor;
-  env->smem_optin = p.sharedMemPerBlockOptin;
-  env->l2_bytes = (size_t)p.l2CacheSize;
-  env->ws_alloc = ws_alloc_cb;
-  env->ws_free = ws_free_cb;
-  env->owner = ctx;
+ck_status ck_synchronize(ck_ctx *ctx) {
+  if (!ctx->has_cuda) return CK_OK;
+  ck_dctx *d = ck_cur(ctx);
+  return d ? ck_synchronize_device(ctx, d->dev) : CK_ERR_DEVICE;
 }
+
+ck_status ck_synchronize_all(ck_ctx *ctx) {
+  for (int i = 0; i < ctx->ncuda; ++i)
+    if (ctx->cuda[i]) {
+      ck_status st = ck_synchronize_device(ctx, ctx->cuda[i]->dev);
+      if (st) return st;
+    }
+  return CK_OK;
+}
+
+// ---------------------------------------------------------------- the session
 
 ck_status ck_ctx_create(ck_ctx **out) {
   ck_registry_init(); /* the ladders' preference orders (registry.c), before any op can pick a rung */
   ck_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return CK_ERR_OOM;
-  ck_alloc_init(ctx);
-  discover(ctx);
-  ctx->default_dev = ctx->has_cuda ? CK_CUDA : CK_HOST;
-  const char *dev = getenv("CUKERN_DEVICE");
-  if (dev && strcmp(dev, "host") == 0) ctx->default_dev = CK_HOST;
+  ck_discover(ctx);
+  /* the first CUDA device is built now: a GPU that cannot be used falls back to the host here, not at the first op */
+  if (ctx->ncuda > 0) {
+    ctx->has_cuda = true;
+    if (ck_use_device(ctx, ck_device_make(CK_CUDA, 0))) {
+      snprintf(ctx->info.why_host, sizeof ctx->info.why_host, "CUDA device unusable: %.130s", ctx->err);
+      ctx->has_cuda = false;
+      ctx->ncuda = 0;
+      ctx->err[0] = 0;
+    } else {
+      ck_devinfo *in = &ctx->info, *d0 = &ctx->cuda[0]->info; /* the process's view shows device 0 */
+      snprintf(in->name, sizeof in->name, "%s", d0->name);
+      in->cc_major = d0->cc_major, in->cc_minor = d0->cc_minor, in->sm_count = d0->sm_count;
+      in->total_mem = d0->total_mem, in->l2_bytes = d0->l2_bytes, in->smem_optin = d0->smem_optin;
+      in->max_threads_per_sm = d0->max_threads_per_sm;
+    }
+  }
+  ctx->default_dev = ctx->has_cuda ? ck_device_make(CK_CUDA, 0) : CK_DEV_HOST;
+  const char *dev = getenv("CUKERN_DEVICE"); /* "host", "cuda:1", ...; one that does not exist is ignored */
+  ck_device want;
+  if (dev && *dev && ck_device_parse(dev, ctx->default_dev, &want) && !ck_check_device(ctx, want)) ctx->default_dev = want;
+  ctx->err[0] = 0;
   const char *sync = getenv("CUKERN_SYNC");
   ctx->sync = sync && sync[0] && strcmp(sync, "0") != 0;
   const char *batch = getenv("CUKERN_BATCH");
@@ -146,31 +133,41 @@ ck_status ck_ctx_create(ck_ctx **out) {
 
 void ck_ctx_destroy(ck_ctx *ctx) {
   if (!ctx) return;
-  if (ctx->has_cuda) {
-    (void)ck_flush(ctx); /* what the script issued last still runs */
-    cudaStreamSynchronize(ctx->stream);
-    if (ctx->flush_buf) ck_dev_free(ctx, ctx->flush_buf);
-    if (ctx->cublas) cublasDestroy(ctx->cublas);
+  for (int i = 0; i < ctx->ncuda; ++i) {
+    ck_dctx *d = ctx->cuda[i];
+    if (!d) continue;
+    (void)ck_use_device(ctx, d->dev);
+    (void)ck_dctx_flush(d); /* what the script issued last still runs */
+    cudaStreamSynchronize(d->stream);
+    if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
+    if (d->cublas) cublasDestroy(d->cublas);
   }
-  ck_alloc_destroy(ctx);
+  ck_alloc_destroy(ctx); /* every device's cache (its device current for the cudaFree calls) */
   ck_kinfo_free(ctx);
-  if (ctx->has_cuda) cudaStreamDestroy(ctx->stream);
+  for (int i = 0; i < ctx->ncuda; ++i) {
+    ck_dctx *d = ctx->cuda[i];
+    if (!d) continue;
+    cudaSetDevice(i);
+    cudaEventDestroy(d->order_ev);
+    cudaStreamDestroy(d->stream);
+    free(d);
+  }
+  for (int i = 0; i < ctx->nhost; ++i) free(ctx->host[i]);
   free(ctx);
 }
 
 bool ck_has_cuda(const ck_ctx *ctx) { return ctx->has_cuda; }
-int ck_sm_count(const ck_ctx *ctx) { return ctx->has_cuda ? ctx->info.sm_count : 0; }
-ck_devkind ck_default_device(const ck_ctx *ctx) { return ctx->default_dev; }
-void ck_set_default_device(ck_ctx *ctx, ck_devkind dev) { ctx->default_dev = dev; }
+ck_device ck_default_device(const ck_ctx *ctx) { return ctx->default_dev; }
+void ck_set_default_device(ck_ctx *ctx, ck_device dev) { ctx->default_dev = dev; }
 bool ck_sync_mode(const ck_ctx *ctx) { return ctx->sync; }
 void ck_set_sync_mode(ck_ctx *ctx, bool on) {
-  if (on) (void)ck_flush(ctx); /* (a failure stays in the message for the next call to report) */
+  if (on) (void)ck_flush_all(ctx); /* (a failure stays in the message for the next call to report) */
   ctx->sync = on;
 }
 bool ck_batching(const ck_ctx *ctx) { return ctx->batching; }
-bool ck_batch_active(const ck_ctx *ctx) { return ctx->batching && !ctx->sync && !ctx->cap; }
+bool ck_batch_active(const ck_ctx *ctx) { return ctx->batching && !ctx->sync && !ctx->capture; }
 ck_status ck_set_batching(ck_ctx *ctx, bool on) {
-  ck_status st = on ? CK_OK : ck_flush(ctx);
+  ck_status st = on ? CK_OK : ck_flush_all(ctx);
   ctx->batching = on;
   return st;
 }
@@ -198,31 +195,37 @@ static ck_status order_fault(ck_ctx *ctx, const char *at) {
                   n, n == 1 ? "" : "es", n == 1 ? "it" : "them", at);
 }
 
-ck_status ck_flush(ck_ctx *ctx) {
+/* One device's queue, launched on that device's stream (made current for it, then the caller's device again). A
+ * device's queue waits while other devices work: the next launch, read or peer copy involving it flushes it. */
+ck_status ck_dctx_flush(ck_dctx *d) {
+  ck_ctx *ctx = d->ctx;
   if (ctx->order_faults) return order_fault(ctx, "flush");
-  if (!ctx->batch.n) return CK_OK;
-  const int e = ck_batch_flush(&ctx->batch, ctx->stream);
+  if (!d->batch.n) return CK_OK;
+  ck_dctx *keep = ctx->cur;
+  ck_status st = keep == d ? CK_OK : ck_use_device(ctx, d->dev);
+  if (st) return st;
+  const int e = ck_batch_flush(&d->batch, d->stream);
+  if (keep && keep != d) (void)ck_use_device(ctx, keep->dev);
   if (e == 0) return CK_OK;
   char ops[256];
-  batch_describe(&ctx->batch, ops, sizeof ops);
-  const int n = ctx->batch.n;
-  ctx->batch.n = 0; /* dropped: the launch did not happen */
+  batch_describe(&d->batch, ops, sizeof ops);
+  const int n = d->batch.n;
+  d->batch.n = 0; /* dropped: the launch did not happen */
   (void)cudaGetLastError();
-  return ck_error(ctx, CK_ERR_CUDA, "batched small ops (%d: %s): kernel launch failed: %s (%s)", n, ops,
-                  cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
+  return ck_error(ctx, CK_ERR_CUDA, "batched small ops on %s (%d: %s): kernel launch failed: %s (%s)",
+                  ck_device_name(d->dev).s, n, ops, cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
 }
 
-void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
-  *info = ctx->info;
-  if (ctx->has_cuda) {
-    snprintf(info->backend, sizeof info->backend, "cuda");
-    size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess) info->free_mem = fr;
-    else (void)cudaGetLastError();
-  } else {
-    snprintf(info->backend, sizeof info->backend, "host");
-    if (!info->name[0]) snprintf(info->name, sizeof info->name, "host CPU (reference backend)");
-  }
+ck_status ck_flush(ck_ctx *ctx) {
+  if (ctx->order_faults) return order_fault(ctx, "flush");
+  return ctx->cur ? ck_dctx_flush(ctx->cur) : CK_OK;
+}
+
+ck_status ck_flush_all(ck_ctx *ctx) {
+  ck_status st = CK_OK;
+  for (int i = 0; i < ctx->ncuda; ++i)
+    if (ctx->cuda[i] && !st) st = ck_dctx_flush(ctx->cuda[i]);
+  return st;
 }
 
 // ---------------------------------------------------------------- the one launch function
@@ -230,25 +233,26 @@ void ck_device_info(ck_ctx *ctx, ck_devinfo *info) {
 /* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS handle created on
  * first use, where batched ops append, where launches are noted, and the order check. */
 static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool joins_batch) {
-  if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
-  if (!ctx->cublas) {
-    cublasStatus_t s = cublasCreate(&ctx->cublas);
+  ck_dctx *d = ck_cur(ctx); /* (current since the entry point's ck_use_device) */
+  if (!d) return CK_ERR_DEVICE;
+  if (!d->cublas) {
+    cublasStatus_t s = cublasCreate(&d->cublas);
     if (s != CUBLAS_STATUS_SUCCESS) {
-      ctx->cublas = NULL;
-      return ck_error(ctx, CK_ERR_CUBLAS, "cublasCreate failed: %s", cublas_status_name(s));
+      d->cublas = NULL;
+      return ck_error(ctx, CK_ERR_CUBLAS, "cublasCreate on %s failed: %s", ck_device_name(d->dev).s, cublas_status_name(s));
     }
-    if ((s = cublasSetStream(ctx->cublas, ctx->stream)) != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(ctx->cublas);
-      ctx->cublas = NULL;
+    if ((s = cublasSetStream(d->cublas, d->stream)) != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(d->cublas);
+      d->cublas = NULL;
       return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
     }
-    ctx->env.cublas = ctx->cublas;
+    d->env.cublas = d->cublas;
   }
-  *env = ctx->env;
-  env->batch = ck_batch_active(ctx) ? &ctx->batch : NULL;
+  *env = d->env;
+  env->batch = ck_batch_active(ctx) ? &d->batch : NULL;
   env->note = note;
   /* (a launch that joins the batch finds it non-empty by design: it is checked only when it launches alone) */
-  if (ctx->check_order && !joins_batch) env->order_queued = &ctx->batch.n, env->order_faults = &ctx->order_faults;
+  if (ctx->check_order && !joins_batch) env->order_queued = &d->batch.n, env->order_faults = &ctx->order_faults;
   return CK_OK;
 }
 
@@ -261,7 +265,7 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
   if (!r->joins_batch && (st = ck_flush(ctx))) goto fail;
   const int kerr = r->fn(r->arg, &env);
   if (ctx->order_faults) return order_fault(ctx, r->what ? r->what : "a launch");
-  if (kerr == 0 && !(ctx->sync && !ctx->cap)) return CK_OK; /* (no synchronising inside a graph capture) */
+  if (kerr == 0 && !(ctx->sync && !ctx->capture)) return CK_OK; /* (no synchronising inside a graph capture) */
   if (r->describe) r->describe(r->describe_ud, what, sizeof what);
   else snprintf(what, sizeof what, "%s", r->what ? r->what : "launch");
   if (kerr >= 100000)
@@ -271,7 +275,7 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
     return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
                     cudaGetErrorName((cudaError_t)kerr));
   }
-  cudaError_t e = cudaStreamSynchronize(ctx->stream); /* CUKERN_SYNC: a device fault names this launch */
+  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream); /* CUKERN_SYNC: a device fault names this launch */
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess)
     return ck_error(ctx, CK_ERR_CUDA, "%s: device fault (CUKERN_SYNC): %s (%s)", what, cudaGetErrorString(e),
@@ -303,7 +307,7 @@ ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int k
   const ck_launch_req r = {.fn = mem_launch, .arg = &m, .what = what};
   ck_status st = ck_submit(ctx, &r);
   if (st || !wait) return st;
-  cudaError_t e = cudaStreamSynchronize(ctx->stream);
+  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream);
   if (e != cudaSuccess)
     return ck_error(ctx, CK_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
   return CK_OK;
@@ -325,7 +329,7 @@ static double now_ms(void) {
 
 #define CK_MAX_REPS (1 << 24)
 
-ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int warmup, int reps,
+ck_status ck_time_op(ck_ctx *ctx, ck_device dev, ck_bench_fn fn, void *ud, int warmup, int reps,
                      size_t flush_bytes, double *ms_out) {
   ck_status st = CK_OK;
   cudaEvent_t *ev = NULL;
@@ -337,7 +341,7 @@ ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int 
     return ck_error(ctx, CK_ERR_ARG, "benchmark: L2 flush of %zu bytes is not plausible (at most 2^40)", flush_bytes);
   for (int i = 0; i < warmup; ++i)
     if ((st = fn(ctx, ud)) != CK_OK) return st;
-  if (dev == CK_HOST || !ctx->has_cuda) {
+  if (dev.kind == CK_HOST || !ctx->has_cuda) {
     for (int i = 0; i < reps; ++i) {
       double t0 = now_ms();
       if ((st = fn(ctx, ud)) != CK_OK) return st;
@@ -345,27 +349,29 @@ ck_status ck_time_op(ck_ctx *ctx, ck_devkind dev, ck_bench_fn fn, void *ud, int 
     }
     return CK_OK;
   }
-  if (flush_bytes > ctx->flush_bytes) {
-    if (ctx->flush_buf) ck_dev_free(ctx, ctx->flush_buf);
-    ctx->flush_bytes = 0;
-    if (!(ctx->flush_buf = ck_dev_alloc(ctx, flush_bytes)))
+  if ((st = ck_use_device(ctx, dev))) return st; /* (the op ran there: its events go on that device's stream) */
+  ck_dctx *d = ctx->cur;
+  if (flush_bytes > d->flush_bytes) {
+    if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
+    d->flush_bytes = 0;
+    if (!(d->flush_buf = ck_dctx_alloc(d, flush_bytes)))
       return ck_error_prefix(ctx, CK_ERR_OOM, "benchmark L2 flush buffer");
-    ctx->flush_bytes = flush_bytes;
+    d->flush_bytes = flush_bytes;
   }
   ev = calloc((size_t)reps * 2, sizeof *ev);
   if (!ev) return ck_error(ctx, CK_ERR_OOM, "benchmark: out of host memory");
   for (int i = 0; i < 2 * reps; ++i) CK_CUDA(ctx, cudaEventCreate(&ev[i]));
   if ((st = ck_flush(ctx))) goto cleanup;
-  CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+  CK_CUDA(ctx, cudaStreamSynchronize(d->stream));
   for (int i = 0; i < reps; ++i) {
-    if (flush_bytes && (st = ck_memset(ctx, ctx->flush_buf, i & 0xff, flush_bytes, "benchmark L2 flush")))
+    if (flush_bytes && (st = ck_memset(ctx, d->flush_buf, i & 0xff, flush_bytes, "benchmark L2 flush")))
       goto cleanup;
-    CK_CUDA(ctx, cudaEventRecord(ev[2 * i], ctx->stream));
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i], d->stream));
     if ((st = fn(ctx, ud)) != CK_OK) goto cleanup;
-    if ((st = ck_flush(ctx))) goto cleanup; /* the batched ops the rep issued run inside its events */
-    CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], ctx->stream));
+    if ((st = ck_use_device(ctx, dev)) || (st = ck_flush(ctx))) goto cleanup; /* the rep's batched ops run inside its events */
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], d->stream));
   }
-  CK_CUDA(ctx, cudaStreamSynchronize(ctx->stream));
+  CK_CUDA(ctx, cudaStreamSynchronize(d->stream));
   for (int i = 0; i < reps; ++i) {
     float ms = 0;
     CK_CUDA(ctx, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
@@ -384,6 +390,7 @@ cleanup:
 
 struct ck_timer {
   bool cuda;
+  ck_device dev; /* the default device when it was made: its stream carries the events */
   cudaEvent_t start, stop;
   double t0;
 };
@@ -392,8 +399,10 @@ ck_status ck_timer_new(ck_ctx *ctx, ck_timer **out) {
   ck_status st = CK_OK;
   ck_timer *t = calloc(1, sizeof *t);
   if (!t) return ck_error(ctx, CK_ERR_OOM, "timer: out of host memory");
+  t->dev = ctx->default_dev.kind == CK_CUDA ? ctx->default_dev : ck_device_make(CK_CUDA, 0);
   t->cuda = ctx->has_cuda;
   if (t->cuda) {
+    if ((st = ck_use_device(ctx, t->dev))) goto cleanup;
     CK_CUDA(ctx, cudaEventCreate(&t->start));
     CK_CUDA(ctx, cudaEventCreate(&t->stop));
   }
@@ -407,8 +416,8 @@ cleanup:
 ck_status ck_timer_start(ck_ctx *ctx, ck_timer *t) {
   ck_status st = CK_OK;
   if (t->cuda) {
-    if ((st = ck_flush(ctx))) return st; /* earlier batched ops run before the start event */
-    CK_CUDA(ctx, cudaEventRecord(t->start, ctx->stream));
+    if ((st = ck_use_device(ctx, t->dev)) || (st = ck_flush(ctx))) return st; /* earlier batched ops run before the start */
+    CK_CUDA(ctx, cudaEventRecord(t->start, ctx->cur->stream));
   } else t->t0 = now_ms();
 cleanup:
   return st;
@@ -421,8 +430,8 @@ ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms) {
     return CK_OK;
   }
   float f = 0;
-  if ((st = ck_flush(ctx))) return st;
-  CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->stream));
+  if ((st = ck_use_device(ctx, t->dev)) || (st = ck_flush(ctx))) return st;
+  CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->cur->stream));
   CK_CUDA(ctx, cudaEventSynchronize(t->stop));
   CK_CUDA(ctx, cudaEventElapsedTime(&f, t->start, t->stop));
   *ms = f;

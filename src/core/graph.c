@@ -11,7 +11,8 @@
  *     (ck_graph_defer_block), since later recorded work may reuse them;
  *   - the operands a call names are retained by the dispatcher (ck_run) for the same reason;
  * and all of it goes back (storages released, blocks to the cache) when the graph is freed, after the
- * stream has finished any replay. Work that needs the host during a capture (host arrays, reading values,
+ * stream has finished any replay. A graph records one device's stream: the default device's when it begins;
+ * work on another device during the capture is refused (ck_use_device). Work that needs the host during a capture (host arrays, reading values,
  * synchronising) is refused with a clear error, and the capture is then abandoned by the binding.
  */
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 struct ck_graph {
   ck_ctx *ctx;
+  ck_dctx *d; /* the device whose stream it records and replays on */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   ck_storage **keep; /* retained storages */
@@ -42,8 +44,8 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return true;
 }
 
-void ck_graph_keep_storage(ck_ctx *ctx, ck_storage *s) {
-  ck_graph *g = ctx->cap;
+void ck_graph_keep_storage(ck_dctx *d, ck_storage *s) {
+  ck_graph *g = d->cap;
   if (!g || !s) return;
   if (!grow((void **)&g->keep, &g->ckeep, g->nkeep, sizeof *g->keep)) {
     g->broken = true;
@@ -53,8 +55,8 @@ void ck_graph_keep_storage(ck_ctx *ctx, ck_storage *s) {
   g->keep[g->nkeep++] = s;
 }
 
-void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap) {
-  ck_graph *g = ctx->cap;
+void ck_graph_defer_block(ck_dctx *d, void *p, size_t cap) {
+  ck_graph *g = d->cap;
   size_t cb = g->cblocks;
   if (!grow((void **)&g->blocks, &g->cblocks, g->nblocks, sizeof *g->blocks) ||
       !grow((void **)&g->caps, &cb, g->nblocks, sizeof *g->caps)) {
@@ -65,22 +67,27 @@ void ck_graph_defer_block(ck_ctx *ctx, void *p, size_t cap) {
   g->caps[g->nblocks++] = cap;
 }
 
-bool ck_capturing(const ck_ctx *ctx) { return ctx->cap != NULL; }
+bool ck_capturing(const ck_ctx *ctx) { return ctx->capture != NULL; }
 
 void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t) {
-  if (ctx->cap && t && t->st && t->st->dev == CK_CUDA) ck_graph_keep_storage(ctx, t->st);
+  if (ctx->capture && t && t->st && t->st->dctx == ctx->capture) ck_graph_keep_storage(ctx->capture, t->st);
 }
 
 ck_status ck_graph_begin(ck_ctx *ctx) {
   ck_status st = CK_OK;
   if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "graph: no CUDA device (%s)", ctx->info.why_host);
-  if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: a capture is already in progress (graphs do not nest)");
+  if (ctx->capture) return ck_error(ctx, CK_ERR_ARG, "graph: a capture is already in progress (graphs do not nest)");
+  const ck_device dev = ctx->default_dev.kind == CK_CUDA ? ctx->default_dev : ck_device_make(CK_CUDA, 0);
+  if ((st = ck_use_device(ctx, dev))) return st;
+  ck_dctx *d = ctx->cur;
   ck_graph *g = calloc(1, sizeof *g);
   if (!g) return ck_error(ctx, CK_ERR_OOM, "graph: out of host memory");
   g->ctx = ctx;
+  g->d = d;
   if ((st = ck_flush(ctx))) goto cleanup; /* ops issued before the capture are not part of the graph */
-  CK_CUDA(ctx, cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeRelaxed));
-  ctx->cap = g;
+  CK_CUDA(ctx, cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeRelaxed));
+  d->cap = g;
+  ctx->capture = d;
   return CK_OK;
 cleanup:
   free(g);
@@ -89,11 +96,14 @@ cleanup:
 
 ck_status ck_graph_end(ck_ctx *ctx, ck_graph **out) {
   ck_status st = CK_OK;
-  ck_graph *g = ctx->cap;
+  ck_dctx *d = ctx->capture;
+  ck_graph *g = d ? d->cap : NULL;
   *out = NULL;
   if (!g) return ck_error(ctx, CK_ERR_ARG, "graph: no capture in progress");
-  ctx->cap = NULL;
-  cudaError_t e = cudaStreamEndCapture(ctx->stream, &g->graph);
+  d->cap = NULL;
+  ctx->capture = NULL;
+  if ((st = ck_use_device(ctx, d->dev))) goto cleanup;
+  cudaError_t e = cudaStreamEndCapture(d->stream, &g->graph);
   if (e != cudaSuccess) {
     st = ck_cuda_fail(ctx, (int)e, __FILE__, __LINE__, "cudaStreamEndCapture");
     goto cleanup;
@@ -114,11 +124,14 @@ cleanup:
 }
 
 void ck_graph_abort(ck_ctx *ctx) {
-  ck_graph *g = ctx->cap;
+  ck_dctx *d = ctx->capture;
+  ck_graph *g = d ? d->cap : NULL;
   if (!g) return;
-  ctx->cap = NULL;
+  d->cap = NULL;
+  ctx->capture = NULL;
+  (void)ck_use_device(ctx, d->dev);
   cudaGraph_t graph = NULL;
-  (void)cudaStreamEndCapture(ctx->stream, &graph); /* ends (and invalidates) the capture */
+  (void)cudaStreamEndCapture(d->stream, &graph); /* ends (and invalidates) the capture */
   if (graph) cudaGraphDestroy(graph);
   (void)cudaGetLastError();
   ck_graph_free(g);
@@ -130,7 +143,9 @@ static int graph_launch(const void *arg, const ck_env *env) {
 }
 
 ck_status ck_graph_replay(ck_ctx *ctx, ck_graph *g) {
-  if (ctx->cap) return ck_error(ctx, CK_ERR_ARG, "graph: cannot replay a graph while capturing another");
+  if (ctx->capture) return ck_error(ctx, CK_ERR_ARG, "graph: cannot replay a graph while capturing another");
+  ck_status st = ck_use_device(ctx, g->d->dev); /* (it replays where it was recorded) */
+  if (st) return st;
   const ck_launch_req r = {.fn = graph_launch, .arg = g, .what = "graph replay"};
   return ck_submit(ctx, &r); /* (batched ops issued before the replay run before it) */
 }
@@ -140,14 +155,17 @@ int ck_graph_nodes(const ck_graph *g) { return g->nodes; }
 void ck_graph_free(ck_graph *g) {
   if (!g) return;
   ck_ctx *ctx = g->ctx;
-  if (ctx->has_cuda) { /* no replay (or batched op) may still be running on the memory */
-    (void)ck_flush(ctx);
-    cudaStreamSynchronize(ctx->stream);
+  ck_dctx *d = g->d;
+  ck_dctx *keep = ctx->cur;
+  if (!ck_use_device(ctx, d->dev)) { /* no replay (or batched op) may still be running on the memory */
+    (void)ck_dctx_flush(d);
+    cudaStreamSynchronize(d->stream);
   }
   if (g->exec) cudaGraphExecDestroy(g->exec);
   if (g->graph) cudaGraphDestroy(g->graph);
   for (size_t i = 0; i < g->nkeep; ++i) ck_storage_release(g->keep[i]);
-  for (size_t i = 0; i < g->nblocks; ++i) ck_cache_block(ctx, g->blocks[i], g->caps[i]);
+  for (size_t i = 0; i < g->nblocks; ++i) ck_cache_block(d, g->blocks[i], g->caps[i]);
+  if (keep && keep != d) (void)ck_use_device(ctx, keep->dev);
   free(g->keep);
   free(g->blocks);
   free(g->caps);

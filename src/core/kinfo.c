@@ -32,11 +32,16 @@ void ck_kinfo_free(ck_ctx *ctx) {
     free(ctx->seen[k]);
     ctx->seen[k] = NULL;
   }
-  if (ctx->kcache) {
-    free(ctx->kcache->key);
-    free(ctx->kcache->val);
-    free(ctx->kcache);
-    ctx->kcache = NULL;
+  for (int i = 0; i < ctx->ncuda; ++i)
+    if (ctx->cuda[i]) ck_kcache_free(ctx->cuda[i]);
+}
+
+void ck_kcache_free(ck_dctx *d) {
+  if (d->kcache) {
+    free(d->kcache->key);
+    free(d->kcache->val);
+    free(d->kcache);
+    d->kcache = NULL;
   }
 }
 
@@ -84,6 +89,8 @@ ck_status ck_kernel_info_of(ck_ctx *ctx, const void *fn, const char *name, int b
   ck_status st = CK_OK;
   memset(out, 0, sizeof *out);
   if (!ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "kernel info: no CUDA device (%s)", ctx->info.why_host);
+  ck_dctx *d = ck_cur(ctx); /* the attributes and occupancy of the current device */
+  if (!d) return CK_ERR_DEVICE;
   if (name) {
     snprintf(out->name, sizeof out->name, "%s", name);
     snprintf(out->symbol, sizeof out->symbol, "%s", name);
@@ -111,7 +118,7 @@ ck_status ck_kernel_info_of(ck_ctx *ctx, const void *fn, const char *name, int b
   if (block >= 1 && block <= a.maxThreadsPerBlock && smem <= (size_t)a.maxDynamicSharedSizeBytes) {
     int nb = 0;
     CK_CUDA(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, fn, block, smem));
-    const int max_warps = ctx->info.max_threads_per_sm / 32;
+    const int max_warps = d->info.max_threads_per_sm / 32;
     out->blocks_per_sm = nb;
     out->occupancy = max_warps > 0 ? (double)nb * ((block + 31) / 32) / max_warps : 0.0;
   }
@@ -121,7 +128,9 @@ cleanup:
 }
 
 ck_status ck_kernel_info(ck_ctx *ctx, const ck_launch *l, ck_kinfo *out) {
-  ck_kcache *c = ctx->kcache;
+  ck_dctx *d = ck_cur(ctx);
+  if (!d) return CK_ERR_DEVICE;
+  ck_kcache *c = d->kcache;
   if (c)
     for (int i = 0; i < c->n; ++i)
       if (c->key[i].fn == l->fn && c->key[i].block == l->block && c->key[i].smem == l->smem) {
@@ -130,7 +139,7 @@ ck_status ck_kernel_info(ck_ctx *ctx, const ck_launch *l, ck_kinfo *out) {
       }
   ck_status st = ck_kernel_info_of(ctx, l->fn, NULL, l->block, l->smem, out);
   if (st) return st;
-  if (!c && !(c = ctx->kcache = calloc(1, sizeof *c))) return CK_OK; /* no memory for the cache: uncached */
+  if (!c && !(c = d->kcache = calloc(1, sizeof *c))) return CK_OK; /* no memory for the cache: uncached */
   if (c->n == c->cap) {
     const int cap = c->cap ? 2 * c->cap : 32;
     ck_launch *k = realloc(c->key, sizeof *k * (size_t)cap);

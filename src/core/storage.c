@@ -3,8 +3,10 @@
  *
  * Device memory is handed out in size classes (four per power of two, at least 512 bytes) and returned to
  * per-class free lists instead of cudaFree, so that steady-state loops allocate nothing from the driver.
- * All device work runs on the context's one stream, so a block freed here can be reused by the next launch
- * without an event: stream order already serialises them. On cudaMalloc failure the binding's hook runs a
+ * Each device has its own cache (in its ck_dctx) and all of a device's work runs on its one stream, so a block
+ * freed here can be reused by the next launch there without an event: stream order already serialises them. A
+ * block only ever returns to the device it came from; work of another device that reads it (a peer copy) is
+ * ordered before the block's next use with an event (ck_memcpy_peer). On cudaMalloc failure the binding's hook runs a
  * full Lua GC (which returns blocks to the cache), the cache is emptied and the allocation retried once.
  */
 #include <stdlib.h>
@@ -101,24 +103,31 @@ static size_t live_take(ck_livemap *m, void *p) {
 
 // ---------------------------------------------------------------- allocator
 
-void ck_alloc_init(ck_ctx *ctx) { (void)ctx; }
-
-void ck_empty_cache(ck_ctx *ctx) {
-  if (!ctx->has_cuda || ctx->cap) return; /* no cudaFree (or synchronise) while a graph is being captured */
-  (void)ck_flush(ctx); /* queued ops may still use a cached block (a failure stays in the message) */
-  cudaStreamSynchronize(ctx->stream);
+void ck_dctx_empty_cache(ck_dctx *d) {
+  ck_ctx *ctx = d->ctx;
+  if (d->dev.kind != CK_CUDA || d->cap) return; /* no cudaFree (or synchronise) while a graph is being captured */
+  ck_dctx *keep = ctx->cur;
+  if (ck_use_device(ctx, d->dev)) return;
+  (void)ck_dctx_flush(d); /* queued ops may still use a cached block (a failure stays in the message) */
+  cudaStreamSynchronize(d->stream);
   for (int b = 0; b < CK_NBUCKETS; ++b) {
-    ck_block *blk = ctx->free_[b];
+    ck_block *blk = d->free_[b];
     while (blk) {
       ck_block *next = blk->next;
       cudaFree(blk->ptr);
-      ctx->stats.cached -= blk->cap;
+      d->stats.cached -= blk->cap;
       blk->next = ctx->spare_blocks;
       ctx->spare_blocks = blk;
       blk = next;
     }
-    ctx->free_[b] = NULL;
+    d->free_[b] = NULL;
   }
+  if (keep) (void)ck_use_device(ctx, keep->dev);
+}
+
+void ck_empty_cache(ck_ctx *ctx) {
+  for (int i = 0; i < ctx->ncuda; ++i)
+    if (ctx->cuda[i]) ck_dctx_empty_cache(ctx->cuda[i]);
 }
 
 void ck_alloc_destroy(ck_ctx *ctx) {
@@ -128,8 +137,11 @@ void ck_alloc_destroy(ck_ctx *ctx) {
   for (ck_storage *s = ctx->spare_storage, *next; s; s = next) next = (ck_storage *)s->ptr, free(s);
   ctx->spare_storage = NULL;
   ctx->nspare_storage = 0;
-  free(ctx->live.keys);
-  free(ctx->live.caps);
+  for (int i = 0; i < ctx->ncuda; ++i)
+    if (ctx->cuda[i]) {
+      free(ctx->cuda[i]->live.keys);
+      free(ctx->cuda[i]->live.caps);
+    }
 }
 
 /* No array can need more (ck_check_shape caps numel * dtype size at 2^62 bytes); a larger request is a
@@ -137,7 +149,8 @@ void ck_alloc_destroy(ck_ctx *ctx) {
  * classes' arithmetic. */
 #define CK_MAX_ALLOC ((size_t)1 << 62)
 
-void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
+void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
+  ck_ctx *ctx = d->ctx;
   size_t cap;
   void *p = NULL;
   if (bytes > CK_MAX_ALLOC) {
@@ -145,19 +158,15 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
     return NULL;
   }
   int b = size_class(bytes, &cap);
-  if (!ctx->has_cuda) {
-    ctx->alloc_st = ck_error(ctx, CK_ERR_DEVICE, "no CUDA device (%s)", ctx->info.why_host);
-    return NULL;
-  }
-  for (ck_block **pp = &ctx->free_[b]; *pp; pp = &(*pp)->next) {
+  for (ck_block **pp = &d->free_[b]; *pp; pp = &(*pp)->next) {
     if ((*pp)->cap == cap) {
       ck_block *blk = *pp;
       *pp = blk->next;
       p = blk->ptr;
       blk->next = ctx->spare_blocks; /* the node is kept for the next ck_cache_block */
       ctx->spare_blocks = blk;
-      ctx->stats.cached -= cap;
-      ctx->stats.cache_hits++;
+      d->stats.cached -= cap;
+      d->stats.cache_hits++;
       break;
     }
   }
@@ -165,63 +174,89 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
     cudaError_t e = cudaMalloc(&p, cap);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      ctx->stats.oom_retries++;
+      d->stats.oom_retries++;
       if (ctx->oom_hook) ctx->oom_hook(ctx->oom_ud);
-      ck_empty_cache(ctx);
+      ck_dctx_empty_cache(d);
       e = cudaMalloc(&p, cap);
     }
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
       ctx->alloc_st = ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
-               "%s allocating %zu bytes (%s; in use %zu, cached %zu)",
+               "%s allocating %zu bytes on %s (%s; in use %zu, cached %zu)",
                e == cudaErrorMemoryAllocation ? "out of device memory" : "cudaMalloc failed", bytes,
-               cudaGetErrorString(e), ctx->stats.in_use, ctx->stats.cached);
+               ck_device_name(d->dev).s, cudaGetErrorString(e), d->stats.in_use, d->stats.cached);
       return NULL;
     }
-    ctx->stats.cuda_mallocs++;
+    d->stats.cuda_mallocs++;
     ctx->alloc_debt += cap;
   }
-  if (!live_put(&ctx->live, p, cap)) {
+  if (!live_put(&d->live, p, cap)) {
     cudaFree(p);
     ctx->alloc_st = ck_error(ctx, CK_ERR_OOM, "out of host memory (allocator bookkeeping)");
     return NULL;
   }
-  ctx->stats.allocations++;
-  ctx->stats.in_use += cap;
-  if (ctx->stats.in_use > ctx->stats.peak) ctx->stats.peak = ctx->stats.in_use;
+  d->stats.allocations++;
+  d->stats.in_use += cap;
+  if (d->stats.in_use > d->stats.peak) d->stats.peak = d->stats.in_use;
   return p;
 }
 
-void ck_cache_block(ck_ctx *ctx, void *p, size_t cap) {
+void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
+  ck_dctx *d = ck_cur(ctx);
+  if (!d) {
+    ctx->alloc_st = CK_ERR_DEVICE;
+    return NULL;
+  }
+  return ck_dctx_alloc(d, bytes);
+}
+
+void ck_cache_block(ck_dctx *d, void *p, size_t cap) {
+  ck_ctx *ctx = d->ctx;
   size_t c2;
   int b = size_class(cap, &c2);
   ck_block *blk = ctx->spare_blocks;
   if (blk) ctx->spare_blocks = blk->next;
   else if (!(blk = malloc(sizeof *blk))) { /* cannot cache it: give it back, after the ops queued on it */
-    (void)ck_flush(ctx);
+    ck_dctx *keep = ctx->cur;
+    if (ck_use_device(ctx, d->dev)) return; /* (leaked rather than freed on the wrong device) */
+    (void)ck_dctx_flush(d);
+    cudaStreamSynchronize(d->stream);
     cudaFree(p);
+    if (keep) (void)ck_use_device(ctx, keep->dev);
     return;
   }
   blk->ptr = p;
   blk->cap = cap;
-  blk->next = ctx->free_[b];
-  ctx->free_[b] = blk;
-  ctx->stats.cached += cap;
+  blk->next = d->free_[b];
+  d->free_[b] = blk;
+  d->stats.cached += cap;
+}
+
+void ck_dctx_free(ck_dctx *d, void *p) {
+  if (!p) return;
+  size_t cap = live_take(&d->live, p);
+  if (!cap) return; /* not ours: ignore rather than corrupt the cache */
+  d->stats.in_use -= cap;
+  d->stats.frees++;
+  /* while a graph is being captured, the captured work may still use this block at every replay: the graph
+   * holds it and gives it back to the cache when it is freed */
+  if (d->cap) ck_graph_defer_block(d, p, cap);
+  else ck_cache_block(d, p, cap);
 }
 
 void ck_dev_free(ck_ctx *ctx, void *p) {
-  if (!p) return;
-  size_t cap = live_take(&ctx->live, p);
-  if (!cap) return; /* not ours: ignore rather than corrupt the cache */
-  ctx->stats.in_use -= cap;
-  ctx->stats.frees++;
-  /* while a graph is being captured, the captured work may still use this block at every replay: the graph
-   * holds it and gives it back to the cache when it is freed */
-  if (ctx->cap) ck_graph_defer_block(ctx, p, cap);
-  else ck_cache_block(ctx, p, cap);
+  if (p && ctx->cur) ck_dctx_free(ctx->cur, p);
 }
 
-void ck_memory_stats(ck_ctx *ctx, ck_memstats *out) { *out = ctx->stats; }
+void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out) {
+  memset(out, 0, sizeof *out);
+  ck_dctx *d = ck_check_device(ctx, dev) ? NULL : dev.kind == CK_CUDA ? ctx->cuda[dev.index] : ctx->host[dev.index];
+  if (d) *out = d->stats;
+  if (d && dev.kind == CK_HOST) out->in_use = out->peak = d->stats.host_in_use; /* (host devices count bytes only) */
+  out->host_in_use = 0; /* every host device's bytes */
+  for (int i = 0; i < ctx->nhost; ++i)
+    if (ctx->host[i]) out->host_in_use += ctx->host[i]->stats.host_in_use;
+}
 void ck_set_oom_hook(ck_ctx *ctx, void (*hook)(void *ud), void *ud) {
   ctx->oom_hook = hook;
   ctx->oom_ud = ud;
@@ -235,7 +270,7 @@ size_t ck_take_alloc_debt(ck_ctx *ctx) {
 // ---------------------------------------------------------------- storage
 
 /* A new storage record with one reference (NULL: out of host memory, with the error in ctx). */
-static ck_storage *storage_record(ck_ctx *ctx, ck_devkind dev, size_t bytes) {
+static ck_storage *storage_record(ck_ctx *ctx, ck_device dev, size_t bytes) {
   ck_storage *s = ctx->spare_storage;
   if (s) {
     ctx->spare_storage = (ck_storage *)s->ptr;
@@ -252,14 +287,18 @@ static ck_storage *storage_record(ck_ctx *ctx, ck_devkind dev, size_t bytes) {
   return s;
 }
 
-ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage **out) {
+ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out) {
   if (bytes > CK_MAX_ALLOC)
     return ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of %s memory (more than 2^62)", bytes,
-                    dev == CK_CUDA ? "device" : "host");
+                    dev.kind == CK_CUDA ? "device" : "host");
+  ck_status st = ck_use_device(ctx, dev); /* (checks the device; a CUDA one becomes current for the cudaMalloc) */
+  ck_dctx *d = st ? NULL : dev.kind == CK_CUDA ? ctx->cur : ck_dctx_get(ctx, dev);
+  if (!d) return st ? st : CK_ERR_OOM;
   ck_storage *s = storage_record(ctx, dev, bytes);
   if (!s) return CK_ERR_OOM;
-  if (dev == CK_CUDA) {
-    s->ptr = ck_dev_alloc(ctx, bytes);
+  s->dctx = d;
+  if (dev.kind == CK_CUDA) {
+    s->ptr = ck_dctx_alloc(d, bytes);
     if (!s->ptr) {
       free(s);
       return ctx->alloc_st;
@@ -267,7 +306,7 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage *
     size_t cap;
     size_class(bytes, &cap);
     s->cap = cap;
-    if (ctx->cap) ck_graph_keep_storage(ctx, s); /* arrays made during a capture live as long as the graph */
+    if (d->cap) ck_graph_keep_storage(d, s); /* arrays made during a capture live as long as the graph */
   } else {
     size_t cap = (bytes + 63) & ~(size_t)63;
     if (cap == 0) cap = 64;
@@ -277,7 +316,7 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_devkind dev, size_t bytes, ck_storage *
       return ck_error(ctx, CK_ERR_OOM, "out of host memory allocating %zu bytes", bytes);
     }
     s->cap = cap;
-    ctx->stats.host_in_use += cap;
+    d->stats.host_in_use += cap;
     ctx->alloc_debt += cap; /* host arrays count for Lua's GC too */
   }
   *out = s;
@@ -302,15 +341,15 @@ void ck_storage_retain(ck_storage *s) {
 void ck_storage_release(ck_storage *s) {
   if (!s || --s->refs > 0) return;
   if (s->release) { /* an application's buffer (ck_storage_wrap): hand it back once queued work is done */
-    if (s->dev == CK_CUDA) (void)ck_synchronize(s->ctx);
+    if (s->dev.kind == CK_CUDA) (void)ck_synchronize_device(s->ctx, s->dev);
     s->release(s->release_ud, s->ptr);
     free(s);
     return;
   }
   ck_ctx *ctx = s->ctx;
-  if (s->dev == CK_CUDA) ck_dev_free(ctx, s->ptr);
+  if (s->dev.kind == CK_CUDA) ck_dctx_free(s->dctx, s->ptr);
   else {
-    ctx->stats.host_in_use -= s->cap;
+    s->dctx->stats.host_in_use -= s->cap;
     free(s->ptr);
   }
   spare_record(ctx, s);
@@ -323,13 +362,15 @@ static void keep_buffer(void *ud, void *ptr) { (void)ud, (void)ptr; }
 /* Storage over an application's buffer (src/cukern.h's cukern_push_buffer). cap stays 0: nothing was
  * allocated here, so nothing is counted in the memory stats or owed to Lua's GC. `release` is never NULL in
  * wrapped storage (ck_storage_release tells them apart by it). */
-ck_status ck_storage_wrap(ck_ctx *ctx, ck_devkind dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
+ck_status ck_storage_wrap(ck_ctx *ctx, ck_device dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
                           void *ud, ck_storage **out) {
-  if (dev == CK_CUDA && !ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "wrap: a device buffer needs a CUDA device");
+  if (dev.kind == CK_CUDA && !ctx->has_cuda) return ck_error(ctx, CK_ERR_DEVICE, "wrap: a device buffer needs a CUDA device");
+  if (ck_check_device(ctx, dev)) return ck_error_prefix(ctx, CK_ERR_DEVICE, "wrap");
   if (!ptr && bytes) return ck_error(ctx, CK_ERR_ARG, "wrap: NULL buffer of %zu bytes", bytes);
   ck_storage *s = storage_record(ctx, dev, bytes);
   if (!s) return CK_ERR_OOM;
   s->ptr = ptr;
+  s->dctx = ck_dctx_get(ctx, dev);
   s->release = release ? release : keep_buffer;
   s->release_ud = ud;
   *out = s;

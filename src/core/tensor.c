@@ -83,7 +83,7 @@ char *ck_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
 char *ck_describe(const ck_tensor *t, char *buf, size_t n) {
   char sh[96];
   snprintf(buf, n, "%s%s %s", ck_dtype_name(t->dtype), ck_shape_str(t->ndim, t->shape, sh, sizeof sh),
-           t->st ? ck_dev_name(t->st->dev) : "freed");
+           t->st ? ck_device_name(t->st->dev).s : "freed");
   return buf;
 }
 
@@ -117,14 +117,15 @@ void ck_set_contiguous(ck_tensor *t, int ndim, const int64_t *shape) {
   }
 }
 
-ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev) {
+ck_status ck_empty(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev) {
   ck_status st = ck_check_shape(ctx, "empty", ndim, shape, dt);
   if (st) return st;
-  if (dev == CK_CUDA && !ck_has_cuda(ctx)) {
+  if (dev.kind == CK_CUDA && !ck_has_cuda(ctx)) {
     ck_devinfo info;
-    ck_device_info(ctx, &info);
+    ck_device_info(ctx, dev, &info);
     return ck_error(ctx, CK_ERR_DEVICE, "cannot place an array on cuda: %s", info.why_host);
   }
+  if (ck_check_device(ctx, dev)) return ck_error_prefix(ctx, CK_ERR_DEVICE, "cannot place an array there");
   ck_tensor t;
   memset(&t, 0, sizeof t);
   t.dtype = dt;
@@ -156,7 +157,7 @@ bool ck_dense_order(const ck_tensor *t, int *perm) {
   return true;
 }
 
-ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_devkind dev,
+ck_status ck_empty_layout(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev,
                           const ck_tensor *like) {
   int perm[CK_MAX_DIMS];
   ck_status st = ck_empty(ctx, out, dt, ndim, shape, dev);
@@ -192,10 +193,10 @@ ck_status ck_check_live(ck_ctx *ctx, const char *op, const ck_tensor *t) {
 }
 
 ck_status ck_check_same_device(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b) {
-  if (ck_dev(a) != ck_dev(b)) {
+  if (!ck_dev_eq(ck_dev(a), ck_dev(b))) {
     char da[128], db[128];
     return ck_error(ctx, CK_ERR_DEVICE, "%s: operands on different devices (%s and %s); move one with :to(\"%s\")", op,
-                    ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db), ck_dev_name(ck_dev(a)));
+                    ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db), ck_device_name(ck_dev(a)).s);
   }
   return CK_OK;
 }

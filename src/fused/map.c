@@ -334,7 +334,7 @@ ck_status ck_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const ck_ma
   for (int i = 0; i < e->nout; ++i) odt[i] = dtype >= 0 ? dtype : ck_xtype_final(ty[e->out_root[i]]);
   if ((st = map_prepare_outputs(ctx, e, &b, e->nout, (const char *const *)e->out_names, odt, b.nd, b.shape, outs)))
     goto cleanup;
-  if (b.dev == CK_HOST && !rep->source_only) {
+  if (b.dev.kind == CK_HOST && !rep->source_only) {
     snprintf(rep->layout, sizeof rep->layout, "host");
     st = host_map(ctx, e, ty, &b, outs, odt);
   } else {

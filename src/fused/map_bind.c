@@ -64,9 +64,9 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
       if (t->dtype != CK_F32 && t->dtype != CK_F64 && t->dtype != CK_I32)
         return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, e->in_pos[k], "input '%s' is %s; expressions take f32, f64 and i32",
                                 e->in_names[k], ck_dtype_name(t->dtype));
-      if (have_dev && ck_dev(t) != b->dev)
-        return ck_error(ctx, CK_ERR_DEVICE, "%s: input '%s' is on the %s, others on the %s (move it with :to())", e->what,
-                        e->in_names[k], ck_dev_name(ck_dev(t)), ck_dev_name(b->dev));
+      if (have_dev && !ck_dev_eq(ck_dev(t), b->dev))
+        return ck_error(ctx, CK_ERR_DEVICE, "%s: input '%s' is on %s, others on %s (move it with :to(\"%s\"))", e->what,
+                        e->in_names[k], ck_device_name(ck_dev(t)).s, ck_device_name(b->dev).s, ck_device_name(b->dev).s);
       b->dev = ck_dev(t), have_dev = true;
       b->t[k] = t;
       b->ity[k] = (xtype){(signed char)t->dtype, (signed char)t->dtype, 0};
@@ -102,8 +102,9 @@ void map_unbind(mbind *b) {
 /* Outputs: allocate, or check the given ones; inputs that a given output overlaps are snapshotted. */
 ck_status map_prepare_outputs(ck_ctx *ctx, const ck_expr *e, mbind *b, int nout, const char *const *names,
                                  const int *odt, int nd, const int64_t *shape, ck_tensor *outs) {
-  ck_status st = CK_OK;
+  ck_status st = ck_use_device(ctx, b->dev); /* the inputs' device runs the kernel (its stream and allocator) */
   char s1[96], s2[96];
+  if (st) return st;
   for (int i = 0; i < nout; ++i) {
     ck_tensor *o = &outs[i];
     if (!o->st) {
@@ -117,9 +118,9 @@ ck_status map_prepare_outputs(ck_ctx *ctx, const ck_expr *e, mbind *b, int nout,
     if ((int)o->dtype != odt[i])
       return ck_error(ctx, CK_ERR_DTYPE, "%s: out '%s' is %s but the result is %s (cast in the expression, or pass dtype)",
                       e->what, names[i], ck_dtype_name(o->dtype), ck_dtype_name((ck_dtype)odt[i]));
-    if (ck_dev(o) != b->dev)
-      return ck_error(ctx, CK_ERR_DEVICE, "%s: out '%s' is on the %s, the inputs on the %s", e->what, names[i],
-                      ck_dev_name(ck_dev(o)), ck_dev_name(b->dev));
+    if (!ck_dev_eq(ck_dev(o), b->dev))
+      return ck_error(ctx, CK_ERR_DEVICE, "%s: out '%s' is on %s, the inputs on %s", e->what, names[i],
+                      ck_device_name(ck_dev(o)).s, ck_device_name(b->dev).s);
     if ((st = ck_check_writable(ctx, e->what, o))) return st;
     for (int j = 0; j < i; ++j)
       if (ck_unsafe_alias(o, &outs[j]) || (o->st == outs[j].st && o->offset == outs[j].offset))

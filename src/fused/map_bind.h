@@ -21,7 +21,7 @@ typedef struct mbind {
   const ck_tensor *t[MAXOPS]; /* per expression input: the array, or NULL for a number */
   double num[MAXOPS];
   xtype ity[MAXOPS];
-  ck_devkind dev;
+  ck_device dev;
   int nd;
   int64_t shape[CK_MAX_DIMS];
   const ck_tensor *like;  /* an input with the broadcast shape (outputs follow its layout) */

@@ -540,7 +540,7 @@ ck_status ck_reduce_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *map, co
   if ((st = map_prepare_outputs(ctx, map, &b, 1, &oname, &p.odt, ond, oshape, out))) goto cleanup;
   rgeom g;
   if ((st = rgeom_build(ctx, map, &g, &b, dim, keepdim, out, b.t))) goto cleanup;
-  if (b.dev == CK_HOST && !rep->source_only) {
+  if (b.dev.kind == CK_HOST && !rep->source_only) {
     snprintf(rep->layout, sizeof rep->layout, "host");
     st = host_reduce_map(ctx, &p, &b, &g, out, identity);
   } else {

@@ -253,12 +253,13 @@ ck_status ck_rtc_build(ck_ctx *ctx, const char *src, const char *entry, const ch
   int argc = 0;
   char archopt[48];
   memset(img, 0, sizeof *img);
-  if (!arch || !*arch) {
+  if (!arch || !*arch) { /* the current device's architecture */
     if (!ctx->has_cuda)
       return ck_error(ctx, CK_ERR_DEVICE, "kernel '%s': run-time kernels need a CUDA device (%s)", entry,
                       ctx->info.why_host);
-    snprintf(img->arch, sizeof img->arch, "sm_%d%d%s", ctx->info.cc_major, ctx->info.cc_minor,
-             ctx->info.cc_major == 9 ? "a" : "");
+    const ck_dctx *d = ck_cur(ctx);
+    if (!d) return CK_ERR_DEVICE;
+    snprintf(img->arch, sizeof img->arch, "sm_%d%d%s", d->info.cc_major, d->info.cc_minor, d->info.cc_major == 9 ? "a" : "");
   } else {
     snprintf(img->arch, sizeof img->arch, "%s", arch);
   }
@@ -403,8 +404,11 @@ ck_status ck_rtc_info_get(ck_ctx *ctx, ck_rtc_kernel *k, int block, size_t dyn_s
     return CK_OK;
   }
   /* the occupancy calculator counts past 48 KB of dynamic shared memory only once the kernel opts in */
-  if (dyn_smem > 48 * 1024 && dyn_smem <= ctx->info.smem_optin)
-    CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn_smem, 0));
+  const ck_dctx *d = ck_cur(ctx);
+  if (!d) return CK_ERR_DEVICE;
+  if (dyn_smem > 48 * 1024 && dyn_smem <= d->info.smem_optin)
+    CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn_smem,
+                                                 d->dev.index));
   if ((st = ck_kernel_info_of(ctx, (const void *)k->kern, k->name, block, dyn_smem, info))) goto cleanup;
   k->info = *info;
   k->have_info = true;
@@ -433,7 +437,9 @@ ck_status ck_rtc_check_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid
                     "kernel '%s': block of %llu threads; this kernel can run at most %d per block (%d registers per "
                     "thread)",
                     k->name, threads, a.maxThreadsPerBlock, a.numRegs);
-  size_t optin = ctx->info.smem_optin ? ctx->info.smem_optin : 48 * 1024;
+  const ck_dctx *d = ck_cur(ctx);
+  if (!d) return CK_ERR_DEVICE;
+  size_t optin = d->info.smem_optin ? d->info.smem_optin : 48 * 1024;
   if (smem + a.sharedSizeBytes > optin)
     return ck_error(ctx, CK_ERR_ARG,
                     "kernel '%s': %zu bytes of dynamic shared memory + %zu static exceed the device's %zu per block",
@@ -464,8 +470,11 @@ static void describe_rtc(const void *ud, char *buf, size_t n) {
 ck_status ck_rtc_launch(ck_ctx *ctx, ck_rtc_kernel *k, const unsigned grid[3], const unsigned block[3], size_t smem,
                         void **args) {
   ck_status st = CK_OK;
+  const ck_dctx *d = ck_cur(ctx); /* (the caller made the arrays' device current) */
+  if (!d) return CK_ERR_DEVICE;
   if (smem > 48 * 1024)
-    CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem, 0));
+    CK_CUDA(ctx, cudaKernelSetAttributeForDevice(k->kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem,
+                                                 d->dev.index));
   const rtc_args a = {k, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, smem, args};
   const ck_launch_req r = {.fn = rtc_launch, .arg = &a, .describe = describe_rtc, .describe_ud = &a};
   return ck_submit(ctx, &r); /* (batched ops issued before this kernel run before it) */

@@ -56,19 +56,19 @@ bool ck_io_have_mat(void);
 
 /* .npy: one array. */
 ck_status ck_npy_save(ck_ctx *ctx, const char *path, const ck_tensor *t);
-ck_status ck_npy_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_tensor *out, ck_io_info *info);
+ck_status ck_npy_load(ck_ctx *ctx, const char *path, ck_device dev, ck_tensor *out, ck_io_info *info);
 
 /* .npz: named arrays; members are "<name>.npy", stored (level 0) or deflate-compressed at zlib level 1..9
  * (-1: zlib's default, 6, as np.savez_compressed). */
 ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
                       int level);
-ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out);
+ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out);
 
 /* .mat (Level 5; compress = the -v7 zlib compression): named real numeric arrays, at least 2-D on file
  * (0-d saves as 1x1, 1-D [n] as a 1xn row like SciPy's savemat), loaded with MATLAB's dims. */
 ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *names, const ck_tensor *const *ts,
                       bool compress);
-ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out);
+ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out);
 
 
 // ---------------------------------------------------------------- shared by src/io_*.c only
@@ -108,7 +108,7 @@ ck_status ck_io_open_read(ck_ctx *ctx, const char *path, int *fd);
 /* Finish a load: h (host, contiguous) holds the data as stored, its shape reversed when column-major; out
  * becomes that data on dev, permuted back to the logical dims when fortran (a view, not a copy). h is
  * consumed. */
-ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_devkind dev, ck_tensor *out);
+ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_device dev, ck_tensor *out);
 
 /* For saving: out = a host contiguous tensor holding t's elements in row-major order of t's dims (C), or of
  * its reversed dims (Fortran: then *fortran is true and out's shape is reversed). order: 'C', 'F', or 'A'
@@ -141,6 +141,6 @@ ck_status ck_io_list_check_name(ck_ctx *ctx, const char *what, const ck_io_list 
  * small. */
 size_t ck_npy_header(char *buf, size_t n, ck_dtype dt, int ndim, const int64_t *shape, bool fortran);
 /* Read one .npy (header, data, and nothing after it) from s. */
-ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_devkind dev, ck_tensor *out, ck_io_info *info);
+ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_device dev, ck_tensor *out, ck_io_info *info);
 
 #endif

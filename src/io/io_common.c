@@ -209,10 +209,10 @@ static void reverse_perm(int nd, int *perm) {
   for (int i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
 }
 
-ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_devkind dev, ck_tensor *out) {
+ck_status ck_io_place(ck_ctx *ctx, ck_tensor *h, bool fortran, ck_device dev, ck_tensor *out) {
   ck_status st = CK_OK;
   ck_tensor d = {0};
-  if (dev != CK_HOST) {
+  if (!ck_dev_eq(dev, CK_DEV_HOST)) {
     st = ck_to(ctx, &d, h, dev, h->dtype);
     ck_release(h);
     if (st) return st;
@@ -241,13 +241,13 @@ static ck_status host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_ten
     if ((st = ck_view_permute(ctx, &rev, t, perm))) return st;
     if (order == 'F' || (ck_is_contiguous(&rev) && !ck_is_contiguous(t))) {
       *fortran = true;
-      st = ck_to(ctx, out, &rev, CK_HOST, t->dtype);
+      st = ck_to(ctx, out, &rev, CK_DEV_HOST, t->dtype);
       ck_release(&rev);
       return st;
     }
     ck_release(&rev);
   }
-  return ck_to(ctx, out, t, CK_HOST, t->dtype);
+  return ck_to(ctx, out, t, CK_DEV_HOST, t->dtype);
 }
 
 ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tensor *out, bool *fortran) {
@@ -258,7 +258,7 @@ ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tens
     *out = h;
     return CK_OK;
   }
-  st = ck_to(ctx, out, &h, CK_HOST, CK_F32); /* no file format here has bfloat16: f32 holds it exactly */
+  st = ck_to(ctx, out, &h, CK_DEV_HOST, CK_F32); /* no file format here has bfloat16: f32 holds it exactly */
   ck_release(&h);
   return st;
 }

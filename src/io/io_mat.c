@@ -33,7 +33,7 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
                       bool compress) {
   return ck_io_lacks(ctx, path, ".mat", "libmatio");
 }
-ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out) {
   return ck_io_lacks(ctx, path, ".mat", "libmatio");
 }
 
@@ -275,7 +275,7 @@ static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int
   return CK_OK;
 }
 
-static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t file_bytes, ck_devkind dev, ck_io_list *out) {
+static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t file_bytes, ck_device dev, ck_io_list *out) {
   char what[4400];
   ck_status st;
   int k;
@@ -295,7 +295,7 @@ static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t fi
                 v->nbytes != (size_t)numel * (size_t)v->data_size))
     return ck_error(ctx, CK_ERR_IO, "%s: its data could not be read (truncated or corrupt file?): %s", what, matio_says());
   ck_tensor h = {0}, t = {0};
-  if ((st = ck_empty(ctx, &h, dt, nd, stored, CK_HOST))) return st;
+  if ((st = ck_empty(ctx, &h, dt, nd, stored, CK_DEV_HOST))) return st;
   if (numel && (st = ck_io_convert(ctx, what, ck_data(&h), dt, v->data, ft, false, (size_t)numel, 0))) {
     ck_release(&h);
     return st;
@@ -317,7 +317,7 @@ static ck_status walk_error(ck_ctx *ctx, const char *path, int done) {
   return ck_error(ctx, CK_ERR_IO, "%s: truncated or corrupt after %d variable(s): %s", path, done, last_msg);
 }
 
-ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out) {
   int fd;
   ck_status st;
   unsigned char head[128];
@@ -385,7 +385,7 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
     ck_tensor h = {0};
     if ((st = ck_io_host_layout(ctx, ts[i], 'F', &h, &fortran))) break;
     if (h.dtype != CK_F64 && h.dtype != CK_F32 && h.dtype != CK_I32) { /* f16: MAT has no half; single holds it */
-      st = ck_to(ctx, &hs[i], &h, CK_HOST, CK_F32);
+      st = ck_to(ctx, &hs[i], &h, CK_DEV_HOST, CK_F32);
       ck_release(&h);
     } else hs[i] = h;
   }

@@ -271,7 +271,7 @@ done:
 
 // ---------------------------------------------------------------- reading
 
-ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_devkind dev, ck_tensor *out, ck_io_info *info) {
+ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_device dev, ck_tensor *out, ck_io_info *info) {
   npy_header h;
   ck_status st;
   ck_tensor t = {0};
@@ -290,7 +290,7 @@ ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_devkind dev, ck_tensor *out,
     return ck_error(ctx, CK_ERR_IO, "%s: %s: the header says %s %s, %lld bytes of data; the file holds %lld", s->what,
                     need > have ? "truncated" : "size mismatch (bytes after the data)",
                     ck_shape_str(h.ndim, h.shape, sh, sizeof sh), h.descr, (long long)need, (long long)have);
-  if ((st = ck_empty(ctx, &t, dt, h.ndim, stored, CK_HOST))) return st;
+  if ((st = ck_empty(ctx, &t, dt, h.ndim, stored, CK_DEV_HOST))) return st;
   if (numel && (st = ck_io_read_data(ctx, s, ck_data(&t), dt, h.ft, h.swap, numel))) {
     ck_release(&t);
     return st;
@@ -307,7 +307,7 @@ ck_status ck_npy_read(ck_ctx *ctx, ck_io_src *s, ck_devkind dev, ck_tensor *out,
   return ck_io_place(ctx, &t, fortran, dev, out);
 }
 
-ck_status ck_npy_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_tensor *out, ck_io_info *info) {
+ck_status ck_npy_load(ck_ctx *ctx, const char *path, ck_device dev, ck_tensor *out, ck_io_info *info) {
   int fd;
   ck_io_src s;
   ck_status st;

@@ -27,7 +27,7 @@ ck_status ck_npz_save(ck_ctx *ctx, const char *path, int n, const char *const *n
                       int level) {
   return ck_io_lacks(ctx, path, ".npz", "libzip");
 }
-ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out) {
   return ck_io_lacks(ctx, path, ".npz", "libzip");
 }
 
@@ -55,7 +55,7 @@ static ck_status member_read(ck_ctx *ctx, ck_io_src *s, void *buf, size_t n, siz
   return CK_OK;
 }
 
-ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_devkind dev, ck_io_list *out) {
+ck_status ck_npz_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *out) {
   int err = 0, fd;
   ck_status st;
   memset(out, 0, sizeof *out);

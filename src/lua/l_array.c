@@ -112,7 +112,7 @@ static int l_empty(lua_State *L) {
   int64_t shape[CK_MAX_DIMS];
   int n = ckl_check_shape(L, 1, shape);
   ck_dtype dt = lua_isnoneornil(L, 2) ? CK_F32 : ckl_check_dtype(L, 2);
-  ck_devkind dev = ckl_check_device(L, 3);
+  ck_device dev = ckl_check_device(L, 3);
   ck_tensor *t = ckl_push_array(L);
   if (ck_empty(CKL_CTX(L), t, dt, n, shape, dev)) return ckl_fail(L);
   ckl_gc_debt(L);
@@ -224,7 +224,7 @@ static int m_ndim(lua_State *L) {
   return 1;
 }
 static int m_device(lua_State *L) {
-  lua_pushstring(L, ck_dev_name(ck_dev(self_array(L, "a:device"))));
+  ckl_push_device(L, ck_dev(self_array(L, "a:device")));
   return 1;
 }
 static int m_is_contiguous(lua_State *L) {
@@ -286,7 +286,7 @@ static int m_contiguous(lua_State *L) {
 /* a:to(x [, y]) with x, y each a device or a dtype name; nil keeps that property (a:to(nil, "f64")) */
 static int m_to(lua_State *L) {
   ck_tensor *t = self_array(L, "a:to");
-  ck_devkind dev = ck_dev(t);
+  ck_device dev = ck_dev(t);
   ck_dtype dt = t->dtype;
   int ndev = 0, ndt = 0;
   char dts[96];
@@ -294,17 +294,19 @@ static int m_to(lua_State *L) {
   for (int i = 2; i <= 3; ++i) {
     if (lua_isnoneornil(L, i)) continue;
     if (lua_type(L, i) != LUA_TSTRING)
-      return arr_error(L, "a:to", "argument %d must be a device (cuda, host) or a dtype (%s), got %s", i - 1, dts,
-                       describe(L, i));
+      return arr_error(L, "a:to", "argument %d must be a device (cuda, cuda:N, host) or a dtype (%s), got %s", i - 1,
+                       dts, describe(L, i));
     const char *s = lua_tostring(L, i);
-    if (ckl_parse_device(s, &dev)) ++ndev;
-    else if (ck_dtype_parse(s, &dt)) ++ndt;
-    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, host) nor a dtype (%s)", s, dts);
+    if (ck_device_parse(s, ck_default_device(CKL_CTX(L)), &dev)) {
+      ++ndev;
+      if (ck_check_device(CKL_CTX(L), dev)) return arr_fail(L, "a:to");
+    } else if (ck_dtype_parse(s, &dt)) ++ndt;
+    else return arr_error(L, "a:to", "'%s' is neither a device (cuda, cuda:N, host) nor a dtype (%s)", s, dts);
   }
   if (lua_gettop(L) > 3) return arr_error(L, "a:to", "takes a device and/or a dtype, got %d arguments", lua_gettop(L) - 1);
   if (ndev > 1 || ndt > 1)
     return arr_error(L, "a:to", "two %s given; give at most one device and one dtype", ndev > 1 ? "devices" : "dtypes");
-  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, host) and/or a dtype (%s)", dts);
+  if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, cuda:N, host) and/or a dtype (%s)", dts);
   ck_tensor *r = ckl_push_array(L);
   if (ck_to(CKL_CTX(L), r, t, dev, dt)) return arr_fail(L, "a:to");
   ckl_gc_debt(L);

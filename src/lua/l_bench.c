@@ -69,13 +69,13 @@ static int l_time_op(lua_State *L) {
   lua_getfield(L, 1, "op");
   const char *op = lua_tostring(L, -1);
   if (!op) return luaL_error(L, "time_op: spec.op must name an op");
-  ck_devkind dev;
+  ck_device dev;
   if (strcmp(op, "copy") == 0 || strcmp(op, "memcpy") == 0) {
     t.kind = op[0] == 'c' ? TK_COPY : TK_MEMCPY;
     t.dst = field_array(L, 1, "dst");
     t.src = field_array(L, 1, "src");
     if (t.kind == TK_MEMCPY && (!ck_is_contiguous(t.src) || !ck_is_contiguous(t.dst) || t.src->dtype != t.dst->dtype ||
-                                ck_dev(t.src) != ck_dev(t.dst) || ck_numel(t.src) != ck_numel(t.dst)))
+                                !ck_dev_eq(ck_dev(t.src), ck_dev(t.dst)) || ck_numel(t.src) != ck_numel(t.dst)))
       return luaL_error(L, "time_op: memcpy needs contiguous dst and src of one dtype, device and size");
     t.ran.id = -2; /* the memcpy bound, like every ladder's: not a registry row */
     snprintf(t.ran.name, sizeof t.ran.name, "%s", op);

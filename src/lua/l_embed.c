@@ -43,6 +43,11 @@ static bool known_dtype(cukern_dtype dt) { return dt == CUKERN_F32 || dt == CUKE
 
 int cukern_push_buffer(lua_State *L, void *data, cukern_dtype dt, int ndim, const int64_t *shape, cukern_device dev,
                        cukern_release_fn release, void *ud) {
+  return cukern_push_buffer_on(L, data, dt, ndim, shape, dev, 0, release, ud);
+}
+
+int cukern_push_buffer_on(lua_State *L, void *data, cukern_dtype dt, int ndim, const int64_t *shape, cukern_device dev,
+                          int ordinal, cukern_release_fn release, void *ud) {
   ckl_modstate *ms = modstate(L);
   if (!ms || !ms->ctx) return fail(L, CUKERN_ERR_CORE, "cukern_push_buffer: %s", "the cukern module was closed");
   if (!known_dtype(dt)) return fail(L, CUKERN_ERR_ARG, "cukern_push_buffer: %s", "unknown dtype");
@@ -51,6 +56,8 @@ int cukern_push_buffer(lua_State *L, void *data, cukern_dtype dt, int ndim, cons
     return fail(L, CUKERN_ERR_ARG, "cukern_push_buffer: %s", "ndim must be 0..8, with a shape for ndim > 0");
   if (dev == CUKERN_CUDA && !ck_has_cuda(ms->ctx))
     return fail(L, CUKERN_ERR_DEVICE, "cukern_push_buffer: %s", "a CUDA buffer, but cukern runs on the host here");
+  if (ck_check_device(ms->ctx, ck_device_make((ck_devkind)dev, ordinal)))
+    return fail(L, CUKERN_ERR_DEVICE, "cukern_push_buffer: %s", ck_errmsg(ms->ctx));
   if (ck_check_shape(ms->ctx, "cukern_push_buffer", ndim, shape, (ck_dtype)dt))
     return fail(L, CUKERN_ERR_ARG, "%s", ck_errmsg(ms->ctx));
   int64_t n = 1;
@@ -59,7 +66,7 @@ int cukern_push_buffer(lua_State *L, void *data, cukern_dtype dt, int ndim, cons
   /* the userdata first: if Lua runs out of memory here, nothing has been taken over yet */
   ck_tensor *t = ckl_push_array(L);
   ck_storage *st;
-  if (ck_storage_wrap(ms->ctx, (ck_devkind)dev, data, (size_t)n * ck_dtype_size((ck_dtype)dt), release, ud, &st)) {
+  if (ck_storage_wrap(ms->ctx, ck_device_make((ck_devkind)dev, ordinal), data, (size_t)n * ck_dtype_size((ck_dtype)dt), release, ud, &st)) {
     lua_pop(L, 1);
     return fail(L, CUKERN_ERR_CORE, "cukern_push_buffer: %s", ck_errmsg(ms->ctx));
   }
@@ -78,7 +85,15 @@ int cukern_info(lua_State *L, int idx, int *ndim, int64_t *shape, cukern_dtype *
   if (shape)
     for (int k = 0; k < t->ndim; ++k) shape[k] = t->shape[k];
   if (dt) *dt = (cukern_dtype)t->dtype;
-  if (dev) *dev = (cukern_device)ck_dev(t);
+  if (dev) *dev = (cukern_device)ck_dev(t).kind;
+  return CUKERN_OK;
+}
+
+int cukern_device_ordinal(lua_State *L, int idx, int *ordinal) {
+  ck_tensor *t = ckl_to_array(L, idx);
+  if (!t) return fail(L, CUKERN_ERR_ARG, "cukern_device_ordinal: the value is a %s, not a cukern array", luaL_typename(L, idx));
+  if (!t->st) return fail(L, CUKERN_ERR_ARG, "cukern_device_ordinal: %s", "the array was freed");
+  if (ordinal) *ordinal = ck_dev(t).index;
   return CUKERN_OK;
 }
 
@@ -99,14 +114,14 @@ int cukern_read(lua_State *L, int idx, void *buf, size_t bytes, cukern_dtype dt)
   if (need == 0) return CUKERN_OK;
   /* a contiguous host array of dtype dt over buf; ck_copy converts and moves across devices */
   ck_storage *st;
-  if (ck_storage_wrap(ms->ctx, CK_HOST, buf, need, NULL, NULL, &st))
+  if (ck_storage_wrap(ms->ctx, CK_DEV_HOST, buf, need, NULL, NULL, &st))
     return fail(L, CUKERN_ERR_CORE, "cukern_read: %s", ck_errmsg(ms->ctx));
   ck_tensor w = {0};
   w.st = st;
   w.dtype = (ck_dtype)dt;
   ck_set_contiguous(&w, t->ndim, t->shape);
   ck_status s = ck_copy(ms->ctx, &w, t);
-  if (!s) s = ck_synchronize(ms->ctx);
+  if (!s) s = ck_synchronize_device(ms->ctx, ck_dev(t));
   ck_release(&w);
   if (s) return fail(L, CUKERN_ERR_CORE, "cukern_read: %s", ck_errmsg(ms->ctx));
   return CUKERN_OK;

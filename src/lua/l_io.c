@@ -67,7 +67,7 @@ static int l_io_save_npy(lua_State *L) {
 
 static int l_io_load_npy(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  ck_devkind dev = ckl_check_device(L, 2);
+  ck_device dev = ckl_check_device(L, 2);
   ck_io_info info;
   ck_tensor *t = ckl_push_array(L);
   if (ck_npy_load(CKL_CTX(L), path, dev, t, &info)) return io_fail(L);
@@ -121,7 +121,7 @@ static int io_list_gc(lua_State *L) {
 static int l_io_load_named(lua_State *L) {
   int fmt = luaL_checkoption(L, 1, NULL, FORMATS);
   const char *path = luaL_checkstring(L, 2);
-  ck_devkind dev = ckl_check_device(L, 3);
+  ck_device dev = ckl_check_device(L, 3);
   ck_io_list *l = lua_newuserdatauv(L, sizeof *l, 0);
   memset(l, 0, sizeof *l);
   if (luaL_newmetatable(L, IO_LIST_MT)) {

@@ -293,7 +293,7 @@ static void push_report(lua_State *L, const ck_map_report *rep, bool on_gpu) {
     lua_pushstring(L, "host");
     lua_setfield(L, -2, "device");
     ck_devinfo di;
-    ck_device_info(CKL_CTX(L), &di);
+    ck_device_info(CKL_CTX(L), ck_default_device(CKL_CTX(L)), &di);
     lua_pushfstring(L, "no device kernel: the host evaluator ran (%s)",
                     strcmp(di.backend, "host") ? "the inputs are host arrays" : di.why_host);
     lua_setfield(L, -2, "note");

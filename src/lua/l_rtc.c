@@ -190,6 +190,18 @@ static void dims3(lua_State *L, int i, unsigned d[3], const char *what) {
 }
 
 /* k:launch(grid, block, args... [, {smem = bytes}]) */
+/* Every array argument of one launch is on one device (the kernel runs there); false after raising. */
+static bool same_device(lua_State *L, int ai, const ck_tensor *t, ck_device *dev, bool *have) {
+  if (*have && !ck_dev_eq(*dev, ck_dev(t))) {
+    luaL_argerror(L, ai, lua_pushfstring(L, "is on %s, earlier array arguments on %s (a kernel runs on one device; move "
+                                            "it with :to(\"%s\"))", ck_device_name(ck_dev(t)).s, ck_device_name(*dev).s,
+                                         ck_device_name(*dev).s));
+    return false;
+  }
+  *dev = ck_dev(t), *have = true;
+  return true;
+}
+
 static int k_launch(lua_State *L) {
   lkernel *k = (lkernel *)luaL_checkudata(L, 1, KERNEL_MT);
   if (!k->k) return luaL_error(L, "kernel '%s' was released", k->name);
@@ -217,12 +229,15 @@ static int k_launch(lua_State *L) {
   } vals[32];
   void *args[32];
   ckl_desc descs[32];
+  ck_device dev = {CK_CUDA, 0};
+  bool have_dev = false;
   for (int i = 0; i < k->nargs; ++i) {
     int ai = 4 + i;
     switch (k->kind[i]) {
     case KA_PTR: {
       ck_tensor *t = ckl_check_array(L, ai);
-      if (ck_dev(t) != CK_CUDA) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!ck_on_cuda(t)) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!same_device(L, ai, t, &dev, &have_dev)) return 0;
       if (!ck_is_contiguous(t))
         return luaL_argerror(L, ai, "kernel arguments must be contiguous (a kernel sees a plain pointer; call :contiguous())");
       if (k->dtype[i] >= 0 && (int)t->dtype != k->dtype[i])
@@ -234,7 +249,8 @@ static int k_launch(lua_State *L) {
     }
     case KA_DESC: {
       ck_tensor *t = ckl_check_array(L, ai);
-      if (ck_dev(t) != CK_CUDA) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!ck_on_cuda(t)) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
+      if (!same_device(L, ai, t, &dev, &have_dev)) return 0;
       if ((int)t->dtype != k->dtype[i])
         return luaL_argerror(L, ai, lua_pushfstring(L, "kernel '%s': expected a %s array, got %s", k->name,
                                                     ck_dtype_name((ck_dtype)k->dtype[i]), ck_dtype_name(t->dtype)));
@@ -255,6 +271,8 @@ static int k_launch(lua_State *L) {
     }
     args[i] = &vals[i];
   }
+  /* the kernel runs on its arrays' device (the default device when it takes none) */
+  if (ck_use_device(CKL_CTX(L), have_dev ? dev : ck_default_device(CKL_CTX(L)))) return ckl_fail(L);
   if (ck_rtc_check_launch(CKL_CTX(L), k->k, g, b, smem)) return ckl_fail(L);
   if (ck_rtc_launch(CKL_CTX(L), k->k, g, b, smem, args)) return ckl_fail(L);
   ck_ran r; /* ck.last_ran(): this kernel, at the block it launched with (cached in the kernel: cheap) */

@@ -67,7 +67,7 @@ static void fill_from(lua_State *L, int idx, int d, int nd, const int64_t *shape
 /* core.from_table(tbl_or_number, dtype, device) */
 int ckl_from_table(lua_State *L) {
   ck_dtype dt = lua_isnoneornil(L, 2) ? CK_F32 : ckl_check_dtype(L, 2);
-  ck_devkind dev = ckl_check_device(L, 3);
+  ck_device dev = ckl_check_device(L, 3);
   int64_t shape[CK_MAX_DIMS];
   int nd = 0;
   if (!lua_istable(L, 1) && lua_type(L, 1) != LUA_TNUMBER) luaL_typeerror(L, 1, "table or number");

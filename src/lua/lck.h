@@ -93,8 +93,8 @@ ck_tensor *ckl_opt_array(lua_State *L, int i);   /* nil/none -> NULL */
 /* Argument helpers (each raises a luaL_argerror naming the argument). */
 const char *ckl_opt_variant(lua_State *L, int i, char *buf, size_t n); /* name or id; NULL if nil */
 ck_dtype ckl_check_dtype(lua_State *L, int i);
-bool ckl_parse_device(const char *s, ck_devkind *d);
-ck_devkind ckl_check_device(lua_State *L, int i); /* nil -> the default device */
+ck_device ckl_check_device(lua_State *L, int i); /* nil -> the default device; checked to exist */
+void ckl_push_device(lua_State *L, ck_device d);  /* "cuda:1" */
 int ckl_read_ints(lua_State *L, int i, int64_t *v); /* a sequence of at most CK_MAX_DIMS integers */
 int ckl_check_shape(lua_State *L, int i, int64_t *shape);
 int ckl_check_dim(lua_State *L, int i, const ck_tensor *t); /* 1-based (negative from the end) -> 0-based */

@@ -95,20 +95,20 @@ ck_dtype ckl_check_dtype(lua_State *L, int i) {
   return dt;
 }
 
-bool ckl_parse_device(const char *s, ck_devkind *d) {
-  if (strcmp(s, "cuda") == 0 || strcmp(s, "gpu") == 0) *d = CK_CUDA;
-  else if (strcmp(s, "host") == 0 || strcmp(s, "cpu") == 0) *d = CK_HOST;
-  else return false;
-  return true;
-}
-
-ck_devkind ckl_check_device(lua_State *L, int i) {
-  ck_devkind d;
-  if (lua_isnoneornil(L, i)) return ck_default_device(CKL_CTX(L));
+/* A device argument: "cuda", "cuda:N", "host", "host:N" (also "gpu", "cpu"); nil is the default device. One that
+ * does not exist is an error listing those that do. */
+ck_device ckl_check_device(lua_State *L, int i) {
+  ck_ctx *ctx = CKL_CTX(L);
+  ck_device d;
+  if (lua_isnoneornil(L, i)) return ck_default_device(ctx);
   const char *s = luaL_checkstring(L, i);
-  if (!ckl_parse_device(s, &d)) luaL_argerror(L, i, lua_pushfstring(L, "unknown device '%s' (cuda, host)", s));
+  if (!ck_device_parse(s, ck_default_device(ctx), &d))
+    luaL_argerror(L, i, lua_pushfstring(L, "unknown device '%s' (cuda, cuda:N, host, host:N)", s));
+  if (ck_check_device(ctx, d)) luaL_argerror(L, i, ck_errmsg(ctx));
   return d;
 }
+
+void ckl_push_device(lua_State *L, ck_device d) { lua_pushstring(L, ck_device_name(d).s); }
 
 /* Integers from a Lua sequence at index i (at most CK_MAX_DIMS). */
 int ckl_read_ints(lua_State *L, int i, int64_t *v) {
@@ -252,15 +252,20 @@ void ckl_push_ran(lua_State *L, const ck_ran *r, const ck_kinfo *user) {
 
 // ---------------------------------------------------------------- module functions
 
-static int l_device(lua_State *L) {
+/* The fields of one device's record (ck.device(d), ck.devices()). */
+static void push_devinfo(lua_State *L, ck_device d) {
   ck_devinfo in;
-  ck_device_info(CKL_CTX(L), &in);
-  lua_createtable(L, 0, 12);
+  ck_device_info(CKL_CTX(L), d, &in);
+  lua_createtable(L, 0, 14);
+  ckl_push_device(L, d);
+  lua_setfield(L, -2, "id");
+  lua_pushinteger(L, d.index);
+  lua_setfield(L, -2, "index");
   lua_pushstring(L, in.backend);
   lua_setfield(L, -2, "backend");
   lua_pushstring(L, in.name);
   lua_setfield(L, -2, "name");
-  if (ck_has_cuda(CKL_CTX(L))) {
+  if (d.kind == CK_CUDA) {
     lua_pushfstring(L, "%d.%d", in.cc_major, in.cc_minor);
     lua_setfield(L, -2, "cc");
     lua_pushinteger(L, in.sm_count);
@@ -273,18 +278,35 @@ static int l_device(lua_State *L) {
     lua_setfield(L, -2, "l2_bytes");
     lua_pushinteger(L, (lua_Integer)in.smem_optin);
     lua_setfield(L, -2, "smem_per_block");
-    lua_pushinteger(L, in.device_count);
-    lua_setfield(L, -2, "device_count");
-  } else {
+  } else if (!ck_has_cuda(CKL_CTX(L))) {
     lua_pushstring(L, in.why_host);
     lua_setfield(L, -2, "why_host");
   }
+  lua_pushinteger(L, ck_device_count(CKL_CTX(L), CK_CUDA));
+  lua_setfield(L, -2, "device_count");
   lua_pushfstring(L, "%d.%d", in.driver_version / 1000, (in.driver_version % 1000) / 10);
   lua_setfield(L, -2, "driver");
   lua_pushfstring(L, "%d.%d", in.runtime_version / 1000, (in.runtime_version % 1000) / 10);
   lua_setfield(L, -2, "runtime");
-  lua_pushstring(L, ck_dev_name(ck_default_device(CKL_CTX(L))));
+  ckl_push_device(L, ck_default_device(CKL_CTX(L)));
   lua_setfield(L, -2, "default");
+}
+
+/* ck.device([d]) -> the record of d (default: the default device) */
+static int l_device(lua_State *L) {
+  push_devinfo(L, ckl_check_device(L, 1));
+  return 1;
+}
+
+/* ck.devices() -> every device: cuda:0 .. cuda:N-1, then host:0 .. host:M-1 */
+static int l_devices(lua_State *L) {
+  ck_ctx *ctx = CKL_CTX(L);
+  const int nc = ck_device_count(ctx, CK_CUDA), nh = ck_device_count(ctx, CK_HOST);
+  lua_createtable(L, nc + nh, 0);
+  for (int i = 0; i < nc + nh; ++i) {
+    push_devinfo(L, i < nc ? ck_device_make(CK_CUDA, i) : ck_device_make(CK_HOST, i - nc));
+    lua_rawseti(L, -2, i + 1);
+  }
   return 1;
 }
 
@@ -295,20 +317,27 @@ static int l_has_cuda(lua_State *L) {
 
 static int l_default_device(lua_State *L) {
   if (!lua_isnoneornil(L, 1)) {
-    ck_devkind d = ckl_check_device(L, 1);
-    if (d == CK_CUDA && !ck_has_cuda(CKL_CTX(L))) {
-      ck_devinfo in;
-      ck_device_info(CKL_CTX(L), &in);
-      return luaL_error(L, "default_device: cannot use cuda: %s", in.why_host);
+    if (lua_type(L, 1) == LUA_TSTRING && !ck_has_cuda(CKL_CTX(L))) {
+      ck_device d;
+      if (ck_device_parse(lua_tostring(L, 1), CK_DEV_HOST, &d) && d.kind == CK_CUDA) {
+        ck_devinfo in;
+        ck_device_info(CKL_CTX(L), d, &in);
+        return luaL_error(L, "default_device: cannot use cuda: %s", in.why_host);
+      }
     }
-    ck_set_default_device(CKL_CTX(L), d);
+    ck_set_default_device(CKL_CTX(L), ckl_check_device(L, 1));
   }
-  lua_pushstring(L, ck_dev_name(ck_default_device(CKL_CTX(L))));
+  ckl_push_device(L, ck_default_device(CKL_CTX(L)));
   return 1;
 }
 
+/* ck.sync([d | "all"]): wait for the default device (or d, or every device) to finish the work issued so far */
 static int l_sync(lua_State *L) {
-  if (ck_synchronize(CKL_CTX(L))) return ckl_fail(L);
+  ck_ctx *ctx = CKL_CTX(L);
+  ck_status st;
+  if (lua_type(L, 1) == LUA_TSTRING && strcmp(lua_tostring(L, 1), "all") == 0) st = ck_synchronize_all(ctx);
+  else st = ck_synchronize_device(ctx, ckl_check_device(L, 1));
+  if (st) return ckl_fail(L);
   return 0;
 }
 
@@ -340,9 +369,10 @@ static int l_seed(lua_State *L) {
   return 0;
 }
 
+/* ck.memory([d]) -> the allocator's statistics of d (default: the default device); host_in_use: every host array */
 static int l_memory(lua_State *L) {
   ck_memstats m;
-  ck_memory_stats(CKL_CTX(L), &m);
+  ck_memory_stats(CKL_CTX(L), ckl_check_device(L, 1), &m);
   lua_createtable(L, 0, 9);
 #define F(k)                                                                                                  \
   lua_pushinteger(L, (lua_Integer)m.k);                                                                       \
@@ -429,7 +459,7 @@ static void oom_hook(void *ud) {
 }
 
 static const luaL_Reg FUNCS[] = {
-    {"device", l_device}, {"has_cuda", l_has_cuda}, {"default_device", l_default_device}, {"sync", l_sync},
+    {"device", l_device}, {"devices", l_devices}, {"has_cuda", l_has_cuda}, {"default_device", l_default_device}, {"sync", l_sync},
     {"sync_mode", l_sync_mode}, {"batching", l_batching}, {"seed", l_seed}, {"memory", l_memory}, {"empty_cache", l_empty_cache},
     {"last_ran", l_last_ran}, {"variants", l_variants}, {NULL, NULL}};
 

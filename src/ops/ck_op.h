@@ -23,7 +23,7 @@ typedef struct ck_plan {
   const ck_call *call;
   const struct ck_opdef *def;
   const char *name;       /* the op's public name ("add", "sum", "matmul", "transpose") */
-  ck_devkind dev;
+  ck_device dev;
   int nin;                /* array inputs read (0, 1, 2) */
   const ck_tensor *in[2]; /* inputs as the work sees them: the call's, or converted/contiguous temporaries */
   ck_dtype in_dt;         /* the dtype inputs are converted to */

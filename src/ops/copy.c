@@ -3,7 +3,10 @@
  *
  * On one device a copy is an elementwise COPY (which also casts). On CUDA a permuted dense source goes
  * through the tiled transpose (ck_copy_permuted) instead, and a contiguous same-dtype copy is a memcpy.
- * Between devices the data crosses once, contiguous, in the destination's dtype.
+ * Between devices the data crosses once, contiguous, in the destination's dtype: packed and cast on the side
+ * that has the source, moved by one memcpy (host <-> device) or one peer copy (cuda:i -> cuda:j, ordered on both
+ * devices' streams by ck_memcpy_peer), then placed into a strided destination on the side that has it.
+ * host:i <-> host:j is a host copy (the host devices share memory; only the arrays' labels differ).
  */
 #include <stdio.h>
 #include <string.h>
@@ -80,6 +83,26 @@ static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   return ck_submit(ctx, &r);
 }
 
+/* cuda:i -> cuda:j (i != j): pack and cast on the source device, one peer copy, place on the destination. */
+static ck_status peer_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st;
+  ck_tensor s = {0}, d = {0};
+  const ck_device dd = ck_dev(dst), sd = ck_dev(src);
+  if ((st = ck_to(ctx, &s, src, sd, dst->dtype))) goto cleanup; /* (a view when it is already packed) */
+  ck_tensor *target = dst;
+  if (!ck_is_contiguous(dst)) {
+    if ((st = ck_empty(ctx, &d, dst->dtype, dst->ndim, dst->shape, dd))) goto cleanup;
+    target = &d;
+  }
+  if ((st = ck_memcpy_peer(ctx, ck_data(target), dd, ck_data(&s), sd, (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype))))
+    goto cleanup;
+  if (target == &d && !(st = ck_use_device(ctx, dd))) st = cuda_copy(ctx, dst, &d);
+cleanup: /* (s goes back to sd's cache: sd's stream waits for the peer copy, so no new work there overwrites it first) */
+  ck_release(&s);
+  ck_release(&d);
+  return st;
+}
+
 // ---------------------------------------------------------------- public
 
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
@@ -93,34 +116,37 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   int64_t n = ck_numel(dst);
   if (n == 0) return CK_OK;
   if ((st = ck_check_writable(ctx, "copy", dst))) return st;
-  ck_devkind dd = ck_dev(dst), sd = ck_dev(src);
+  const ck_device dd = ck_dev(dst), sd = ck_dev(src);
   if (ck_unsafe_alias(dst, src)) { /* overlapping views (a:copy_(a:t()), shifted ranges): read a snapshot */
     if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, sd)) || (st = ck_copy(ctx, &tmp, src))) goto cleanup;
     st = ck_copy(ctx, dst, &tmp);
     goto cleanup;
   }
-  if (dd == sd) return dd == CK_HOST ? ck_host_copy(ctx, dst, src) : cuda_copy(ctx, dst, src);
+  if (dd.kind == CK_HOST && sd.kind == CK_HOST) return ck_host_copy(ctx, dst, src);
+  if (ck_dev_eq(dd, sd)) return (st = ck_use_device(ctx, dd)) ? st : cuda_copy(ctx, dst, src);
   if ((st = not_capturing(ctx, "copy"))) return st;
+  if (dd.kind == CK_CUDA && sd.kind == CK_CUDA) return peer_copy(ctx, dst, src);
 
   size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
-  if (sd == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
-    if ((st = ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, CK_HOST)) || (st = ck_host_copy(ctx, &tmp, src)))
+  if (sd.kind == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
+    if ((st = ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, CK_DEV_HOST)) || (st = ck_host_copy(ctx, &tmp, src)) ||
+        (st = ck_use_device(ctx, dd)))
       goto cleanup;
     /* (tmp is pageable and released below: each transfer waits) */
     if (ck_is_contiguous(dst)) {
       st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda");
     } else {
-      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, CK_CUDA)) ||
+      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, dd)) ||
           (st = ck_memcpy(ctx, ck_data(&tmp2), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda")))
         goto cleanup;
       st = cuda_copy(ctx, dst, &tmp2);
     }
   } else { /* cuda -> host: pack on the device in the source dtype, one transfer, cast on the host */
-    if ((st = ck_contiguous(ctx, &tmp2, src))) goto cleanup;
+    if ((st = ck_contiguous(ctx, &tmp2, src)) || (st = ck_use_device(ctx, sd))) goto cleanup;
     if (ck_is_contiguous(dst) && dst->dtype == src->dtype) {
       st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, true, "copy cuda -> host");
     } else {
-      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_HOST)) ||
+      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_DEV_HOST)) ||
           (st = ck_memcpy(ctx, ck_data(&tmp), ck_data(&tmp2), (size_t)n * ck_dtype_size(src->dtype),
                           cudaMemcpyDeviceToHost, true, "copy cuda -> host")))
         goto cleanup;
@@ -133,11 +159,11 @@ cleanup:
   return st;
 }
 
-ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_devkind dev, ck_dtype dt) {
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt) {
   ck_status st;
   if ((st = ck_check_live(ctx, "to", t))) return st;
   /* (a contiguous piece of an expanded view is copied all the same: the result must be writable) */
-  if (ck_dev(t) == dev && t->dtype == dt && ck_is_contiguous(t) && !t->shared) {
+  if (ck_dev_eq(ck_dev(t), dev) && t->dtype == dt && ck_is_contiguous(t) && !t->shared) {
     ck_view_of(out, t);
     return CK_OK;
   }
@@ -161,7 +187,7 @@ ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {
 static void wrap_host(ck_tensor *w, ck_storage *s, const ck_tensor *like, void *buf) {
   memset(s, 0, sizeof *s);
   s->refs = 1 << 30; /* never released */
-  s->dev = CK_HOST;
+  s->dev = CK_DEV_HOST;
   s->ptr = buf;
   memset(w, 0, sizeof *w);
   w->st = s;

@@ -232,14 +232,17 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
     if (!first) first = named[i];
-    else if (ck_dev(named[i]) != ck_dev(first))
-      return ck_error(ctx, CK_ERR_DEVICE, "%s: operands are on different devices (%s); move one with :to(\"%s\")",
-                      p->name, ck_plan_operands(p, ops, sizeof ops), ck_dev_name(ck_dev(first)));
+    else if (!ck_dev_eq(ck_dev(named[i]), ck_dev(first)))
+      return ck_error(ctx, CK_ERR_DEVICE, "%s: operands are on different devices (%s); cukern does not copy "
+                      "implicitly: move one with :to(\"%s\")",
+                      p->name, ck_plan_operands(p, ops, sizeof ops), ck_device_name(ck_dev(first)).s);
   }
   if (!first) return ck_error(ctx, CK_ERR_ARG, "%s: no operand and no output array given", p->name);
   p->dev = ck_dev(first);
+  /* the operands' device is current from here on: its stream, allocator and queue run everything below */
+  if ((st = ck_use_device(ctx, p->dev))) return ck_error_prefix(ctx, st, "%s", p->name);
   if (ck_capturing(ctx)) { /* a graph records device work only, and must keep what it reads and writes */
-    if (p->dev == CK_HOST)
+    if (p->dev.kind == CK_HOST)
       return ck_error(ctx, CK_ERR_DEVICE, "%s: host arrays cannot be recorded in a graph (%s); use cuda arrays",
                       p->name, ck_plan_operands(p, ops, sizeof ops));
     for (int i = 0; i < 4; ++i) ck_graph_keep_tensor(ctx, named[i]);
@@ -249,16 +252,16 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if ((st = def->check(ctx, p))) return st;
 
   /* 3. dtype against the registry (host: the oracle's mask); the requested variant */
-  const unsigned mask = p->dev == CK_HOST ? def->host_dtypes : cuda_dtypes(def);
+  const unsigned mask = p->dev.kind == CK_HOST ? def->host_dtypes : cuda_dtypes(def);
   for (int i = 0; i < 2; ++i) {
     const ck_dtype dt = i == 0 ? p->in_dt : p->dt;
     if (!(mask & CK_DT_BIT(dt))) {
-      if (p->dev == CK_CUDA && (def->host_dtypes & CK_DT_BIT(dt)))
+      if (p->dev.kind == CK_CUDA && (def->host_dtypes & CK_DT_BIT(dt)))
         return ck_error(ctx, CK_ERR_DTYPE, "%s: %s runs on the host only (no %s variant takes it; cuda takes %s) [%s]; "
                         "use :host()", p->name, ck_dtype_name(dt), def->ladder, dtype_list(mask, buf, sizeof buf),
                         ck_plan_operands(p, ops, sizeof ops));
       return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (%s takes %s) [%s]", p->name, ck_dtype_name(dt),
-                      p->dev == CK_HOST ? "the host backend" : "cuda", dtype_list(mask, buf, sizeof buf),
+                      p->dev.kind == CK_HOST ? "the host backend" : "cuda", dtype_list(mask, buf, sizeof buf),
                       ck_plan_operands(p, ops, sizeof ops));
     }
   }
@@ -302,7 +305,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (!done && def->trivial && (st = def->trivial(ctx, p, &done, note, sizeof note))) return st;
 
   /* 7. the host oracle, or a variant */
-  if (p->dev == CK_HOST) {
+  if (p->dev.kind == CK_HOST) {
     set_host_ran(ran, p->req);
     if (!done && (st = host_work_ok(ctx, p))) return st;
     if (!done && (st = def->host(ctx, p))) return st;

@@ -125,7 +125,7 @@ const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host
 // ---------------------------------------------------------------- ck_copy_permuted
 
 ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
-  if (!dst->st || !src->st || ck_dev(dst) != CK_CUDA || ck_dev(src) != CK_CUDA) return CK_NOT_APPLICABLE;
+  if (!ck_on_cuda(dst) || !ck_on_cuda(src) || !ck_dev_eq(ck_dev(dst), ck_dev(src))) return CK_NOT_APPLICABLE;
   if (dst->dtype != src->dtype || dst->ndim != src->ndim || dst->st == src->st) return CK_NOT_APPLICABLE;
   const size_t es = ck_dtype_size(dst->dtype);
   if (es != 2 && es != 4 && es != 8) return CK_NOT_APPLICABLE;
