@@ -149,6 +149,11 @@ ck_status ck_stream_after(ck_ctx *ctx, ck_device waiter, ck_device producer);
 /* bytes from src on sdev to dst on ddev (both CUDA), ordered after sdev's work, with sdev's stream waiting for the
  * copy in turn (both allocators stay stream-safe). */
 ck_status ck_memcpy_peer(ck_ctx *ctx, void *dst, ck_device ddev, const void *src, ck_device sdev, size_t bytes);
+/* The stream and the ordering event (cudaStream_t / cudaEvent_t) of a CUDA device's context, for the layer that
+ * drives several devices at once (src/dist: collectives): NULL, with an error in ctx, when the device cannot be
+ * used. Work enqueued there directly must flush the device's batch first (ck_use_device + ck_flush). */
+void *ck_device_stream(ck_ctx *ctx, ck_device dev);
+void *ck_device_event(ck_ctx *ctx, ck_device dev);
 bool ck_sync_mode(const ck_ctx *ctx);   /* CUKERN_SYNC=1 */
 void ck_set_sync_mode(ck_ctx *ctx, bool on);
 /* Small dense ops are batched (kernels/batched/: one launch runs up to CK_BATCH_MAX of them in order);

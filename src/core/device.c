@@ -305,3 +305,15 @@ ck_status ck_memcpy_peer(ck_ctx *ctx, void *dst, ck_device ddev, const void *src
   if ((st = ck_submit(ctx, &r))) return st;
   return ck_stream_after(ctx, sdev, ddev);
 }
+
+void *ck_device_stream(ck_ctx *ctx, ck_device dev) {
+  ck_dctx *d = dev.kind == CK_CUDA ? ck_dctx_get(ctx, dev) : NULL;
+  if (!d && dev.kind != CK_CUDA) ck_error(ctx, CK_ERR_DEVICE, "%s has no stream (a host device)", ck_device_name(dev).s);
+  return d ? (void *)d->stream : NULL;
+}
+
+void *ck_device_event(ck_ctx *ctx, ck_device dev) {
+  ck_dctx *d = dev.kind == CK_CUDA ? ck_dctx_get(ctx, dev) : NULL;
+  if (!d && dev.kind != CK_CUDA) ck_error(ctx, CK_ERR_DEVICE, "%s has no stream (a host device)", ck_device_name(dev).s);
+  return d ? (void *)d->order_ev : NULL;
+}

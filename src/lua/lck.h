@@ -35,6 +35,8 @@ typedef struct {
   ck_kinfo last_kernel; /* resolved at its launch: a run-time kernel may be unloaded before anyone asks */
   const void *array_mt; /* the array metatable (kept alive by the registry), for ckl_op_array */
   int array_mt_ref;     /* ... and its registry reference, for ckl_op_push_array */
+  struct ck_dist *dist; /* several devices (src/dist): NCCL communicators per device list, made on first use */
+  struct ck_pcomm *pcomms[16]; /* live ck.dist communicators: freed before the context (l_dist.c) */
 } ckl_modstate;
 
 static inline ckl_modstate *CKL_MS(lua_State *L) { return (ckl_modstate *)lua_touserdata(L, lua_upvalueindex(1)); }
@@ -155,6 +157,9 @@ extern const luaL_Reg ckl_rtc_funcs[]; /* l_rtc.c: run-time kernels, kernel_buil
 extern const luaL_Reg ckl_map_funcs[]; /* l_map.c: fused kernels */
 extern const luaL_Reg ckl_graph_funcs[];
 extern const luaL_Reg ckl_io_funcs[]; /* l_io.c: file formats */
+extern const luaL_Reg ckl_dist_funcs[]; /* l_dist.c: collectives (ck.nccl) and processes (ck.dist) */
+void ckl_dist_init(lua_State *L);  /* the communicator metatable (module state on the stack top) */
+void ckl_dist_close(ckl_modstate *ms); /* communicators, before the context goes */
 int ckl_array_release(lua_State *L); /* __gc, __close and :free() */
 int ckl_array_len(lua_State *L);     /* __len */
 /* A userdata class: metatable `name` with __gc and an __index table of methods, each method getting the

@@ -447,6 +447,7 @@ static int l_variants(lua_State *L) {
 static int ctx_gc(lua_State *L) {
   ckl_modstate *ms = (ckl_modstate *)luaL_checkudata(L, 1, CTX_MT);
   if (ms->ctx) {
+    ckl_dist_close(ms);
     ck_ctx_destroy(ms->ctx);
     ms->ctx = NULL;
   }
@@ -509,11 +510,13 @@ int luaopen_cukern_core(lua_State *L) {
   ckl_map_init(L);
   ckl_bench_init(L);
   ckl_graph_init(L);
+  ckl_dist_init(L);
   lua_pop(L, 1);
 
   lua_newtable(L); /* module */
   static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs,
-                                          ckl_rtc_funcs, ckl_map_funcs,   ckl_io_funcs,  ckl_graph_funcs};
+                                          ckl_rtc_funcs, ckl_map_funcs,   ckl_io_funcs,  ckl_graph_funcs,
+                                          ckl_dist_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);
