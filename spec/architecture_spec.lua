@@ -5,8 +5,9 @@
 -- listed with the size they may not grow past, until they are split.
 local H = require "spec.helpers"
 
--- dist (the rendezvous store, src/dist/) is plain C + POSIX and includes nothing of cukern: it ranks with core.
-local RANK = {kernels = 0, core = 1, dist = 1, host = 2, ops = 3, fused = 4, io = 4, lua = 5}
+-- dist (several devices and processes: collectives, NCCL loaded at run time, the rendezvous store) runs ops and
+-- copies, so it sits beside fused and io; its store files include nothing of cukern at all.
+local RANK = {kernels = 0, core = 1, host = 2, ops = 3, fused = 4, io = 4, dist = 4, lua = 5}
 
 local function files(pattern)
   local t = {}

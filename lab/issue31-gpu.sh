@@ -1,0 +1,70 @@
+#!/bin/bash
+# Issue 31 (several GPUs) on a multi-GPU host (nvidia-h100-x2 / -x4; the GPU count comes from the machine):
+#   stage a: build; a smoke test of cuda:1; every spec (single- and multi-GPU); the standalone all-reduce checker
+#            (lab/allreduce.sh); the C references (bench/c: NCCL all-reduce from C, cudaMemcpyPeerAsync).
+#   stage b: PyTorch's split (bench/torch_multigpu.py), the scaling table, the all-reduce ladder with the C
+#            references of this run beside it, the headline rows on every device (examples/device_parity.lua).
+#   stage c: compute-sanitizer (memcheck) on the multi-GPU specs.
+# Results (JSON, logs) go to $OUT. NCCL_NVLS_ENABLE=0 stays set for every child (never NVLink multicast here).
+set -u
+. .gpu-lua/env.sh
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+R=${OUT:-/tmp/issue31}; mkdir -p "$R"
+J=$(nproc)
+NG=$(nvidia-smi -L | wc -l)
+build() { [ -f cukern/core.so ] && [ -z "${REBUILD:-}" ] || make -j"$J" all CUDA_ARCH=90a >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }; }
+for st in ${1:-a}; do
+case "$st" in
+a)
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv | tee "$R/device.txt"
+  nvidia-smi topo -m > "$R/topo.txt" 2>&1
+  t0=$(date +%s); build; echo "build: $(( $(date +%s) - t0 )) s"
+  make -s bench-c >"$R/bench-c.log" 2>&1 || tail -20 "$R/bench-c.log"
+  echo "== smoke"
+  timeout 120 lua5.4 -e '
+    local ck = require "cukern"
+    print(#ck.devices(), ck.devices()[2].id, ck.devices()[2].name)
+    local a = ck.rand(1000, 1000, {device = "cuda:1"})
+    local b = a:to("cuda:0")
+    print(a:device(), b:device(), ck.sum(a):item(), ck.sum(b):item())
+    local c = ck.matmul(a, a); print(c:device(), ck.allclose(c:to("cuda:0"), ck.matmul(b, b)))
+    local l = {ck.ones(4, {device = "cuda:0"}), ck.ones(4, {device = "cuda:1"})}
+    ck.nccl.all_reduce(l); print(l[1], l[2], ck.last_ran().name)
+    for _, v in ipairs {"gather", "oneshot", "ring"} do ck.nccl.all_reduce(l, "sum", {variant = v}); print(v, l[2]:totable()[1]) end
+  ' 2>&1 | tail -20
+  echo "== specs"
+  timeout "${T_SPECS:-480}" sh spec/run.sh ${SPECS:-} >"$R/specs.log" 2>&1
+  echo "specs rc=$?"
+  grep -B2 -A14 "^FAIL\|^ERROR" "$R/specs.log" | head -120
+  tail -1 "$R/specs.log"
+  echo "== allreduce_check (standalone)"
+  OUT="$R" timeout 240 bash lab/allreduce.sh "$NG" 2>&1 | tail -8
+  echo "== C references"
+  timeout 120 build/bench/nccl_ref "$NG" > "$R/nccl_c.jsonl" 2>"$R/nccl_c.err"; tail -3 "$R/nccl_c.jsonl"; tail -3 "$R/nccl_c.err"
+  timeout 120 build/bench/peer_ref > "$R/peer_c.jsonl" 2>"$R/peer_c.err"; tail -3 "$R/peer_c.jsonl"
+  ;;
+b)
+  build
+  echo "== PyTorch"
+  timeout 300 python3 bench/torch_multigpu.py --gpus "$NG" --out "$R/torch.json" >"$R/torch.log" 2>&1; echo "torch rc=$?"; tail -5 "$R/torch.log"
+  [ -s "$R/nccl_c.jsonl" ] || { make -s bench-c >/dev/null 2>&1; build/bench/nccl_ref "$NG" > "$R/nccl_c.jsonl"; build/bench/peer_ref > "$R/peer_c.jsonl"; }
+  echo "== scaling"
+  CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/scaling_bench.lua --torch "$R/torch.json" --out "$R/scaling.json" 2>&1 | tail -8
+  echo "== all-reduce ladder"
+  CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/allreduce_ladder.lua --nccl-c "$R/nccl_c.jsonl" --peer-c "$R/peer_c.jsonl" \
+    --scaling "$R/scaling.json" 2>&1 | tail -14
+  echo "== device parity"
+  CUKERN_RESULTS="$R" timeout 240 lua5.4 examples/device_parity.lua 2>&1 | tail -10
+  ;;
+c)
+  build
+  echo "== compute-sanitizer memcheck on the multi-GPU specs"
+  for s in ${SAN_SPECS:-spec/devices_spec.lua spec/collectives_spec.lua spec/shard_spec.lua}; do
+    [ -f "$s" ] || continue
+    timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 --target-processes all \
+      sh spec/run.sh "$s" >"$R/san-$(basename "$s" .lua).log" 2>&1
+    echo "$s: rc=$? $(grep -c 'ERROR SUMMARY: 0 errors' "$R/san-$(basename "$s" .lua).log") clean summaries; $(grep -m3 'ERROR SUMMARY' "$R/san-$(basename "$s" .lua).log" | tr '\n' ' ')"
+  done
+  ;;
+esac
+done
