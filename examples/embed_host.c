@@ -153,7 +153,7 @@ static void buffer_example(const char *root) {
     } else {
       st = cukern_push_buffer(L, dev, CUKERN_F32, 2, shape, CUKERN_CUDA, on_release, &drel);
       check(st == CUKERN_OK, "cukern_push_buffer (device f32 5x7)", st ? lua_tostring(L, -1) : NULL);
-      if (run(L, "=device", "local x = ...; assert(x:device() == 'cuda'); return x:sum(2) * 1", 1, 1)) {
+      if (run(L, "=device", "local x = ...; assert(x:device() == 'cuda:0'); return x:sum(2) * 1", 1, 1)) {
         double got[R], ref[R];
         for (int r = 0; r < R; ++r) {
           ref[r] = 0;

@@ -5,11 +5,14 @@
 #   stage b: PyTorch's split (bench/torch_multigpu.py), the scaling table, the all-reduce ladder with the C
 #            references of this run beside it, the headline rows on every device (examples/device_parity.lua).
 #   stage c: compute-sanitizer (memcheck) on the multi-GPU specs.
-# Results (JSON, logs) go to $OUT. NCCL_NVLS_ENABLE=0 stays set for every child (never NVLink multicast here).
+# Results (JSON, logs) go to $OUT/r.tgz. NCCL_NVLS_ENABLE=0 stays set for every child (never NVLink multicast here).
 set -u
 . .gpu-lua/env.sh
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-R=${OUT:-/tmp/issue31}; mkdir -p "$R"
+export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
+# the device tool brings back at most 8 files: results go to /tmp/issue31, packed into $OUT/r.tgz at the end
+R=/tmp/issue31; mkdir -p "$R"
+trap 'tar czf "${OUT:-/tmp}/r.tgz" -C "$R" . 2>/dev/null' EXIT
 J=$(nproc)
 NG=$(nvidia-smi -L | wc -l)
 build() { [ -f cukern/core.so ] && [ -z "${REBUILD:-}" ] || make -j"$J" all CUDA_ARCH=90a >"$R/build.log" 2>&1 || { tail -30 "$R/build.log"; exit 1; }; }

@@ -173,7 +173,7 @@ describe("indexing", function()
   it("a[...] = array refuses an array on another device", H.gpu(function()
     local a = H.rand({3, 3}, "f32", "cuda")
     local b = H.rand({3}, "f32", "host")
-    assert.matches("a%[i%] = v: the value is on host and the array on cuda", err(function() a[1] = b end))
+    assert.matches("a%[i%] = v: the value is on host:0 and the array on cuda:0; move it first with v:to%(\"cuda:0\"%)", err(function() a[1] = b end))
   end))
 end)
 
