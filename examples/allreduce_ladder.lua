@@ -35,15 +35,11 @@ end
 
 -- ---------------------------------------------------------------- devices
 
-local cuda, host = {}, {}
-for _, d in ipairs(ck.devices()) do
-  if d.backend == "cuda" then cuda[#cuda + 1] = d.id else host[#host + 1] = d.id end
-end
-local on_gpu = #cuda >= 2
-local devs = on_gpu and cuda or host
+local mg = dofile((arg[0]:match("^(.*)/") or ".") .. "/multi_gpu.lua")
+local devs, on_gpu = mg.devices()
 if #devs < 2 then
   print("allreduce_ladder: needs 2 devices (CUDA, or CUKERN_HOST_DEVICES=2 on the host); this machine has "
-    .. #cuda .. " CUDA and " .. #host .. " host device(s)")
+    .. #devs .. " device(s) of its kind")
   os.exit(0)
 end
 local n = #devs
@@ -59,13 +55,6 @@ end
 local nccl_ok = ck.nccl.info().available
 print(("all-reduce ladder: %d devices (%s), NCCL %s"):format(n, table.concat(devs, ", "),
   nccl_ok and ck.nccl.info().version or "missing: " .. tostring(ck.nccl.info().why)))
-
-local clock = ck.core.clock
-local function median(t)
-  table.sort(t)
-  local m = #t // 2
-  return #t % 2 == 1 and t[m + 1] or (t[m] + t[m + 1]) / 2
-end
 
 local function inputs(count, seed)
   local list = {}
@@ -103,17 +92,7 @@ for _, bytes in ipairs(sizes) do
   local bufs = inputs(count, 7)
   for _, v in ipairs(variants) do
     local o = {variant = on_gpu and v.name or nil}
-    for _ = 1, 3 do ck.nccl.all_reduce(bufs, "sum", o) end
-    ck.sync("all")
-    local times = {}
-    for r = 1, opt.reps do
-      ck.sync("all")
-      local t0 = clock()
-      ck.nccl.all_reduce(bufs, "sum", o)
-      ck.sync("all")
-      times[r] = (clock() - t0) * 1e3 -- ms
-    end
-    local ms = median(times)
+    local ms = mg.time(function() ck.nccl.all_reduce(bufs, "sum", o) end, opt.reps)
     local algbw = bytes / (ms * 1e-3) / 1e9
     rows[#rows + 1] = {variant = on_gpu and v.name or "host", id = v.id, bytes = bytes, ms = ms, algbw = algbw,
                        busbw = algbw * 2 * (n - 1) / n, gpus = n}
@@ -132,16 +111,7 @@ if on_gpu then
     local dst = ck.empty(bytes // 4, {device = devs[2]})
     for _, how in ipairs {"copy_", "to"} do
       local f = how == "copy_" and function() dst:copy_(src) end or function() local r = src:to(devs[2]); r:free() end
-      for _ = 1, 3 do f() end
-      local times = {}
-      for r = 1, opt.reps do
-        ck.sync("all")
-        local t0 = clock()
-        f()
-        ck.sync("all")
-        times[r] = (clock() - t0) * 1e3 -- ms
-      end
-      local ms = median(times)
+      local ms = mg.time(f, opt.reps)
       peer[#peer + 1] = {variant = "ck " .. how, src = devs[1], dst = devs[2], bytes = bytes, ms = ms,
                          gbps = bytes / (ms * 1e-3) / 1e9}
     end

@@ -192,6 +192,9 @@ struct job {
 static const char *THREAD_SCRIPT =
     "local ck = require 'cukern'\n"
     "local n, id, reps, buf = ...\n"
+    "local gpus = 0                        -- with two GPUs, each thread's state works on its own one\n"
+    "for _, d in ipairs(ck.devices()) do if d.backend == 'cuda' then gpus = gpus + 1 end end\n"
+    "if gpus >= 2 then ck.default_device('cuda:' .. (id - 1) % gpus) end\n"
     "ck.seed(id * 1000 + 7)\n"
     "local total = 0\n"
     "for r = 1, reps do\n"

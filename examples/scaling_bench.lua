@@ -30,35 +30,14 @@ while i <= #arg do
   i = i + 1
 end
 
-local cuda, host = {}, {}
-for _, d in ipairs(ck.devices()) do
-  if d.backend == "cuda" then cuda[#cuda + 1] = d.id else host[#host + 1] = d.id end
-end
-local on_gpu = #cuda >= 2 and not opt.small
-local devs = on_gpu and cuda or host
+local mg = dofile((arg[0]:match("^(.*)/") or ".") .. "/multi_gpu.lua")
+local devs, on_gpu = mg.devices(opt.small)
 if #devs < 2 then
   print("scaling_bench: needs 2 devices (CUDA, or CUKERN_HOST_DEVICES=2 with --small)")
   os.exit(0)
 end
 local n = #devs
-local clock = ck.core.clock
-local function median(t)
-  table.sort(t)
-  local m = #t // 2
-  return #t % 2 == 1 and t[m + 1] or (t[m] + t[m + 1]) / 2
-end
-local function time(f)
-  for _ = 1, 3 do f() end
-  local times = {}
-  for r = 1, opt.reps do
-    ck.sync("all")
-    local t0 = clock()
-    f()
-    ck.sync("all")
-    times[r] = (clock() - t0) * 1e3
-  end
-  return median(times)
-end
+local function time(f) return mg.time(f, opt.reps) end
 
 local torch = {}
 if opt.torch then
