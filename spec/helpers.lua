@@ -115,15 +115,18 @@ function H.write_file(path, s)
 end
 
 --- Runs a child process whose checks print lines (spec/child_harness.lua) and returns
--- {checks = {{status = "ok"|"not ok"|"pending", name, why}, ...}, done = bool, rc = true|false, out = all output,
---  seconds}. `cmd` is a command for timeout(1) (environment: `env VAR=value cmd`); its stderr goes into `out` too.
+-- {checks = {{status = "ok"|"not ok"|"pending", name, why}, ...}, done = bool, done_count (processes that reached
+--  their end: the ranks of a bin/ckrun run, whose "[rank i] " prefixes are dropped), rc = true|false, out = all
+--  output, seconds}. `cmd` is a command for timeout(1) (environment: `env VAR=value cmd`); its stderr goes into `out` too.
 function H.child_checks(cmd, timeout_s)
   local t0 = os.time()
   local p = assert(io.popen(("timeout %d %s 2>&1"):format(timeout_s or 120, cmd)))
   local res = {checks = {}, done = false, lines = {}}
   local function unesc(x) return (x:gsub("\\(.)", function(c) return c == "n" and "\n" or c end)) end
+  res.done_count = 0
   for line in p:lines() do
     res.lines[#res.lines + 1] = line
+    line = line:gsub("^%[rank %d+%] ", "") -- (bin/ckrun's prefix)
     local st, rest = line:match("^(not ok) %- (.*)$")
     if not st then st, rest = line:match("^(ok) %- (.*)$") end
     if not st then st, rest = line:match("^(pending) %- (.*)$") end
@@ -131,7 +134,7 @@ function H.child_checks(cmd, timeout_s)
       local name, why = rest, nil
       if st ~= "ok" then name, why = rest:match("^(.-)\t(.*)$"); name = name or rest end
       res.checks[#res.checks + 1] = {status = st, name = unesc(name), why = why and unesc(why)}
-    elseif line:match("^done %d+$") then res.done = true end
+    elseif line:match("^done %d+$") then res.done, res.done_count = true, res.done_count + 1 end
   end
   local ok, how, code = p:close()
   res.rc, res.how, res.code = ok, how, code
