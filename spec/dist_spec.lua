@@ -140,6 +140,13 @@ describe("ck.dist in this process", function()
     assert.is_false(ok); assert.matches("rank 1 of a world of 1", err)
     ok, err = pcall(ck.dist.init, {bogus = 1})
     assert.is_false(ok); assert.matches("unknown option", err)
+    -- values the core would read as "from the environment" (-1, <= 0) or cut to 32 bits are errors, not defaults
+    for _, o in ipairs {{rank = -1}, {world = -3}, {rank = 2 ^ 40}, {world = 0}, {rank = 1.5}, {timeout = -5},
+                        {timeout = 0 / 0}, {checked = "yes"}, {store = 7}, {device = 5}} do
+      ok, err = pcall(ck.dist.init, o)
+      assert.is_false(ok, "accepted " .. next(o))
+      assert.matches("ck.dist.init: option " .. next(o) .. " must be", err)
+    end
   end)
 end)
 
