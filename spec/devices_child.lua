@@ -391,12 +391,12 @@ end}
 GPU[#GPU + 1] = {"an op on cuda:1 right after a peer copy sees the copied values; the source may change after", function()
   local n = 1 << 24
   for _ = 1, 3 do
-    local x = ck.full({n}, 3, {device = "cuda:0"})
+    local x = ck.full({n}, 3, {device = "cuda:0", dtype = "f64"}) -- (f64: every partial sum is exact)
     x:mul_(2) -- queued on cuda:0: the copy must wait for it
     local y = x:to("cuda:1")
     local s = (y * 0.5):sum():item() -- on cuda:1 right away
     eq(s, 3 * n, "sum on cuda:1 of the copied values")
-    local z = ck.empty(n, {device = "cuda:1"})
+    local z = ck.empty(n, {device = "cuda:1", dtype = "f64"})
     z:copy_(x)
     x:fill(-1) -- on cuda:0 right after the copy: the copy has read the old values
     eq(z:max():item(), 6, "max after the source was overwritten")
