@@ -2,6 +2,7 @@
 -- specs: built with make (the same rule and flags as `make store-test`), then run once per kind of store ("file"
 -- and "tcp", its argument), the two at once to keep the time down (most of it is waiting: timeouts, other ranks).
 -- One `it` per "ok - ..." / "not ok - ..." line it prints; the run must end with "PASS: 0 checks failed".
+-- Also bin/ckrun's own checks (spec/ckrun_test.sh, `make ckrun-test`: about 4 s), the same way.
 local H = require "spec.helpers"
 
 local BIN = "build/spec/store_test"
@@ -30,6 +31,18 @@ if built then
   end
   os.execute("rm -rf " .. dir)
 end
+
+local LUA = os.getenv("LUA") or "lua5.4"
+local CKRUN_OK, CKRUN_OUT = sh(("LUA=%q timeout 120 sh spec/ckrun_test.sh"):format(LUA))
+
+describe("bin/ckrun (spec/ckrun_test.sh, as `make ckrun-test` runs it)", function()
+  for line in CKRUN_OUT:gmatch("[^\n]+") do
+    local st, rest = line:match("^(not ok) %- (.*)$")
+    if not st then st, rest = line:match("^(ok) %- (.*)$") end
+    if st then it(rest, function() assert(st == "ok", line) end) end
+  end
+  it("passes", function() assert(CKRUN_OK, "spec/ckrun_test.sh failed:\n" .. CKRUN_OUT:sub(-3000)) end)
+end)
 
 describe("the rendezvous store (spec/c/store_test.c, as `make store-test` runs it)", function()
   it("builds", function()
