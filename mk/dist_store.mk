@@ -1,14 +1,15 @@
 # mk/dist_store.mk — the rendezvous store of several processes (src/dist/: plain C + POSIX threads and sockets,
 # no CUDA, no Lua) and its launcher bin/ckrun; included by the Makefile. The store is built here on its own, with
 # its test, so it is checked without a GPU and without the rest of cukern:
-#   make store-test           spec/c/store_test*.c + src/dist/*.c -> build/spec/store_test, run (file and tcp
+#   make store-test           spec/c/store_test*.c + src/dist/store*.c, dist_env.c -> build/spec/store_test, run (file and tcp
 #                             stores, several forked ranks each; "ok - ..." / "not ok - ..." lines, nonzero on any)
 #   make store-test-asan      the same built with -fsanitize=address,undefined (leaks checked in every rank)
 #   make store-test-valgrind  the normal build under valgrind --leak-check=full (when valgrind is installed)
 #   make ckrun-test           bin/ckrun with small Lua scripts (spec/ckrun_test.sh; needs lua5.4)
-# (src/dist/ is not yet one of the LAYERS the core library builds: the binding adds it when ck.dist arrives.)
-DIST_SRC  := $(wildcard src/dist/*.c)
-DIST_HDR  := $(wildcard src/dist/*.h)
+# (only the store's files: the rest of src/dist/ (ck.nccl, ck.dist: coll*.c, pcomm.c, nccl_dl.c) is part of the core
+# library and includes ck.h)
+DIST_SRC  := $(wildcard src/dist/store*.c) src/dist/dist_env.c
+DIST_HDR  := src/dist/store.h src/dist/store_int.h
 STORE_TEST_SRC := $(wildcard spec/c/store_test*.c)
 STORE_TEST_FLAGS := $(CFLAGS) -g -std=c11 -Wall -Wextra -Wpedantic -Wshadow $(WERROR) -Isrc/dist -Ispec/c
 STORE_TEST_LIBS  := -lpthread -lm

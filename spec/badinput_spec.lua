@@ -277,6 +277,83 @@ add("ck.cache_dir", {
 CAT["ck.kernel_header"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 CAT["ck.map_cache_size"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 
+-- several devices (issue 31, lua/cukern/dist.lua, src/lua/l_dist.c, src/dist/coll.c, pcomm.c): collectives over a list
+-- of arrays, one per device (the fixtures all sit on one device, so a list of two is already wrong), and ck.dist
+local LIST65 = "(function() local t = {} for i = 1, 65 do t[i] = A end return t end)()"
+local function coll_list_cases(f)
+  return {
+    C(("ck.nccl.%s()"):format(f)), C(("ck.nccl.%s(A)"):format(f)), C(("ck.nccl.%s({})"):format(f)),
+    C(("ck.nccl.%s('x')"):format(f)), C(("ck.nccl.%s({A, 'x'})"):format(f)), C(("ck.nccl.%s({F})"):format(f)),
+    C(("ck.nccl.%s({A, A})"):format(f)), C(("ck.nccl.%s({A, B})"):format(f)), C(("ck.nccl.%s({A, D})"):format(f)),
+    C(("ck.nccl.%s({X})"):format(f), {any_error = true}), C(("ck.nccl.%s(%s)"):format(f, LIST65)),
+    C(("ck.nccl.%s(setmetatable({}, {__len = function() return 2^40 end}))"):format(f)),
+  }
+end
+for _, f in ipairs {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"} do
+  add("ck.nccl." .. f, coll_list_cases(f))
+end
+add("ck.nccl.all_reduce", {
+  C("ck.nccl.all_reduce({A}, 'xor')"), C("ck.nccl.all_reduce({A}, 7)"), C("ck.nccl.all_reduce({I}, 'avg')"),
+  C("ck.nccl.all_reduce({A}, 'sum', {variant = 'nope'})"), C("ck.nccl.all_reduce({A}, 'sum', {variant = 7})"),
+  C("ck.nccl.all_reduce({A}, 'sum', {variant = '99'})"),
+  C("ck.nccl.all_reduce({A}, 'sum', {bogus = 1})"), C("ck.nccl.all_reduce({A}, 'sum', 'x')"),
+  C("ck.nccl.all_reduce({A}, 'sum', {}, 1)"), C("ck.nccl.all_reduce({E})"),
+})
+add("ck.nccl.all_gather", {C("ck.nccl.all_gather({A}, 'sum')")})
+add("ck.nccl.reduce_scatter", {
+  C("ck.nccl.reduce_scatter({S})"), C("ck.nccl.reduce_scatter({A}, 'xor')"), C("ck.nccl.reduce_scatter({I}, 'avg')"),
+  C("ck.nccl.reduce_scatter({A}, 'sum', 1)"),
+})
+add("ck.nccl.broadcast", {
+  C("ck.nccl.broadcast({A}, 0)"), C("ck.nccl.broadcast({A}, 2)"), C("ck.nccl.broadcast({A}, 1.5)"),
+  C("ck.nccl.broadcast({A}, 'x')"), C("ck.nccl.broadcast({A}, 2^40)"), C("ck.nccl.broadcast({A}, 1, 2)"),
+  C("ck.nccl.broadcast({E})"),
+})
+add("ck.nccl.reduce", {
+  C("ck.nccl.reduce({A}, 'sum', 0)"), C("ck.nccl.reduce({A}, 'sum', 2)"), C("ck.nccl.reduce({A}, 'xor')"),
+  C("ck.nccl.reduce({I}, 'avg')"), C("ck.nccl.reduce({A}, 'sum', 1, 1)"), C("ck.nccl.reduce({E})"),
+})
+add("ck.nccl.wait", {
+  C("ck.nccl.wait('x')"), C("ck.nccl.wait(5)"), C("ck.nccl.wait(nil, 'x')"), C("ck.nccl.wait(nil, 0/0)"),
+  C("ck.nccl.wait(nil, 1, 2)"), C("ck.nccl.wait({'tpu'})"), C("ck.nccl.wait({'host:99'})"),
+})
+CAT["ck.nccl.info"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
+CAT["ck.nccl.variants"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
+-- (no case may wait for another rank: every init here is a world of one, or fails before the rendezvous)
+add("ck.dist.init", {
+  C("ck.dist.init('x')"), C("ck.dist.init(A)"), C("ck.dist.init({bogus = 1})"), C("ck.dist.init({}, 1)"),
+  C("ck.dist.init({rank = -1})"), C("ck.dist.init({rank = 1.5})"), C("ck.dist.init({rank = 'x'})"),
+  C("ck.dist.init({rank = 2^40})"), C("ck.dist.init({world = 0})"), C("ck.dist.init({world = -3})"),
+  C("ck.dist.init({rank = 1, world = 1})"), C("ck.dist.init({timeout = -5})"), C("ck.dist.init({timeout = 0/0})"),
+  C("ck.dist.init({timeout = 'x'})"), C("ck.dist.init({checked = 'yes'})"), C("ck.dist.init({store = 7})"),
+  C("ck.dist.init({store = 'ftp://x', rank = 0, world = 1})"),
+  C("ck.dist.init({store = 'tcp://127.0.0.1:0', rank = 0, world = 1})"),
+  C("ck.dist.init({store = 'file://' .. T .. '/no/such/dir', rank = 0, world = 1})"),
+  C("ck.dist.init({device = 'tpu'})"), C("ck.dist.init({device = 5})"), C("ck.dist.init({device = 'host:99'})"),
+  C("ck.dist.init(X)", {any_error = true}),
+})
+-- the communicator's methods: a world of one on the host (HA, HI: host arrays, whatever the default device)
+local COMM = "local c = ck.dist.init{device = 'host'}; local HA, HI = ck.rand(4, 3, {device = 'host'}), " ..
+  "ck.array({1, 2, 3}, {dtype = 'i32', device = 'host'})"
+local function CC(code, t) t = t or {}; t.setup = COMM; return C(code, t) end
+local function comm_cases(m)
+  return {CC(("c:%s(3)"):format(m)), CC(("c:%s(F)"):format(m)), CC(("c:%s('x')"):format(m)),
+    CC(("c.%s(HA)"):format(m)), CC(("c.%s({}, HA)"):format(m)),
+    CC(("(function() c:destroy(); return c:%s(HA) end)()"):format(m))}
+end
+for _, m in ipairs {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"} do add("comm:" .. m, comm_cases(m)) end
+add("comm:all_reduce", {CC("c:all_reduce(HA, 'xor')"), CC("c:all_reduce(HI, 'avg')"), CC("c:all_reduce(HA, 'sum', {bogus = 1})"),
+  CC("c:all_reduce(HA, 'sum', 'x')"), CC("c:all_reduce(ck.zeros(1, {device = 'host'}):expand(3))")})
+add("comm:all_gather", {CC("c:all_gather(HA, {bogus = 1})"), CC("c:all_gather(HA, 'x')")})
+add("comm:reduce_scatter", {CC("c:reduce_scatter(ck.scalar(1, {device = 'host'}))"), CC("c:reduce_scatter(HA, 'xor')"),
+  CC("c:reduce_scatter(HI, 'avg')")})
+add("comm:broadcast", {CC("c:broadcast(HA, 1)"), CC("c:broadcast(HA, -1)"), CC("c:broadcast(HA, 0.5)"),
+  CC("c:broadcast(HA, 'x')"), CC("c:broadcast(HA, 0, {bogus = 1})")})
+add("comm:reduce", {CC("c:reduce(HA, 'sum', 1)"), CC("c:reduce(HA, 'xor', 0)"), CC("c:reduce(HI, 'avg', 0)"),
+  CC("c:reduce(HA, 'sum', 0, 'x')")})
+add("comm:barrier", {CC("c.barrier(7)"), CC("c.barrier()"), CC("(function() c:destroy(); return c:barrier() end)()")})
+add("comm:destroy", {CC("c.destroy(7)"), CC("c.destroy()")})
+
 -- ops
 local function op_cases(f, arity, variant_ok, second)
   local call = {
@@ -483,6 +560,15 @@ local function public_names()
   for k, v in pairs(ck) do if type(v) == "function" then names[#names + 1] = "ck." .. k end end
   for k in pairs(ck.core.methods) do names[#names + 1] = "A:" .. k end
   names[#names + 1] = "ck.core.time_op" -- documented in docs/api.md
+  -- the tables of functions (issue 31): ck.nccl.*, ck.dist.*, and the methods of a communicator (comm:*)
+  for _, t in ipairs {"nccl", "dist"} do
+    for k, v in pairs(ck[t]) do if type(v) == "function" then names[#names + 1] = "ck." .. t .. "." .. k end end
+  end
+  local c = ck.dist.init{device = "host"}
+  for k, v in pairs(getmetatable(c)) do
+    if type(v) == "function" and not k:find("^__") then names[#names + 1] = "comm:" .. k end
+  end
+  c:destroy()
   names[#names + 1] = "operators"
   table.sort(names)
   return names

@@ -120,7 +120,7 @@ left=$(ps -eo args | grep -c "[f]orever.lua")
 # 8. end to end: 4 ranks share a 128-byte id through the real store (file and tcp)
 if command -v "${CC:-cc}" >/dev/null 2>&1; then
   mkdir -p build/spec
-  if "${CC:-cc}" -std=c11 -O1 -Wall -Wextra -Isrc/dist -o build/spec/ckrun_rank spec/c/ckrun_rank.c src/dist/*.c \
+  if "${CC:-cc}" -std=c11 -O1 -Wall -Wextra -Isrc/dist -o build/spec/ckrun_rank spec/c/ckrun_rank.c src/dist/store*.c src/dist/dist_env.c \
     -lpthread -lm 2>"$tmp/cc"; then
     for st in file tcp; do
       LUA=build/spec/ckrun_rank "$CKRUN" -n 4 --store $st --timeout 20 "$tmp/env.lua" >"$tmp/out" 2>&1

@@ -89,6 +89,25 @@ local CASES = {
   {"ck.cache_dir", [[ck.cache_dir(1)]], "argument 1 must be a directory"},
   {"ck.graph", [[ck.graph(1)]], "argument 1 must be a function"},
   {"ck.launch_overhead", [[ck.launch_overhead(1)]], "takes nil or a table"},
+  -- several devices (issue 31): ck.nccl, ck.dist and the communicator (a world of one on the host)
+  {"ck.nccl.all_reduce", [[ck.nccl.all_reduce({a, b})]], "arrays 1 and 2 are both on host:0; a collective takes one array per device"},
+  {"ck.nccl.all_reduce", [[ck.nccl.all_reduce({a}, "xor")]], "op must be \"sum\", \"prod\", \"max\", \"min\" or \"avg\", got \"xor\""},
+  {"ck.nccl.all_reduce", [[ck.nccl.all_reduce({a}, "sum", {variant = "nope"})]], "unknown variant 'nope' %(the all%-reduce ladder has: 0 nccl"},
+  {"ck.nccl.all_reduce", [[ck.nccl.all_reduce({i}, "avg")]], "avg needs a float dtype %(the arrays are i32%)"},
+  {"ck.nccl.all_gather", [[ck.nccl.all_gather(a)]], "the first argument must be a list of arrays, one per device, got a cukern array"},
+  {"ck.nccl.reduce_scatter", [[ck.nccl.reduce_scatter({a:sum()})]], "dim 1 %(0%) must be divisible by the number of arrays %(1%)"},
+  {"ck.nccl.broadcast", [[ck.nccl.broadcast({a}, 2)]], "root must be an integer 1..1, got 2"},
+  {"ck.nccl.reduce", [[ck.nccl.reduce({z})]], "freed"},
+  {"ck.nccl.wait", [[ck.nccl.wait(nil, "x")]], "timeout must be a number of seconds, got \"x\""},
+  {"ck.dist.init", [[ck.dist.init({rank = -1})]], "option rank must be an integer 0..2147483647, got %-1"},
+  {"ck.dist.init", [[ck.dist.init({bogus = 1})]], "unknown option \"bogus\""},
+  {"comm:all_reduce", [[ck.dist.init{device = "host"}:all_reduce(1)]], "the first argument must be an array, got 1"},
+  {"comm:all_gather", [[ck.dist.init{device = "host"}:all_gather(z)]], "freed"},
+  {"comm:reduce_scatter", [[ck.dist.init{device = "host"}:reduce_scatter(a:sum())]], "must be divisible by the world size 1"},
+  {"comm:broadcast", [[ck.dist.init{device = "host"}:broadcast(a, 1)]], "root must be an integer 0..0, got 1"},
+  {"comm:reduce", [[ck.dist.init{device = "host"}:reduce(a, "xor")]], "op must be"},
+  {"comm:barrier", [[ck.dist.init{device = "host"}.barrier(a)]], "call it as comm:barrier%(...%)"},
+  {"comm:destroy", [[ck.dist.init{device = "host"}.destroy(1)]], "call it as comm:destroy%(...%)"},
   -- methods written in C
   {"a:shape", [[a.shape()]], "call it on a cukern array with a colon"},
   {"a:size", [[a:size(9)]], "dim out of range: 9"},
@@ -208,6 +227,19 @@ describe("errors", function()
     for k, v in pairs(ck) do
       if not no_bad_call[k] and type(v) == "function" and not named["ck." .. k] then missing[#missing + 1] = "ck." .. k end
     end
+    -- the tables of functions (issue 31) and the communicator's methods
+    local nested_no_bad_call = {["ck.nccl.info"] = true, ["ck.nccl.variants"] = true}
+    for _, t in ipairs {"nccl", "dist"} do
+      for k, v in pairs(ck[t]) do
+        local name = "ck." .. t .. "." .. k
+        if type(v) == "function" and not nested_no_bad_call[name] and not named[name] then missing[#missing + 1] = name end
+      end
+    end
+    local c = ck.dist.init{device = "host"}
+    for k, v in pairs(getmetatable(c)) do
+      if type(v) == "function" and not k:find("^__") and not named["comm:" .. k] then missing[#missing + 1] = "comm:" .. k end
+    end
+    c:destroy()
     local methods_no_bad_call = {free = true, cuda = true} -- free is idempotent; cuda needs a GPU to succeed
     for k in pairs(ck.core.methods) do
       if not methods_no_bad_call[k] and not named["a:" .. k] then missing[#missing + 1] = "a:" .. k end

@@ -114,6 +114,52 @@ function H.write_file(path, s)
   f:close()
 end
 
+--- Runs a child process whose checks print lines (spec/child_harness.lua) and returns
+-- {checks = {{status = "ok"|"not ok"|"pending", name, why}, ...}, done = bool, done_count (processes that reached
+--  their end: the ranks of a bin/ckrun run, whose "[rank i] " prefixes are dropped), rc = true|false, out = all
+--  output, seconds}. `cmd` is a command for timeout(1) (environment: `env VAR=value cmd`); its stderr goes into `out` too.
+function H.child_checks(cmd, timeout_s)
+  local t0 = os.time()
+  local p = assert(io.popen(("timeout %d %s 2>&1"):format(timeout_s or 120, cmd)))
+  local res = {checks = {}, done = false, lines = {}}
+  local function unesc(x) return (x:gsub("\\(.)", function(c) return c == "n" and "\n" or c end)) end
+  res.done_count = 0
+  for line in p:lines() do
+    res.lines[#res.lines + 1] = line
+    line = line:gsub("^%[rank %d+%] ", "") -- (bin/ckrun's prefix)
+    local st, rest = line:match("^(not ok) %- (.*)$")
+    if not st then st, rest = line:match("^(ok) %- (.*)$") end
+    if not st then st, rest = line:match("^(pending) %- (.*)$") end
+    if st then
+      local name, why = rest, nil
+      if st ~= "ok" then name, why = rest:match("^(.-)\t(.*)$"); name = name or rest end
+      res.checks[#res.checks + 1] = {status = st, name = unesc(name), why = why and unesc(why)}
+    elseif line:match("^done %d+$") then res.done, res.done_count = true, res.done_count + 1 end
+  end
+  local ok, how, code = p:close()
+  res.rc, res.how, res.code = ok, how, code
+  res.seconds = os.time() - t0
+  res.out = table.concat(res.lines, "\n")
+  return res
+end
+
+--- One `it` per check of H.child_checks' result, plus one that the child reached its end and exited 0. `env` is
+-- the spec file's environment (for `it` and `pending`: pass _ENV).
+function H.child_its(env, res, what)
+  for _, c in ipairs(res.checks) do
+    env.it(c.name, function()
+      if c.status == "pending" then return env.pending(c.why) end
+      if c.status ~= "ok" then error(c.why or "failed", 0) end
+    end)
+  end
+  env.it(what .. ": the child process ran to its end and exited 0", function()
+    local tail = {}
+    for i = math.max(1, #res.lines - 30), #res.lines do tail[#tail + 1] = res.lines[i] end
+    assert(res.done and res.rc, ("%s: %s %s (done: %s); last output:\n%s"):format(what, tostring(res.how),
+      tostring(res.code), tostring(res.done), table.concat(tail, "\n")))
+  end)
+end
+
 H.shapes_awkward = {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {31, 33}, {64, 64}, {127, 255}, {1000, 37}, {37, 1000}}
 
 return H

@@ -172,6 +172,28 @@ function D.install(ck)
     function dist.init(o, ...)
       if select("#", ...) > 0 then raise(fmt("%s: takes one options table, got %d arguments", where, 1 + select("#", ...))) end
       o = check_opts(where, o, KEYS)
+      -- (the core reads -1 / 0 / nil as "from the environment", and an int: checked here, so that a negative rank,
+      -- a huge one cut to 32 bits or a timeout of NaN is an error, not a silent default)
+      local function int_opt(k, lo)
+        local v = o[k]
+        if v ~= nil and not (type(v) == "number" and v == math.floor(v) and v >= lo and v <= 0x7fffffff) then
+          raise(fmt("%s: option %s must be an integer %d..2147483647, got %s", where, k, lo, show(v)))
+        end
+      end
+      int_opt("rank", 0)
+      int_opt("world", 1)
+      if o.rank and o.world and o.rank >= o.world then
+        raise(fmt("%s: rank %s of a world of %s (ranks are 0 .. world - 1)", where, show(o.rank), show(o.world)))
+      end
+      if o.timeout ~= nil and (type(o.timeout) ~= "number" or not (o.timeout > 0) or o.timeout == math.huge) then
+        raise(fmt("%s: option timeout must be a positive number of seconds, got %s", where, show(o.timeout)))
+      end
+      if o.checked ~= nil and type(o.checked) ~= "boolean" then
+        raise(fmt("%s: option checked must be true or false, got %s", where, show(o.checked)))
+      end
+      for _, k in ipairs {"store", "device"} do
+        if o[k] ~= nil and type(o[k]) ~= "string" then raise(fmt("%s: option %s must be a string, got %s", where, k, show(o[k]))) end
+      end
       local h = call(where, core.dist_init, o)
       local info = h:info()
       return setmetatable({handle = h, rank = info.rank, size = info.size, device = info.device, backend = info.backend}, COMM)

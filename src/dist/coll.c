@@ -285,7 +285,11 @@ static ck_status run_rung(ck_dist *dd, plan *p, const ck_ar_rung *rung) {
   ck_ar_desc d; /* (2.5 KB of pointers) */
   memset(&d, 0, sizeof d);
   d.n = c->n, d.count = ck_numel(&p->src[0]), d.dtype = p->dt, d.op = c->op;
+  /* (asked once without the buffers, with count 0, so that supports() judges the case only: with count > 0 and
+   * n > 1 it also wants every buffer, scratch and event, which are set below, and then asked again) */
+  d.count = 0;
   const char *why = ck_allreduce_supports(&d);
+  d.count = ck_numel(&p->src[0]);
   if (why) return ck_error(ctx, CK_ERR_UNSUPPORTED, "variant '%s': %s", rung->name, why);
   for (int i = 0; i < c->n; ++i)
     for (int j = i + 1; j < c->n; ++j)
@@ -302,6 +306,10 @@ static ck_status run_rung(ck_dist *dd, plan *p, const ck_ar_rung *rung) {
     d.event[i] = ck_device_event(ctx, p->dev[i]);
     d.buf[i] = ck_data(&p->dst[i]);
     d.scratch[i] = ck_data(&scratch[i]);
+  }
+  if ((why = ck_allreduce_supports(&d))) {
+    st = ck_error(ctx, CK_ERR_UNSUPPORTED, "variant '%s': %s", rung->name, why);
+    goto cleanup;
   }
   const int e = rung->id == 1 ? ck_allreduce_gather(&d) : rung->id == 2 ? ck_allreduce_oneshot(&d) : ck_allreduce_ring(&d);
   (void)ck_use_device(ctx, p->dev[0]);

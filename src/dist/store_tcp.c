@@ -182,9 +182,12 @@ static int tcp_set(ck_store *s, const char *key, const void *val, size_t n, char
 
 static int tcp_get(ck_store *s, const char *key, double deadline, void *val, size_t cap, size_t *n, char *why,
                    size_t whyn) {
-  double left = deadline - cks_now();
+  const double now = cks_now(), left = deadline - now;
   uint64_t ms = left <= 0 ? 0 : (uint64_t)(left * 1000) + 1;
-  return exchange(s, CKS_OP_GET, key, ms, NULL, 0, deadline + SERVER_SLACK, NULL, val, cap, n, why, whyn);
+  /* a deadline already past (0: "only look", as store_agree.c asks) still gives the server its slack from now to
+   * answer: deadline + slack would be past too, and a reply not already there an error under any load */
+  return exchange(s, CKS_OP_GET, key, ms, NULL, 0, (left > 0 ? deadline : now) + SERVER_SLACK, NULL, val, cap, n, why,
+                  whyn);
 }
 
 static int tcp_add(ck_store *s, const char *key, int64_t delta, double deadline, int64_t *result, char *why,
