@@ -184,6 +184,20 @@ add("ck.load", {
   C("ck.load(T .. '/a.npy', 'cuda')", {setup = "ck.save(T .. '/a.npy', A)"}),
   C("ck.load(T .. '/a.npy', {bogus = 1})", {setup = "ck.save(T .. '/a.npy', A)"}),
 })
+-- sharded and replicated arrays (lua/cukern/shard.lua; only host:0 exists in the child: host:1 is an unknown device)
+add("ck.shard", {
+  C("ck.shard()"), C("ck.shard('x')"), C("ck.shard(F)"), C("ck.shard(S)"), C("ck.shard(A, 'host')"),
+  C("ck.shard(A, {dim = 3})"), C("ck.shard(A, {dim = 0})"), C("ck.shard(A, {dim = 1.5})"), C("ck.shard(A, {bogus = 1})"),
+  C("ck.shard(A, {devices = {}})"), C("ck.shard(A, {devices = {'tpu'}})"), C("ck.shard(A, {devices = {7}})"),
+  C("ck.shard(A, {devices = {'host:0', 'host:0'}})"), C("ck.shard(A, {devices = {'host:0', 'host:1'}})"),
+  C("ck.shard(A, {devices = {'host:0', x = 1}})"), C("ck.shard(A, {devices = A})"), C("ck.shard(A, {}, 1)"),
+  C("ck.shard(ck.shard(A, {devices = {'host:0'}}))"), C("ck.shard(A, X)", {any_error = true}),
+})
+add("ck.replicate", {
+  C("ck.replicate()"), C("ck.replicate('x')"), C("ck.replicate(F)"), C("ck.replicate(A, 'host')"),
+  C("ck.replicate(A, {})"), C("ck.replicate(A, {'host:0', 'host:0'})"), C("ck.replicate(A, {'host:9'})"),
+  C("ck.replicate(A, {7})"), C("ck.replicate(A, nil, 1)"), C("ck.replicate(ck.replicate(A, {'host:0'}))"),
+})
 -- ck.io_formats() and the introspection below take no arguments
 CAT["ck.io_formats"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 

@@ -38,6 +38,8 @@ local CASES = {
   {"ck.with_device", [[ck.with_device("host:7", function() end)]], "device host:7 does not exist"},
   {"ck.with_device", [[ck.with_device("host", 1)]], "must be a function"},
   {"ck.seed", [[ck.seed("x")]], "number expected"},
+  {"ck.shard", [[ck.shard(a, {dim = 3})]], "dim out of range: 3 for a 2%-D array"},
+  {"ck.replicate", [[ck.replicate(a, {"host:9"})]], "device host:9 does not exist"},
   {"ck.batching", [[ck.batching("on")]], "boolean expected"},
   {"ck.variants", [[ck.variants("nope")]], "unknown op 'nope'"},
   {"ck.variants", [[ck.variants(1)]], "must be a string"},

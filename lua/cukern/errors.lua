@@ -44,13 +44,15 @@ function E.where_of(name) WHERE[name] = true; return name end
 
 --- A core or Lua error message without its position and without the internal name it starts with:
 -- "init.lua:12: bad argument #3 to 'reduce' (dim ...)" -> "dim ...", "user:3: add: shapes ..." -> "shapes ...",
--- "caller.lua:5: ck.map: unknown name 'z' ..." -> "unknown name 'z' ...".
+-- "caller.lua:5: ck.map: unknown name 'z' ..." -> "unknown name 'z' ...", "u:2: a:to: no CUDA ..." -> "no CUDA ...".
 local function clean(e)
   local pos_less = e:match("^[^\n:]*:%d+: (.*)$") or e:match("^%[string .-%]:%d+: (.*)$")
   e = pos_less or e
   e = e:match("^bad argument #%d+ to '[^']*' %((.*)%)$") or e
   local head, rest = e:match("^([^:]-): (.*)$")
-  if head and (WHERE[head] or head:match("^[%w_]+$")) then e = rest end
+  if head and (WHERE[head] or head:match("^[%w_]+$")) then return rest end
+  head, rest = e:match("^(%a+:[%w_]+): (.*)$") -- a method's name (a:to, s:gather): registered ones only
+  if head and WHERE[head] then return rest end
   return e
 end
 E.clean = clean

@@ -169,6 +169,7 @@ end
 require("cukern.io").install(ck) -- ck.save, ck.savez, ck.load (lua/cukern/io.lua)
 require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ... (lua/cukern/map.lua)
 require("cukern.dist").install(ck) -- ck.nccl (collectives over devices), ck.dist (processes) (lua/cukern/dist.lua)
+require("cukern.shard").install(ck) -- ck.shard, ck.replicate: arrays spread over devices (lua/cukern/shard.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 
