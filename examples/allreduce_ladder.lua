@@ -161,7 +161,8 @@ if opt.scaling then
     if ok and type(s) == "table" then doc.scaling = s.rows; doc.scaling_meta = s.meta end
   end
 end
-local path = bench.results_path("allreduce", meta)
+-- (2 GPUs: allreduce-<device>.json, issue 31; more: allreduce-<n>gpu-<device>.json, the scaling run of issue 38)
+local path = bench.results_path(n == 2 and "allreduce" or ("allreduce-" .. n .. "gpu"), meta)
 bench.write_json(path, doc)
 
 print(("\nall-reduce f32 sum, %d GPUs (%s), busbw GB/s (%% of NCCL from C, same run):"):format(n, meta.device))

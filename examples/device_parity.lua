@@ -41,6 +41,6 @@ for _, c in ipairs(cases) do
 end
 local meta = bench.meta {device = "cuda"}
 meta.gpus = #devs
-local path = out or bench.results_path("device-parity", meta)
+local path = out or bench.results_path(#devs == 2 and "device-parity" or ("device-parity-" .. #devs .. "gpu"), meta)
 bench.write_json(path, {meta = meta, rows = rows})
 print("device parity -> " .. path)

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Issue 31 (several GPUs) on a multi-GPU host (nvidia-h100-x2 / -x4; the GPU count comes from the machine):
-#   stage a: build; a smoke test of cuda:1; every spec (single- and multi-GPU); the standalone all-reduce checker
-#            (lab/allreduce.sh); the C references (bench/c: NCCL all-reduce from C, cudaMemcpyPeerAsync).
-#   stage b: PyTorch's split (bench/torch_multigpu.py), the scaling table, the all-reduce ladder with the C
+#   stage a: build; a smoke test of cuda:1; every spec (single- and multi-GPU).
+#   stage r: the standalone all-reduce checker (lab/allreduce.sh); the C references (bench/c).
+#   stage b: on 2 GPUs, then on all of them (CUDA_VISIBLE_DEVICES): PyTorch's split (bench/torch_multigpu.py), the scaling table, the all-reduce ladder with the C
 #            references of this run beside it, the headline rows on every device (examples/device_parity.lua).
 #   stage c: compute-sanitizer (memcheck) on the multi-GPU specs.
 # Results (JSON, logs) go to $OUT/r.tgz. NCCL_NVLS_ENABLE=0 stays set for every child (never NVLink multicast here).
@@ -40,6 +40,9 @@ a)
   echo "specs rc=$?"
   grep -B2 -A14 "^FAIL\|^ERROR" "$R/specs.log" | head -120
   tail -1 "$R/specs.log"
+  ;;
+r)
+  build
   echo "== allreduce_check (standalone)"
   OUT="$R" timeout 240 bash lab/allreduce.sh "$NG" 2>&1 | tail -8
   echo "== C references"
@@ -48,16 +51,20 @@ a)
   ;;
 b)
   build
-  echo "== PyTorch"
-  timeout 300 python3 bench/torch_multigpu.py --gpus "$NG" --out "$R/torch.json" >"$R/torch.log" 2>&1; echo "torch rc=$?"; tail -5 "$R/torch.log"
-  [ -s "$R/nccl_c.jsonl" ] || { make -s bench-c >/dev/null 2>&1; build/bench/nccl_ref "$NG" > "$R/nccl_c.jsonl"; build/bench/peer_ref > "$R/peer_c.jsonl"; }
-  echo "== scaling"
-  CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/scaling_bench.lua --torch "$R/torch.json" --out "$R/scaling.json" 2>&1 | tail -8
-  echo "== all-reduce ladder"
-  CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/allreduce_ladder.lua --nccl-c "$R/nccl_c.jsonl" --peer-c "$R/peer_c.jsonl" \
-    --scaling "$R/scaling.json" 2>&1 | tail -14
-  echo "== device parity"
-  CUKERN_RESULTS="$R" timeout 240 lua5.4 examples/device_parity.lua 2>&1 | tail -10
+  [ -x build/bench/nccl_ref ] || make -s bench-c >"$R/bench-c.log" 2>&1
+  timeout 120 build/bench/peer_ref > "$R/peer_c.jsonl" 2>"$R/peer_c.err"
+  for G in $(echo 2 "$NG" | tr ' ' '\n' | sort -un); do
+    export CUDA_VISIBLE_DEVICES=$(seq -s, 0 $((G - 1)))
+    echo "== $G GPUs ($CUDA_VISIBLE_DEVICES)"
+    timeout 120 build/bench/nccl_ref "$G" > "$R/nccl_c-$G.jsonl" 2>"$R/nccl_c-$G.err"; tail -1 "$R/nccl_c-$G.jsonl"
+    timeout 300 python3 bench/torch_multigpu.py --gpus "$G" --out "$R/torch-$G.json" >"$R/torch-$G.log" 2>&1
+    echo "torch rc=$?"; tail -3 "$R/torch-$G.log"
+    CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/scaling_bench.lua --torch "$R/torch-$G.json" --out "$R/scaling-$G.json" 2>&1 | tail -6
+    CUKERN_RESULTS="$R" timeout 300 lua5.4 examples/allreduce_ladder.lua --nccl-c "$R/nccl_c-$G.jsonl" --peer-c "$R/peer_c.jsonl" \
+      --scaling "$R/scaling-$G.json" 2>&1 | tail -12
+    CUKERN_RESULTS="$R" timeout 240 lua5.4 examples/device_parity.lua 2>&1 | tail -8
+  done
+  unset CUDA_VISIBLE_DEVICES
   ;;
 c)
   build

@@ -359,6 +359,8 @@ ck_status ck_coll_run(ck_dist *dd, const ck_coll *c, ck_ran *ran) {
     if (ran) memset(ran, 0, sizeof *ran);
     if (p->dev[0].kind == CK_HOST) {
       if (ran) ran->id = -1, snprintf(ran->name, sizeof ran->name, "host");
+      if (ran && rung->id != 0) /* (the rungs are CUDA kernels: on host devices the oracle stands for them all) */
+        snprintf(ran->note, sizeof ran->note, "asked for '%s': host devices run the host oracle", rung->name);
       ck_coll hc = *c;
       const ck_tensor *hin[CK_MAX_DEVICES];
       ck_tensor *hout[CK_MAX_DEVICES];

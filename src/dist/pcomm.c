@@ -135,7 +135,7 @@ ck_status ck_pcomm_init(ck_ctx *ctx, const ck_pcomm_opts *o, ck_pcomm **out) {
   return CK_OK;
 fail:
   ck_pcomm_free(pc);
-  return ck_error_prefix(ctx, st, "ck.dist.init (rank %d of %d)", rank, world);
+  return ck_error_prefix(ctx, st, "rank %d of %d", rank, world);
 }
 
 ck_status ck_pcomm_barrier(ck_pcomm *pc) {
