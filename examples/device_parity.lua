@@ -23,7 +23,7 @@ local cases = {
     return {op = "matmul", a = a, b = b}, 2 * 8192 ^ 3, nil end},
   {name = "sum f32 2^28", make = function(d)
     ck.seed(3)
-    return {op = "sum", a = ck.rand(2 ^ 28, {device = d})}, nil, 4 * 2 ^ 28 end},
+    return {op = "reduce", fn = "sum", x = ck.rand(2 ^ 28, {device = d})}, nil, 4 * 2 ^ 28 end},
 }
 local rows = {}
 for _, c in ipairs(cases) do
@@ -36,7 +36,7 @@ for _, c in ipairs(cases) do
                        ratio_to_cuda0 = r.ms / base}
     print(("  %-20s %-7s %-14s %9.4f ms  %s  x%.3f of cuda:0's time"):format(c.name, d, r.ran or "?", r.ms,
       r.tflops and ("%.0f TFLOP/s"):format(r.tflops) or ("%.0f GB/s"):format(r.gbps), r.ms / base))
-    spec.a:free(); if spec.b then spec.b:free() end
+    (spec.a or spec.x):free(); if spec.b then spec.b:free() end
   end
 end
 local meta = bench.meta {device = "cuda"}
