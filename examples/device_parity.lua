@@ -36,7 +36,9 @@ for _, c in ipairs(cases) do
                        ratio_to_cuda0 = r.ms / base}
     print(("  %-20s %-7s %-14s %9.4f ms  %s  x%.3f of cuda:0's time"):format(c.name, d, r.ran or "?", r.ms,
       r.tflops and ("%.0f TFLOP/s"):format(r.tflops) or ("%.0f GB/s"):format(r.gbps), r.ms / base))
-    (spec.a or spec.x):free(); if spec.b then spec.b:free() end
+    local input = spec.a or spec.x
+    input:free()
+    if spec.b then spec.b:free() end
   end
 end
 local meta = bench.meta {device = "cuda"}

@@ -378,7 +378,7 @@ for _, d in ipairs(ck.devices()) do if d.backend == "cuda" then NCUDA = NCUDA + 
 
 if NCUDA >= 1 then
   check("errors: a list mixing host and cuda arrays", function()
-    raises(ck.nccl.all_reduce, {"all on cuda devices or all on host devices", "cuda:0", "host:1"},
+    raises(ck.nccl.all_reduce, {"all be on cuda devices or all on host devices", "cuda:0", "host:1"},
       {arr("cuda:0"), arr("host:1")})
   end)
 else
