@@ -331,8 +331,8 @@ add("ck.nccl.wait", {
   C("ck.nccl.wait('x')"), C("ck.nccl.wait(5)"), C("ck.nccl.wait(nil, 'x')"), C("ck.nccl.wait(nil, 0/0)"),
   C("ck.nccl.wait(nil, 1, 2)"), C("ck.nccl.wait({'tpu'})"), C("ck.nccl.wait({'host:99'})"),
 })
-CAT["ck.nccl.info"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
-CAT["ck.nccl.variants"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
+add("ck.nccl.info", {C("ck.nccl.info(1)"), C("ck.nccl.info({})")})
+add("ck.nccl.variants", {C("ck.nccl.variants('all_reduce')"), C("ck.nccl.variants(A)")})
 -- (no case may wait for another rank: every init here is a world of one, or fails before the rendezvous)
 add("ck.dist.init", {
   C("ck.dist.init('x')"), C("ck.dist.init(A)"), C("ck.dist.init({bogus = 1})"), C("ck.dist.init({}, 1)"),

@@ -126,9 +126,15 @@ function D.install(ck)
   end
 
   --- ck.nccl.info(): {available, version, path} or {available = false, why}.
-  function nccl.info() return core.nccl_info() end
+  function nccl.info(...)
+    if select("#", ...) > 0 then raise(fmt("ck.nccl.info: takes no arguments, got %d", select("#", ...))) end
+    return core.nccl_info()
+  end
   --- ck.nccl.variants(): the all-reduce ladder's rows {id, name, summary} (0 = NCCL, the reference).
-  function nccl.variants() return core.allreduce_rungs() end
+  function nccl.variants(...)
+    if select("#", ...) > 0 then raise(fmt("ck.nccl.variants: takes no arguments, got %d", select("#", ...))) end
+    return core.allreduce_rungs()
+  end
 
   -- ---------------------------------------------------------------- several processes
 

@@ -31,6 +31,11 @@ struct ck_pcomm {
   bool nccl, checked;
   double timeout;
   uint64_t seq; /* collectives so far: every rank counts the same */
+  /* this rank's values still in the store (store path): removed two steps later, when every other rank has read
+   * them (a rank at step seq has seen every rank reach step seq - 1, which it starts only after reading seq - 2's) */
+  uint64_t own_seq[2];
+  size_t own_chunks[2];
+  int nown;
 };
 
 int ck_pcomm_rank(const ck_pcomm *pc) { return pc->rank; }
@@ -164,6 +169,18 @@ static ck_status store_exchange(ck_pcomm *pc, int kind, int op, int root, const 
     st = ck_error(ctx, CK_ERR_OOM, "out of host memory");
     goto cleanup;
   }
+  for (int k = 0; k < pc->nown;) { /* our values of two steps back: nobody reads them any more */
+    if (pc->own_seq[k] + 2 > pc->seq) {
+      ++k;
+      continue;
+    }
+    for (size_t c = 0; c < pc->own_chunks[k] && !st; ++c) {
+      snprintf(key, sizeof key, "cukern/coll/%llu/%d/%zu", (unsigned long long)pc->own_seq[k], pc->rank, c);
+      if (ck_store_del(pc->store, key, err, sizeof err)) st = fail_store(ctx, "collective", err);
+    }
+    pc->own_seq[k] = pc->own_seq[pc->nown - 1], pc->own_chunks[k] = pc->own_chunks[pc->nown - 1], pc->nown--;
+  }
+  if (st) goto cleanup;
   ck_tensor mine = {0};
   if ((st = ck_to(ctx, &mine, src, CK_DEV_HOST, src->dtype))) goto cleanup;
   for (size_t k = 0; k < nchunks && !st; ++k) {
@@ -173,6 +190,7 @@ static ck_status store_exchange(ck_pcomm *pc, int kind, int op, int root, const 
       st = fail_store(ctx, "collective", err);
   }
   ck_release(&mine);
+  if (!st && pc->nown < 2) pc->own_seq[pc->nown] = pc->seq, pc->own_chunks[pc->nown++] = nchunks;
   for (int r = 0; r < pc->world && !st; ++r) {
     if ((st = ck_empty(ctx, &all[r], src->dtype, src->ndim, src->shape, CK_DEV_HOST))) break;
     in[r] = &all[r];

@@ -307,6 +307,13 @@ int ck_store_set(ck_store *s, const char *key, const void *val, size_t n, char *
   return 0;
 }
 
+int ck_store_del(ck_store *s, const char *key, char *err, size_t errn) {
+  char full[CKS_FULLKEY_MAX + 1], what[128], why[512] = "";
+  if (check_key(s, "del", key, full, what, sizeof what, err, errn)) return 1;
+  if (s->be->del(s, full, why, sizeof why) != CKS_OK) return cks_fail(s, "del", what, err, errn, "%s", why);
+  return 0;
+}
+
 int ck_store_get(ck_store *s, const char *key, void *val, size_t cap, size_t *n, char *err, size_t errn) {
   char full[CKS_FULLKEY_MAX + 1], what[128], why[512] = "";
   size_t got = 0;

@@ -49,6 +49,10 @@ int ck_store_set(ck_store *s, const char *key, const void *val, size_t n, char *
  * it says; n may be NULL). */
 int ck_store_get(ck_store *s, const char *key, void *val, size_t cap, size_t *n, char *err, size_t errn);
 
+/* Remove key (an absent key is fine). Only for keys no rank will read again (pcomm.c removes its own values of a
+ * collective two steps back: every other rank has read them by then). */
+int ck_store_del(ck_store *s, const char *key, char *err, size_t errn);
+
 /* An atomic counter: adds delta to the key's value (0 if it does not exist) and returns the sum in *result (may be
  * NULL). The value is kept as decimal text ("42"), so ck_store_get reads it too; adding to a key that holds
  * anything else fails, saying so. */
