@@ -4,7 +4,8 @@
 #   stage r: the standalone all-reduce checker (lab/allreduce.sh); the C references (bench/c).
 #   stage b: on 2 GPUs, then on all of them (CUDA_VISIBLE_DEVICES): PyTorch's split (bench/torch_multigpu.py), the scaling table, the all-reduce ladder with the C
 #            references of this run beside it, the headline rows on every device (examples/device_parity.lua).
-#   stage c: compute-sanitizer (memcheck) on the multi-GPU specs.
+#   stage c: compute-sanitizer (memcheck, synccheck) over spec/gpu_multi_sanitize.lua (the several-GPU paths in one
+#            process: the specs start child processes and take minutes under a tool).
 # Results (JSON, logs) go to $OUT/r.tgz. NCCL_NVLS_ENABLE=0 stays set for every child (never NVLink multicast here).
 set -u
 . .gpu-lua/env.sh
@@ -68,12 +69,12 @@ b)
   ;;
 c)
   build
-  echo "== compute-sanitizer memcheck on the multi-GPU specs"
-  for s in ${SAN_SPECS:-spec/devices_spec.lua spec/collectives_spec.lua spec/shard_spec.lua}; do
-    [ -f "$s" ] || continue
-    timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 --target-processes all \
-      sh spec/run.sh "$s" >"$R/san-$(basename "$s" .lua).log" 2>&1
-    echo "$s: rc=$? $(grep -c 'ERROR SUMMARY: 0 errors' "$R/san-$(basename "$s" .lua).log") clean summaries; $(grep -m3 'ERROR SUMMARY' "$R/san-$(basename "$s" .lua).log" | tr '\n' ' ')"
+  echo "== compute-sanitizer on the several-GPU paths (spec/gpu_multi_sanitize.lua: one process, small cases)"
+  CUKERN_SYNC=1 timeout 120 lua5.4 spec/gpu_multi_sanitize.lua 2>&1 | tail -1
+  for tool in ${TOOLS:-memcheck synccheck}; do
+    CUKERN_SYNC=1 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 lua5.4 spec/gpu_multi_sanitize.lua \
+      >"$R/san-multi-$tool.log" 2>&1
+    echo "$tool: rc=$? $(grep -m1 'ERROR SUMMARY' "$R/san-multi-$tool.log") $(grep gpu_multi_sanitize: "$R/san-multi-$tool.log" | tail -1)"
   done
   ;;
 esac
