@@ -57,7 +57,7 @@ $(ASAN_STAGE)/cukern/core.so: $(ASAN_OBJ)
 # The stage is a checkout whose cukern/core.so is the sanitizer build: lua/, spec/, examples/ are links (src/ and
 # kernels/ too, for the specs that read the sources).
 sanitize-build: $(ASAN_STAGE)/cukern/core.so
-	@for d in lua spec examples bench src kernels .gpu-lua README.md; do \
+	@for d in lua spec examples bench src kernels bin mk .gpu-lua README.md; do \
 	  [ -e $$d ] && ln -sfn ../../$$d $(ASAN_STAGE)/$$d || true; done
 
 sanitize: deps

@@ -14,7 +14,11 @@ local function sh(cmd)
   return ok, out, how, code
 end
 
-local built, build_out = sh("make -s " .. BIN)
+-- `make sanitize` runs the specs from a stage without the Makefile (build-asan/stage): the store's C test has its own
+-- sanitizer targets (make store-test-asan, store-test-valgrind) and runs in make test; skipped there.
+local STAGE = not io.open("Makefile")
+local built, build_out = false, "no Makefile here (the make sanitize stage)"
+if not STAGE then built, build_out = sh("make -s " .. BIN) end
 
 local RESULTS = {}
 if built then
@@ -33,9 +37,15 @@ if built then
 end
 
 local LUA = os.getenv("LUA") or "lua5.4"
-local CKRUN_OK, CKRUN_OUT = sh(("LUA=%q timeout 120 sh spec/ckrun_test.sh"):format(LUA))
+local CKRUN_OK, CKRUN_OUT = true, ""
+if not STAGE then CKRUN_OK, CKRUN_OUT = sh(("LUA=%q timeout 120 sh spec/ckrun_test.sh"):format(LUA)) end
 
 describe("bin/ckrun (spec/ckrun_test.sh, as `make ckrun-test` runs it)", function()
+  if STAGE then -- (its C helper is compiled by cc, which the stage's preloaded libasan would instrument too)
+    it("runs in make test", function() pending("make sanitize runs from a stage without the Makefile; ckrun's checks "
+      .. "(a shell script and a plain C helper, no cukern core) run in make test") end)
+    return
+  end
   for line in CKRUN_OUT:gmatch("[^\n]+") do
     local st, rest = line:match("^(not ok) %- (.*)$")
     if not st then st, rest = line:match("^(ok) %- (.*)$") end
@@ -45,6 +55,11 @@ describe("bin/ckrun (spec/ckrun_test.sh, as `make ckrun-test` runs it)", functio
 end)
 
 describe("the rendezvous store (spec/c/store_test.c, as `make store-test` runs it)", function()
+  if STAGE then
+    it("runs in make test", function() pending("make sanitize runs from a stage without the Makefile; the store's C "
+      .. "test runs in make test, and under ASan/UBSan and valgrind with make store-test-asan / store-test-valgrind") end)
+    return
+  end
   it("builds", function()
     assert(built, "make " .. BIN .. " failed:\n" .. tostring(build_out))
   end)
