@@ -1,13 +1,11 @@
 --- cukern.assembly (issue 32): arrays assembled from others — ck.cat, stack, split, chunk, tile, flip, roll,
 -- tril, triu, diag, pad. Built from views and copies only (a:narrow, a:select, a:reshape, a:permute, a:copy_,
 -- a:fill), so every function works for every dtype, on every device, and takes any strided view; each
--- returns a new contiguous array (split and chunk: views of their input). There is no kernel of their own
--- yet: cat and stack copy once per input (a one-launch CUDA kernel for them is a later step). The launches
--- each function costs are listed in docs/api.md ("Assembly") and at each function below.
---
--- Errors: each public function runs inside errors.call, so that its own checks and any error of the views and
--- copies it uses are raised at the user's line under its name ("ck.cat: ..."). Outputs are allocated after
--- every check, so a refused call writes nothing.
+-- returns a new contiguous array (split and chunk: views of their input). No kernel of their own yet: cat and
+-- stack copy once per input (one CUDA launch for them is a later step); each function's launches are at it
+-- below and in docs/api.md ("Assembly"). Each runs inside errors.call: its checks, and any error of the views
+-- and copies it uses, are raised at the user's line under its name ("ck.cat: ..."). Outputs are allocated
+-- after every check, so a refused call writes nothing.
 local errors, args = require "cukern.errors", require "cukern.args"
 local options = require "cukern.options"
 local raise, call, where_of = errors.raise, errors.call, errors.where_of
@@ -23,11 +21,7 @@ local ck -- the module table (install)
 
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end
 
-local function prod(t, i, j)
-  local p = 1
-  for k = i or 1, j or #t do p = p * t[k] end
-  return p
-end
+local function prod(t, i, j) local p = 1; for k = i or 1, j or #t do p = p * t[k] end; return p end
 
 local function new(shape, dtype, device) return ck.empty(shape, {dtype = dtype, device = device}) end
 
@@ -63,164 +57,116 @@ local function the_array(where, a, need_dims)
   return a
 end
 
---- The list of cat/stack: a non-empty sequence of live arrays, all on one device. Returns its length.
-local function array_list(where, list)
-  if is_array(list) then
-    raise(where .. ": the first argument must be a list of arrays such as {a, b}, got a cukern array " ..
-      "(put it in a table: {a})")
-  end
-  if type(list) ~= "table" then
-    raise(fmt("%s: the first argument must be a list of arrays such as {a, b}, got %s", where, show(list)))
-  end
-  local n = #list
-  for k in pairs(list) do
-    if math_type(k) ~= "integer" or k < 1 or k > n then
-      raise(fmt("%s: the list must be a sequence of arrays {a, b, ...}; it has the key %s", where, show(k)))
+--- t's keys are 1..#t (a sequence, `what` for the message).
+local function check_seq(where, t, what)
+  for k in pairs(t) do
+    if math_type(k) ~= "integer" or k < 1 or k > #t then
+      raise(fmt("%s: %s must be a list {x1, x2, ...}; it has the key %s", where, what, show(k)))
     end
   end
-  if n == 0 then raise(where .. ": the list is empty; give at least one array") end
-  for i = 1, n do check_live(where, list[i], fmt("list[%d]", i)) end
-  local dev = list[1]:device()
-  for i = 2, n do
-    local d = list[i]:device()
-    if d ~= dev then
-      raise(fmt("%s: list[1] is on %s and list[%d] on %s; all arrays must be on one device " ..
-        "(move it first: list[%d]:to(\"%s\"))", where, dev, i, d, i, dev))
-    end
-  end
-  return n
-end
-
---- The result dtype of cat/stack: opts.dtype, else the inputs' dtypes promoted as elementwise ops promote
--- them (the dtype of a sum of 0-element host arrays of those dtypes: the core's one rule, ck_promote).
-local function list_dtype(list, n, opts)
-  if opts.dtype then return opts.dtype end
-  local dt = list[1]:dtype()
-  for i = 2, n do
-    local d = list[i]:dtype()
-    if d ~= dt then
-      dt = ck.add(new({0}, dt, "host"), new({0}, d, "host")):dtype()
-    end
-  end
-  return dt
+  return #t
 end
 
 -- ---------------------------------------------------------------- cat, stack
-
---- ck.cat(list, dim = 1 [, {dtype =}]): one copy per input with elements.
-local function cat(where, list, dim, opts)
+--- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one copy per input with
+-- elements. The list: a non-empty sequence of live arrays on one device. The dtype: opts.dtype, else the
+-- inputs' dtypes promoted as elementwise ops promote them (that of a sum of 0-element host arrays of those
+-- dtypes: the core's one rule, ck_promote).
+local function join(where, stacking, list, dim, opts)
   if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
-  local n = array_list(where, list)
+  if type(list) ~= "table" or is_array(list) then
+    raise(fmt("%s: the first argument must be a list of arrays such as {a, b}, got %s%s", where, show(list),
+      is_array(list) and " (put it in a table: {a})" or ""))
+  end
+  local n = check_seq(where, list, "the list of arrays")
+  if n == 0 then raise(where .. ": the list is empty; give at least one array") end
   opts = check_opts(where, opts, DTYPE)
-  local shape = list[1]:shape()
+  for i = 1, n do check_live(where, list[i], fmt("list[%d]", i)) end
+  local shape, dev, dt = list[1]:shape(), list[1]:device(), list[1]:dtype()
   local nd = #shape
-  if nd == 0 then raise(where .. ": list[1] is 0-d; cat joins arrays along a dim (ck.stack takes 0-d arrays)") end
-  local d = dim_of(where, nd, dim == nil and 1 or dim)
+  if nd == 0 and not stacking then
+    raise(where .. ": list[1] is 0-d; cat joins arrays along a dim (ck.stack takes 0-d arrays)")
+  end
+  local d = dim_of(where, nd, dim == nil and 1 or dim, "dim", stacking and nd + 1 or nd)
   local total = 0
   for i = 1, n do
-    local s = list[i]:shape()
-    local ok = #s == nd
-    for k = 1, nd do if k ~= d and s[k] ~= shape[k] then ok = false end end
-    if not ok then
-      raise(fmt("%s: list[%d] is %s and list[1] is %s; the shapes must agree except along dim %d", where, i,
-        shape_str(s), shape_str(shape), d))
+    local x = list[i]
+    if x:device() ~= dev then
+      raise(fmt("%s: list[1] is on %s and list[%d] on %s; all arrays must be on one device " ..
+        "(move it first: list[%d]:to(\"%s\"))", where, dev, i, x:device(), i, dev))
     end
-    total = total + s[d]
+    local s = x:shape()
+    local ok = #s == nd
+    for k = 1, nd do if s[k] ~= shape[k] and (stacking or k ~= d) then ok = false end end
+    if not ok then
+      raise(fmt("%s: list[%d] is %s and list[1] is %s; %s", where, i, shape_str(s), shape_str(shape),
+        stacking and "stack needs arrays of one shape" or ("the shapes must agree except along dim " .. d)))
+    end
+    total = total + (stacking and 1 or s[d])
+    if x:dtype() ~= dt then dt = ck.add(new({0}, dt, "host"), new({0}, x:dtype(), "host")):dtype() end
   end
   local out_shape = {table.unpack(shape)}
-  out_shape[d] = total
-  local out = new(out_shape, list_dtype(list, n, opts), list[1]:device())
+  if stacking then table.insert(out_shape, d, n) else out_shape[d] = total end
+  local out = new(out_shape, opts.dtype or dt, dev)
+  if out:numel() == 0 then return out end
   local off = 0
   for i = 1, n do
     local x = list[i]
-    local len = x:size(d)
-    if len > 0 and x:numel() > 0 then out:narrow(d, off + 1, off + len):copy_(x) end
+    local len = stacking and 1 or x:size(d)
+    if stacking then out:select(d, i):copy_(x)
+    elseif len > 0 then out:narrow(d, off + 1, off + len):copy_(x) end
     off = off + len
   end
-  return out
-end
-
---- ck.stack(list, dim = 1 [, {dtype =}]): a new dim of size #list at dim; one copy per input.
-local function stack(where, list, dim, opts)
-  if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
-  local n = array_list(where, list)
-  opts = check_opts(where, opts, DTYPE)
-  local shape = list[1]:shape()
-  local nd = #shape
-  local d = dim_of(where, nd, dim == nil and 1 or dim, "dim", nd + 1)
-  for i = 2, n do
-    local s = list[i]:shape()
-    if shape_str(s) ~= shape_str(shape) then
-      raise(fmt("%s: list[%d] is %s and list[1] is %s; stack needs arrays of one shape", where, i, shape_str(s),
-        shape_str(shape)))
-    end
-  end
-  local out_shape = {table.unpack(shape)}
-  table.insert(out_shape, d, n)
-  local out = new(out_shape, list_dtype(list, n, opts), list[1]:device())
-  if out:numel() > 0 then for i = 1, n do out:select(d, i):copy_(list[i]) end end
   return out
 end
 
 -- ---------------------------------------------------------------- split, chunk (views)
-
-local function split_sizes(a, d, sizes)
-  local parts, off = {}, 0
-  for i, len in ipairs(sizes) do
-    parts[i] = a:narrow(d, off + 1, off + len)
-    off = off + len
+--- Views of a along d of the given sizes; `sizes` an integer s gives sizes s, s, ..., the rest (one 0 for n = 0).
+local function parts(a, d, sizes)
+  local n = a:size(d)
+  if type(sizes) == "number" then
+    local s = sizes
+    sizes = {n == 0 and 0 or nil}
+    for off = 0, n - 1, s do sizes[#sizes + 1] = min(s, n - off) end
   end
-  return parts
+  local list, off = {}, 0
+  for i, len in ipairs(sizes) do list[i], off = a:narrow(d, off + 1, off + len), off + len end
+  return list
 end
 
---- ck.split(a, size | {sizes}, dim = 1): views; no copy.
+--- ck.split(a, size | {sizes}, dim = 1): views (torch.split).
 local function split(where, a, size, dim)
   the_array(where, a, true)
   local d = dim_of(where, a:ndim(), dim == nil and 1 or dim)
-  local n = a:size(d)
-  local sizes = {}
-  if type(size) == "table" and not is_array(size) then
-    local sum = 0
-    for k in pairs(size) do
-      if math_type(k) ~= "integer" or k < 1 or k > #size then
-        raise(fmt("%s: the sizes must be a list {n1, n2, ...}; it has the key %s", where, show(k)))
-      end
-    end
-    for i = 1, #size do
-      sizes[i] = int(where, size[i], fmt("size %d", i), 0)
-      sum = sum + sizes[i]
-    end
-    if sum ~= n then
-      raise(fmt("%s: the sizes {%s} sum to %d but dim %d has size %d", where, concat(sizes, ", "), sum, d, n))
-    end
-  elseif type(size) == "number" then
-    local s = int(where, size, "the size", 1)
-    for off = 0, n - 1, s do sizes[#sizes + 1] = min(s, n - off) end
-    if n == 0 then sizes[1] = 0 end
-  else
+  if type(size) == "number" then return parts(a, d, int(where, size, "the size", 1)) end
+  if type(size) ~= "table" or is_array(size) then
     raise(fmt("%s: the size must be an integer >= 1 or a list of sizes {n1, n2, ...}, got %s", where, show(size)))
   end
-  return split_sizes(a, d, sizes)
+  local sizes, sum = {}, 0
+  for i = 1, check_seq(where, size, "the sizes") do
+    sizes[i] = int(where, size[i], fmt("size %d", i), 0)
+    sum = sum + sizes[i]
+  end
+  if sum ~= a:size(d) then
+    raise(fmt("%s: the sizes {%s} sum to %d but dim %d has size %d", where, concat(sizes, ", "), sum, d, a:size(d)))
+  end
+  return parts(a, d, sizes)
 end
 
---- ck.chunk(a, n, dim = 1): at most n views of ceil(size / n) (the last smaller; torch.chunk).
+--- ck.chunk(a, n, dim = 1): views of ceil(size / n), the last smaller, so at most n (torch.chunk; n empty
+-- views of an empty dim).
 local function chunk(where, a, n, dim)
   the_array(where, a, true)
   n = int(where, n, "the number of chunks", 1)
   local d = dim_of(where, a:ndim(), dim == nil and 1 or dim)
   local len = a:size(d)
+  if len > 0 then return parts(a, d, (len + n - 1) // n) end
   local sizes = {}
-  if len == 0 then
-    for i = 1, n do sizes[i] = 0 end
-  else
-    local s = (len + n - 1) // n
-    for off = 0, len - 1, s do sizes[#sizes + 1] = min(s, len - off) end
-  end
-  return split_sizes(a, d, sizes)
+  for i = 1, n do sizes[i] = 0 end
+  return parts(a, d, sizes)
 end
 
 -- ---------------------------------------------------------------- tile
-
 --- ck.tile(a, reps): NumPy's tile. One copy into a permuted view of the result (the tiled dims split into
 -- (reps, size) pairs); where that would take more than 8 dims, one copy plus ceil(log2 reps) doubling copies
 -- per tiled dim.
@@ -256,16 +202,14 @@ local function tile(where, a, reps)
     out:reshape(vshape):permute(table.unpack(perm)):copy_(a)
     return out
   end
-  local block = out
-  for _, i in ipairs(split_dims) do block = block:narrow(i, 1, S[i]) end
-  block:copy_(a)
-  for k, i in ipairs(split_dims) do
-    block = out
-    for l = k + 1, #split_dims do block = block:narrow(split_dims[l], 1, S[split_dims[l]]) end
-    local have = S[i]
+  local blocks = {[0] = out} -- blocks[k]: out narrowed to S on the first k split dims
+  for k, i in ipairs(split_dims) do blocks[k] = blocks[k - 1]:narrow(i, 1, S[i]) end
+  blocks[#split_dims]:copy_(a)
+  for k = #split_dims, 1, -1 do -- double along each split dim, the last first
+    local i, b, have = split_dims[k], blocks[k - 1], S[split_dims[k]]
     while have < out_shape[i] do
       local m = min(have, out_shape[i] - have)
-      block:narrow(i, have + 1, have + m):copy_(block:narrow(i, 1, m))
+      b:narrow(i, have + 1, have + m):copy_(b:narrow(i, 1, m))
       have = have + m
     end
   end
@@ -273,16 +217,14 @@ local function tile(where, a, reps)
 end
 
 -- ---------------------------------------------------------------- flip
-
 --- x with dim d reversed, as a new contiguous array. Views cannot have negative strides, so a dim of n <= 16
 -- is n slice copies; a longer one is reversed digit by digit: padded to N = p * 4^e >= n (p <= 16, N < 1.25 n),
 -- and index i -> N-1-i is "reverse each base-4 digit" (and the leading base-p digit), one pass per digit
 -- of r slice copies each (a reshape to (pre, G, r, W, post) and r selects). Launches: p + 4e + 1, plus 2
 -- when N > n (the padding's fill and the copy out); about 1 + log4(n) passes over the data.
 local function reverse_dim(x, d)
-  local shape = x:shape()
+  local shape, dt, dev = x:shape(), x:dtype(), x:device()
   local n = shape[d]
-  local dt, dev = x:dtype(), x:device()
   if n <= 16 then
     local out = new(shape, dt, dev)
     if out:numel() > 0 then for i = 1, n do out:select(d, i):copy_(x:select(d, n + 1 - i)) end end
@@ -319,14 +261,13 @@ end
 local function flip(where, a, dims)
   the_array(where, a)
   local nd = a:ndim()
-  local list = {}
+  local list, seen = {}, {}
   if dims == nil then
     for i = 1, nd do list[i] = i end
   elseif type(dims) == "number" then
     list[1] = dim_of(where, nd, dims)
   elseif type(dims) == "table" and not is_array(dims) then
-    local seen = {}
-    for i = 1, #dims do
+    for i = 1, check_seq(where, dims, "dims") do
       local d = dim_of(where, nd, dims[i], fmt("dims[%d]", i))
       if seen[d] then raise(fmt("%s: dim %d is listed twice in dims", where, d)) end
       seen[d], list[i] = true, d
@@ -338,53 +279,47 @@ local function flip(where, a, dims)
   local x = a
   for _, d in ipairs(list) do
     local y = reverse_dim(x, d)
-    if x ~= a then x:free() end
+    if x ~= a then x:free() end -- (the previous dim's result)
     x = y
   end
   return x
 end
 
 -- ---------------------------------------------------------------- roll
-
---- ck.roll(a, shift [, dim]): NumPy's roll. With dims: one copy per piece, 2 per rolled dim multiplied
--- (2^k for k rolled dims; 1 when nothing moves). Without: the flattened array rolled, 2 copies (+1 for a
--- non-contiguous a).
+--- ck.roll(a, shift [, dim]): NumPy's roll; shift and dim integers, or lists (one shift for all dims, or one
+-- per dim; a dim listed twice adds its shifts). One copy per piece: 2 per rolled dim, multiplied (2^k for k
+-- dims; 1 when nothing moves). Without dims the flattened array rolls: 2 copies (+1 for a non-contiguous a).
 local function roll(where, a, shift, dim)
   the_array(where, a)
   local shape, nd = a:shape(), a:ndim()
-  local out = new(shape, a:dtype(), a:device())
+  local src, acc = a, {}
   if dim == nil then
     if type(shift) ~= "number" then
       raise(fmt("%s: without dims the shift must be an integer (a list of shifts needs a list of dims), got %s",
         where, show(shift)))
     end
-    local s = int(where, shift, "shift")
-    local n = a:numel()
-    if n == 0 then return out end
-    local flat, oflat = (a:is_contiguous() and a or copy_of(a)):reshape(n), out:reshape(n)
-    s = s % n
-    if s > 0 then oflat:narrow(1, 1, s):copy_(flat:narrow(1, n - s + 1, n)) end
-    oflat:narrow(1, s + 1, n):copy_(flat:narrow(1, 1, n - s))
-    return out
+    shape, nd, acc[1] = {a:numel()}, 1, int(where, shift, "shift")
+  else
+    local shifts = (type(shift) == "table" and not is_array(shift)) and shift or {shift}
+    local dims = (type(dim) == "table" and not is_array(dim)) and dim or {dim}
+    local ns, nd_ = check_seq(where, shifts, "the shifts"), check_seq(where, dims, "the dims")
+    if ns ~= nd_ and ns ~= 1 and nd_ ~= 1 then
+      raise(fmt("%s: %d shifts for %d dims; give one shift per dim (or one for all)", where, ns, nd_))
+    end
+    for d = 1, nd do acc[d] = 0 end
+    for i = 1, max(ns, nd_) do
+      local d = dim_of(where, nd, dims[nd_ == 1 and 1 or i], nd_ == 1 and "dim" or fmt("dims[%d]", i))
+      acc[d] = acc[d] + int(where, shifts[ns == 1 and 1 or i], ns == 1 and "shift" or fmt("shift[%d]", i))
+    end
   end
-  local shifts, dims = shift, dim
-  if type(shifts) ~= "table" or is_array(shifts) then shifts = {shifts} end
-  if type(dims) ~= "table" or is_array(dims) then dims = {dims} end
-  if #shifts ~= #dims and #shifts ~= 1 and #dims ~= 1 then
-    raise(fmt("%s: %d shifts for %d dims; give one shift per dim (or one for all)", where, #shifts, #dims))
-  end
-  local acc = {}
-  for i = 1, nd do acc[i] = 0 end
-  for i = 1, max(#shifts, #dims) do
-    local d = dim_of(where, nd, dims[#dims == 1 and 1 or i], #dims == 1 and "dim" or fmt("dims[%d]", i))
-    acc[d] = acc[d] + int(where, shifts[#shifts == 1 and 1 or i], #shifts == 1 and "shift" or fmt("shift[%d]", i))
-  end
+  local out = new(a:shape(), a:dtype(), a:device())
   if out:numel() == 0 then return out end
+  local dst = out
+  if dim == nil then src, dst = (a:is_contiguous() and a or copy_of(a)):reshape(shape[1]), out:reshape(shape[1]) end
   -- per dim, the pieces {dst first, src first, length}
   local pieces = {}
   for d = 1, nd do
-    local n = shape[d]
-    local s = acc[d] % n
+    local n, s = shape[d], acc[d] % shape[d]
     pieces[d] = s == 0 and {{1, 1, n}} or {{s + 1, 1, n - s}, {1, n - s + 1, s}}
   end
   local function go(d, dv, sv)
@@ -393,12 +328,11 @@ local function roll(where, a, shift, dim)
       go(d + 1, dv:narrow(d, p[1], p[1] + p[3] - 1), sv:narrow(d, p[2], p[2] + p[3] - 1))
     end
   end
-  go(1, out, a)
+  go(1, dst, src)
   return out
 end
 
 -- ---------------------------------------------------------------- tril, triu
-
 --- ck.tril(a, k = 0) / ck.triu(a, k = 0) on the last two dims (batched). The kept part is copied, the other
 -- part filled with exact zeros (a NaN there does not leak: no multiply by a mask). Views have no diagonal
 -- strides, so the matrix is copied into a buffer whose rows are padded by q-1 elements (q: the rows cut
@@ -419,15 +353,8 @@ local function tri(where, lower, a, k)
   local function clamp(v, lo, hi) return min(max(v, lo), hi) end
   -- (0-based rows) [f0, f1): zeroed whole; [i0, i1): zeroed in part
   local f0, f1, i0, i1
-  if lower then -- zero j > i + k
-    f0, f1 = 0, clamp(-k, 0, m)
-    i0 = f1
-    i1 = clamp(n - k - 1, i0, m)
-  else          -- zero j < i + k
-    f0, f1 = clamp(n - k, 0, m), m
-    i0 = clamp(1 - k, 0, f0)
-    i1 = f0
-  end
+  if lower then f0, f1 = 0, clamp(-k, 0, m); i0, i1 = f1, clamp(n - k - 1, f1, m) -- zero j > i + k
+  else f0, f1 = clamp(n - k, 0, m), m; i0, i1 = clamp(1 - k, 0, f0), f0 end       -- zero j < i + k
   local q = i1 - i0
   if f1 - f0 == m then return out:fill(0) end
   if q == 0 then
@@ -438,8 +365,7 @@ local function tri(where, lower, a, k)
   local bshape = {table.unpack(shape, 1, nd - 2)}
   local perm = {nd - 1, nd}
   for i = 1, nd - 2 do perm[#perm + 1] = i end
-  local P = q - 1
-  local R = n + P
+  local R = n + q - 1
   local buf = new({m + 2, R, table.unpack(bshape)}, a:dtype(), a:device())
   local C = buf:narrow(1, 2, m + 1):narrow(2, 1, n) -- (m, n, batch...): matrix row i is buffer row i + 1
   C:copy_(a:permute(table.unpack(perm)))
@@ -457,20 +383,16 @@ local function tri(where, lower, a, k)
 end
 
 -- ---------------------------------------------------------------- diag
-
 --- The elements start, start + step, ... (L of them, 0-based) of a 1-D contiguous array, as views: one when
 -- the array holds L whole steps after start, else two (the last element alone). Returns {{view, first, last}}.
 local function strided(flat, start, step, L)
-  local len = flat:size(1)
-  if start + L * step <= len then
-    return {{flat:narrow(1, start + 1, start + L * step):reshape(L, step):select(2, 1), 1, L}}
+  local whole = start + L * step <= flat:size(1) and L or L - 1 -- the elements with a whole step after them
+  local list = {}
+  if whole > 0 then
+    list[1] = {flat:narrow(1, start + 1, start + whole * step):reshape(whole, step):select(2, 1), 1, whole}
   end
-  local last = start + (L - 1) * step + 1
-  local parts = {{flat:narrow(1, last, last), L, L}}
-  if L > 1 then
-    parts[2] = {flat:narrow(1, start + 1, start + (L - 1) * step):reshape(L - 1, step):select(2, 1), 1, L - 1}
-  end
-  return parts
+  if whole < L then list[#list + 1] = {flat:narrow(1, start + whole * step + 1, start + whole * step + 1), L, L} end
+  return list
 end
 
 --- ck.diag(a, k = 0): 1-D -> the square matrix with a on diagonal k (a fill and 1-2 copies); 2-D -> diagonal k
@@ -487,12 +409,10 @@ local function diag(where, a, k)
   if nd == 1 then
     local n = a:size(1)
     local N = n + (k < 0 and -k or k)
-    if N > 2 ^ 31 then raise(fmt("%s: the matrix would be %d x %d", where, N, N)) end
     local out = new({N, N}, a:dtype(), a:device()):fill(0)
-    if n > 0 then
-      for _, p in ipairs(strided(out:reshape(N * N), k >= 0 and k or -k * N, N + 1, n)) do
-        p[1]:copy_(a:narrow(1, p[2], p[3]))
-      end
+    if n == 0 then return out end
+    for _, p in ipairs(strided(out:reshape(N * N), k >= 0 and k or -k * N, N + 1, n)) do
+      p[1]:copy_(a:narrow(1, p[2], p[3]))
     end
     return out
   end
@@ -506,7 +426,6 @@ local function diag(where, a, k)
 end
 
 -- ---------------------------------------------------------------- pad
-
 --- ck.pad(a, widths [, value = 0]): NumPy's constant pad. widths: an integer (every side of every dim), or
 -- one {before, after} per dim from dim 1. One copy and one fill per side with a width.
 local function pad(where, a, widths, value)
@@ -517,10 +436,9 @@ local function pad(where, a, widths, value)
     local w = int(where, widths, "the width", 0)
     for d = 1, nd do W[d] = {w, w} end
   elseif type(widths) == "table" and not is_array(widths) then
-    if #widths ~= nd then
-      raise(fmt("%s: widths has %d entries for a %d-D array; give one {before, after} per dim, from dim 1", where,
-        #widths, nd))
-    end
+    local nw = check_seq(where, widths, "widths")
+    if nw ~= nd then raise(fmt("%s: widths has %d entries for a %d-D array; give one {before, after} per dim, " ..
+      "from dim 1", where, nw, nd)) end
     for d = 1, nd do
       local w = widths[d]
       if type(w) ~= "table" or is_array(w) or #w ~= 2 then
@@ -555,14 +473,13 @@ local function pad(where, a, widths, value)
 end
 
 -- ---------------------------------------------------------------- install
-
 function A.install(target)
   ck = target
   -- {function, the most arguments it takes}: more is an error, not silently ignored
-  local FNS = {cat = {cat, 3}, stack = {stack, 3}, split = {split, 3}, chunk = {chunk, 3}, tile = {tile, 2},
-    flip = {flip, 2}, roll = {roll, 3}, diag = {diag, 2}, pad = {pad, 3},
-    tril = {function(where, a, k) return tri(where, true, a, k) end, 2},
-    triu = {function(where, a, k) return tri(where, false, a, k) end, 2}}
+  local FNS = {split = {split, 3}, chunk = {chunk, 3}, tile = {tile, 2}, flip = {flip, 2}, roll = {roll, 3},
+    diag = {diag, 2}, pad = {pad, 3}, cat = {function(w, ...) return join(w, false, ...) end, 3},
+    stack = {function(w, ...) return join(w, true, ...) end, 3},
+    tril = {function(w, a, k) return tri(w, true, a, k) end, 2}, triu = {function(w, a, k) return tri(w, false, a, k) end, 2}}
   for name, e in pairs(FNS) do
     local where, f, nmax = where_of("ck." .. name), e[1], e[2]
     ck[name] = function(...)
