@@ -408,6 +408,9 @@ local function diag(where, a, k)
   k = k == nil and 0 or int(where, k, "k")
   if nd == 1 then
     local n = a:size(1)
+    if k == math.mininteger or (k < 0 and -k or k) > MAXINT - n then
+      raise(fmt("%s: k = %d is too large: the matrix would have more than 2^63 rows", where, k))
+    end
     local N = n + (k < 0 and -k or k)
     local out = new({N, N}, a:dtype(), a:device()):fill(0)
     if n == 0 then return out end
