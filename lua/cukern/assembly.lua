@@ -70,8 +70,8 @@ end
 -- ---------------------------------------------------------------- cat, stack
 --- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one copy per input with
 -- elements. The list: a non-empty sequence of live arrays on one device. The dtype: opts.dtype, else the
--- inputs' dtypes promoted as elementwise ops promote them (that of a sum of 0-element host arrays of those
--- dtypes: the core's one rule, ck_promote).
+-- inputs' dtypes promoted as elementwise ops promote them (that of a sum of 0-element arrays of those dtypes on
+-- the inputs' device, which launches nothing: the core's one rule, ck_promote).
 local function join(where, stacking, list, dim, opts)
   if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
   if type(list) ~= "table" or is_array(list) then
@@ -103,7 +103,7 @@ local function join(where, stacking, list, dim, opts)
         stacking and "stack needs arrays of one shape" or ("the shapes must agree except along dim " .. d)))
     end
     total = total + (stacking and 1 or s[d])
-    if x:dtype() ~= dt then dt = ck.add(new({0}, dt, "host"), new({0}, x:dtype(), "host")):dtype() end
+    if x:dtype() ~= dt and not opts.dtype then dt = ck.add(new({0}, dt, dev), new({0}, x:dtype(), dev)):dtype() end
   end
   local out_shape = {table.unpack(shape)}
   if stacking then table.insert(out_shape, d, n) else out_shape[d] = total end
