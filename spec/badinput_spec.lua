@@ -462,6 +462,53 @@ add("ck.graph", {C("ck.graph()"), C("ck.graph(1)"), C("ck.graph(A)"), C("ck.grap
 add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose(A, {variant = 'memcpy'})"),
   C("ck.transpose(A, {out = ck.rand(3, 4)})")})
 
+-- assembly (issue 32, lua/cukern/assembly.lua)
+add("ck.cat", {
+  C("ck.cat()"), C("ck.cat(A)"), C("ck.cat({})"), C("ck.cat({A, B})"), C("ck.cat({A, 'x'})"), C("ck.cat({A, F})"),
+  C("ck.cat({A, A}, 3)"), C("ck.cat({A, A}, 0)"), C("ck.cat({A, A}, 'x')"), C("ck.cat({A, A}, 1.5)"),
+  C("ck.cat({S, S})"), C("ck.cat({A, V})"), C("ck.cat({A}, 1, {bogus = 1})"), C("ck.cat({A}, 1, {dtype = 'f17'})"),
+  C("ck.cat({A}, 1, 'f64')"), C("ck.cat({A, x = A})"), C("ck.cat({A}, 1, nil, 4)"), C("ck.cat({A, E}, 2)"),
+  C("ck.cat({A, A}, 2^40)"), C("ck.cat({A, nil, A})"),
+})
+add("ck.stack", {
+  C("ck.stack()"), C("ck.stack(A)"), C("ck.stack({})"), C("ck.stack({A, D:t()})"), C("ck.stack({A, A}, 4)"),
+  C("ck.stack({A, A}, -4)"), C("ck.stack({A, F})"), C("ck.stack({A}, 1, {bogus = 1})"), C("ck.stack({V, 1})"),
+  C("ck.stack({A, A}, 0)"), C("ck.stack({S, V})"),
+})
+add("ck.split", {
+  C("ck.split(A)"), C("ck.split(A, 0)"), C("ck.split(A, -1)"), C("ck.split(A, 1.5)"), C("ck.split(A, {1, 1})"),
+  C("ck.split(A, {4, -1})"), C("ck.split(A, {'x'})"), C("ck.split(A, 1, 3)"), C("ck.split(S, 1)"),
+  C("ck.split(F, 1)"), C("ck.split('x', 1)"), C("ck.split(A, A)"), C("ck.split(A, {3, x = 1})"),
+  C("ck.split(A, 1, 1, 1)"),
+})
+add("ck.chunk", {C("ck.chunk(A)"), C("ck.chunk(A, 0)"), C("ck.chunk(A, 2, 3)"), C("ck.chunk(S, 2)"),
+  C("ck.chunk(F, 2)"), C("ck.chunk(A, 'x')"), C("ck.chunk(A, 2^0.5)")})
+add("ck.tile", {
+  C("ck.tile(A)"), C("ck.tile(A, -1)"), C("ck.tile(A, {2, 'x'})"), C("ck.tile(A, {2^40, 2^40})"),
+  C("ck.tile(A, {2^62, 1})"), C("ck.tile(A, {1, 1, 1, 1, 1, 1, 1, 1, 1})"), C("ck.tile(F, 2)"), C("ck.tile(A, A)"),
+  C("ck.tile(A, 1.5)"), C("ck.tile('x', 2)"),
+})
+add("ck.flip", {C("ck.flip(A, 3)"), C("ck.flip(A, {1, 1})"), C("ck.flip(A, 'x')"), C("ck.flip(A, {0})"),
+  C("ck.flip(F)"), C("ck.flip('x')"), C("ck.flip(S, 1)"), C("ck.flip(A, {1, -2})"), C("ck.flip(A, A)")})
+add("ck.roll", {
+  C("ck.roll(A)"), C("ck.roll(A, 'x')"), C("ck.roll(A, {1, 2})"), C("ck.roll(A, 1, 3)"),
+  C("ck.roll(A, {1, 2}, {1, 2, 1})"), C("ck.roll(A, 1.5, 1)"), C("ck.roll(F, 1)"), C("ck.roll(A, 1, {})"),
+  C("ck.roll('x', 1)"), C("ck.roll(S, 1, 1)"),
+})
+for _, f in ipairs {"tril", "triu"} do
+  add("ck." .. f, {C(("ck.%s(V)"):format(f)), C(("ck.%s(S)"):format(f)), C(("ck.%s(A, 'x')"):format(f)),
+    C(("ck.%s(A, 0.5)"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s('x')"):format(f)),
+    C(("ck.%s(A, 1, 2)"):format(f))})
+end
+add("ck.diag", {C("ck.diag(S)"), C("ck.diag(ck.rand(2, 2, 2))"), C("ck.diag(A, 'x')"), C("ck.diag(F)"),
+  C("ck.diag(V, 2^62)"), C("ck.diag(V, math.mininteger)"), C("ck.diag('x')"), C("ck.diag(A, 1, 2)")})
+add("ck.pad", {
+  C("ck.pad(A)"), C("ck.pad(A, -1)"), C("ck.pad(A, {1, 2})"), C("ck.pad(A, {{1, 1}})"),
+  C("ck.pad(A, {{1, 1}, {1, -1}})"), C("ck.pad(A, 1, 'x')"), C("ck.pad(A, 1, true)"), C("ck.pad(F, 1)"),
+  C("ck.pad(A, {{2^62, 2^62}, {0, 0}})"), C("ck.pad(A, {{1, 1}, {1, 1}, x = 1})"), C("ck.pad(A, {{1, 1}, {1, 1, 1}})"),
+  C("ck.pad('x', 1)"), C("ck.pad(A, 2^62)"),
+})
+
 -- ---------------------------------------------------------------- methods
 
 local ALWAYS_OK_ON_FREED = {is_freed = true, free = true}

@@ -110,6 +110,18 @@ local CASES = {
   {"comm:reduce", [[ck.dist.init{device = "host"}:reduce(a, "xor")]], "op must be"},
   {"comm:barrier", [[ck.dist.init{device = "host"}.barrier(a)]], "call it as comm:barrier%(...%)"},
   {"comm:destroy", [[ck.dist.init{device = "host"}.destroy(1)]], "call it as comm:destroy%(...%)"},
+  -- assembly (lua/cukern/assembly.lua)
+  {"ck.cat", [[ck.cat({a, ck.rand(7, 7)})]], "list%[2%] is %[7x7%] and list%[1%] is %[%dx%d%]; the shapes must agree except along dim 1"},
+  {"ck.stack", [[ck.stack({a, ck.rand(9)})]], "stack needs arrays of one shape"},
+  {"ck.split", [[ck.split(a, 0)]], "the size must be an integer >= 1, got 0"},
+  {"ck.chunk", [[ck.chunk(a, 2, 3)]], "dim out of range: 3 for a 2%-D array"},
+  {"ck.tile", [[ck.tile(a, "x")]], "reps must be an integer or a list of integers"},
+  {"ck.flip", [[ck.flip(a, {1, 1})]], "dim 1 is listed twice"},
+  {"ck.roll", [[ck.roll(a, {1, 2})]], "without dims the shift must be an integer"},
+  {"ck.tril", [[ck.tril(a:sum(1))]], "needs an array of at least 2 dims"},
+  {"ck.triu", [[ck.triu(z)]], "freed"},
+  {"ck.diag", [[ck.diag(a, 0.5)]], "k must be an integer, got 0.5"},
+  {"ck.pad", [[ck.pad(a, {1, 2})]], "widths%[1%] must be a pair {before, after}"},
   -- methods written in C
   {"a:shape", [[a.shape()]], "call it on a cukern array with a colon"},
   {"a:size", [[a:size(9)]], "dim out of range: 9"},
