@@ -23,6 +23,8 @@ local LADDERS = {
   { name = "transpose", script = "examples/transpose_ladder.lua" },
   { name = "elementwise", script = "examples/elementwise_bench.lua" },
   { name = "overhead", script = "examples/overhead_bench.lua" },
+  -- several GPUs (issue 31): with fewer than 2 CUDA devices it says so and writes nothing
+  { name = "allreduce", script = "examples/allreduce_ladder.lua" },
 }
 
 local force_host, only, do_report, readme = false, nil, true, false
