@@ -195,3 +195,98 @@ describe("storage dtypes (issue 32)", function()
     assert.equal(-3, ck.array({-3.7}, {dtype = "i32"}):item())
   end)
 end)
+
+-- Files: saved with their own types, read back by NumPy and GNU Octave (when installed) and by ck.load.
+describe("storage dtypes in files (issue 32)", function()
+  local DIR = os.tmpname()
+  os.remove(DIR)
+  assert(os.execute("mkdir -p '" .. DIR .. "'"))
+  local function P(name) return DIR .. "/" .. name end
+  local function sh(cmd)
+    local f = io.popen(cmd .. " 2>&1")
+    local out = f:read("a")
+    local ok = f:close()
+    return ok, out
+  end
+  local PYTHON = sh("/usr/bin/python3 -c 'import numpy'") and "/usr/bin/python3" or nil
+  local OCTAVE = sh("command -v octave-cli") and "octave-cli" or nil
+  local HAVE = ck.io_formats()
+  local function values(dt)
+    if dt == "bool" then return {true, false, false, true, true, false} end
+    local r = INT[dt]
+    local v = {r[3], r[4], 0, 1}
+    for _, x in ipairs(ck.randint(-2 ^ 31, 2 ^ 31 - 1, 2):totable()) do v[#v + 1] = x end
+    return v
+  end
+  local arrays = {}
+  for _, dt in ipairs(NEW) do arrays[dt] = ck.array(values(dt), {dtype = dt}):reshape(2, 3) end
+
+  it("round-trip through .npy, .npz and .mat with ck.load", function()
+    for _, dt in ipairs(NEW) do
+      ck.save(P(dt .. ".npy"), arrays[dt])
+      local b, info = ck.load(P(dt .. ".npy"))
+      H.assert_equal(b, arrays[dt], dt)
+      assert.is_nil(info.converted, dt)
+      -- a transposed view too (saved in Fortran order)
+      ck.save(P(dt .. "t.npy"), arrays[dt]:t())
+      assert.same(arrays[dt]:t():totable(), ck.load(P(dt .. "t.npy")):totable())
+    end
+    if HAVE.npz then
+      ck.savez(P("all.npz"), arrays)
+      local t = ck.load(P("all.npz"))
+      for _, dt in ipairs(NEW) do H.assert_equal(t[dt], arrays[dt], "npz " .. dt) end
+    end
+    if HAVE.mat then
+      local named = {}
+      for dt, a in pairs(arrays) do named["v_" .. dt] = a end
+      ck.save(P("all.mat"), named)
+      local t = ck.load(P("all.mat"))
+      for _, dt in ipairs(NEW) do H.assert_equal(t["v_" .. dt], arrays[dt], "mat " .. dt) end
+    end
+  end)
+
+  it("are read by NumPy with the right descr and values", function()
+    if not PYTHON then return pending("python3-numpy is not installed here") end
+    local lines = {"import numpy as np, sys", "d = sys.argv[1]"}
+    local DESCR = {bool = "|b1", u8 = "|u1", i8 = "|i1", i16 = "<i2", u32 = "<u4", i64 = "<i8"}
+    for _, dt in ipairs(NEW) do
+      ck.save(P(dt .. ".npy"), arrays[dt])
+      local vals = {}
+      for i, x in ipairs(arrays[dt]:flat()) do vals[i] = tostring(x == true and 1 or x == false and 0 or x) end
+      lines[#lines + 1] = ("a = np.load(d + '/%s.npy'); assert a.dtype.str == '%s', a.dtype.str; "
+        .. "assert a.shape == (2, 3); assert a.reshape(-1).astype(object).tolist() == [%s], a"):format(dt, DESCR[dt],
+        table.concat(vals, ", "))
+    end
+    lines[#lines + 1] = "print('NP-OK')"
+    local f = assert(io.open(P("check.py"), "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+    local ok, out = sh(("%s '%s' '%s'"):format(PYTHON, P("check.py"), DIR))
+    assert(out:find("NP-OK", 1, true), tostring(ok) .. out)
+  end)
+
+  it("are read by Octave with the right classes and values", function()
+    if not OCTAVE then return pending("octave is not installed here") end
+    if not HAVE.mat then return pending("this build has no .mat support") end
+    local named, lines = {}, {"load('all.mat');"}
+    local CLASS = {bool = "logical", u8 = "uint8", i8 = "int8", i16 = "int16", u32 = "uint32", i64 = "int64"}
+    for dt, a in pairs(arrays) do named["v_" .. dt] = a end
+    ck.save(P("all.mat"), named)
+    for _, dt in ipairs(NEW) do
+      local rows = {}
+      for r, row in ipairs(arrays[dt]:totable()) do
+        local cells = {}
+        for c, x in ipairs(row) do cells[c] = tostring(x == true and 1 or x == false and 0 or x) end
+        rows[r] = table.concat(cells, " ")
+      end
+      lines[#lines + 1] = ("assert(strcmp(class(v_%s), '%s')); assert(isequal(v_%s, %s([%s])));"):format(dt,
+        CLASS[dt], dt, CLASS[dt] == "logical" and "logical" or CLASS[dt], table.concat(rows, "; "))
+    end
+    lines[#lines + 1] = "disp('OCTAVE-DONE');"
+    local f = assert(io.open(P("check.m"), "w"))
+    f:write(table.concat(lines, "\n"), "\n")
+    f:close()
+    local ok, out = sh(("cd '%s' && %s --no-gui -q --norc check.m"):format(DIR, OCTAVE))
+    assert(out:find("OCTAVE%-DONE"), tostring(ok) .. out)
+  end)
+end)
