@@ -140,7 +140,7 @@ static void buffer_example(const char *root) {
   check(rel2.calls == 1, "a:free() releases the buffer (once)", NULL);
   cukern_push_buffer(L, data, CUKERN_F32, 2, shape, CUKERN_HOST, on_release, &rel3);
   lua_setglobal(L, "kept");
-  int e = cukern_push_buffer(L, data, (cukern_dtype)9, 1, shape, CUKERN_HOST, on_release, &rel3);
+  int e = cukern_push_buffer(L, data, (cukern_dtype)99, 1, shape, CUKERN_HOST, on_release, &rel3);
   check(e == CUKERN_ERR_ARG && rel3.calls == 0, "a bad dtype is refused and nothing is taken over", lua_tostring(L, -1));
 
   /* a device buffer of the application's own, where there is a GPU */

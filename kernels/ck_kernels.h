@@ -21,7 +21,7 @@ extern "C" {
 #define CK_MAX_DIMS 8
 
 typedef enum { /* one per row of kernels/dtypes.def, in row order */
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, RANK, ALIASES) CK_##ID,
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) CK_##ID,
 #include "dtypes.def"
 #undef CK_DTYPE
   CK_NDTYPES
@@ -30,8 +30,9 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 #define CK_DT_FLOATS (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64))
 #define CK_DT_ALL3 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64) | CK_DT_BIT(CK_I32))
 #define CK_DT_HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16)) /* 2-byte floats (kernels/half.h) */
-#define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES)
-#define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def */
+#define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES) /* the dtypes ops compute in; the rows after bf16 are storage only */
+#define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def (no op's mask: most rows are storage only) */
+#define CK_DT_STORAGE (CK_DT_ALL & ~CK_DT_ALL5) /* bool u8 i8 i16 u32 i64: copies, casts, files; no arithmetic yet */
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 

@@ -33,16 +33,23 @@ end
 
 local function new(where, shape, opts) return call(where, core.empty, shape, opts.dtype, opts.device) end
 
+local STORAGE = {bool = true, u8 = true, i8 = true, i16 = true, u32 = true, i64 = true} -- no arithmetic yet
 local MAX_COUNT = 2 ^ 53 -- element counts past this are not exact in a double (and would not fit anyway)
 
 -- An i32 result must hold its first and last values (the others lie between): past +-2^31 the cast would
 -- give INT32_MIN silently.
+-- (the same for the other integer dtypes, issue 32)
+local INT_RANGE = {i32 = {-2 ^ 31, 2 ^ 31 - 1, "-2^31 .. 2^31-1"}, u8 = {0, 255, "0 .. 255"},
+  i8 = {-128, 127, "-128 .. 127"}, i16 = {-32768, 32767, "-32768 .. 32767"}, u32 = {0, 2 ^ 32 - 1, "0 .. 2^32-1"},
+  i64 = {-2 ^ 63, 2 ^ 63, "-2^63 .. 2^63-1"}}
 local function check_i32_range(where, r, first, last)
-  if r:dtype() ~= "i32" then return end
+  local dt = r:dtype()
+  local range = INT_RANGE[dt]
+  if not range then return end
   for _, v in ipairs {first, last} do
-    if v < -2147483648 or v > 2147483647 then
+    if v < range[1] or v > range[2] or (dt == "i64" and v + 0.0 >= 2 ^ 63) then
       r:free()
-      raise(fmt("%s: value %s does not fit in i32 (-2^31 .. 2^31-1); use a float dtype", where, show(v)))
+      raise(fmt("%s: value %s does not fit in %s (%s); use a float dtype", where, show(v), dt, range[3]))
     end
   end
 end
@@ -85,6 +92,11 @@ function C.install(ck)
         raise(fmt("%s: value must be a number, got %s", where, show(value)))
       end
       local s, o = shape_and_opts(where, shape, opts or {})
+      if type(value) == "boolean" and o.dtype == nil then o.dtype = "bool" end
+      if o.dtype == "i64" and math.type(value) == "integer" then -- exact past 2^53 (fill goes through f64)
+        local v = call(where, core.from_table, value, "i64", "host")
+        return ck.array(v:expand(table.unpack(s)), {device = o.device})
+      end
       return new(where, s, o):fill(value)
     end
   end
@@ -175,7 +187,11 @@ function C.install(ck)
       -- floor(u * (hi - lo + 1)) + lo: every integer of [lo, hi] with equal chance (u < 1, so never hi + 1)
       local r = call(where, core.unary, "floor", call(where, core.binary, "mul", u, (h - l + 1) + 0.0))
       call(where, core.binary, "add", r, l, r)
-      return dtype == "f64" and r or call(where, r.to, r, dtype)
+      if dtype == "f64" then return r end
+      if STORAGE[dtype] and r:device() ~= "host" then -- (no cuda kernel casts to them yet: cast on the host)
+        return call(where, r.to, call(where, r.to, r, "host", dtype), r:device())
+      end
+      return call(where, r.to, r, dtype)
     end
   end
 
@@ -191,8 +207,10 @@ function C.install(ck)
       end
       local ty = type(t)
       if ty ~= "table" and ty ~= "number" then
-        raise(fmt("%s: argument 1 must be a (nested) table of numbers, a number or an array, got %s%s", where, show(t),
-          ty == "boolean" and " (cukern has no bool dtype yet: use 1 or 0)" or ""))
+        if ty ~= "boolean" then
+          raise(fmt("%s: argument 1 must be a (nested) table of numbers or booleans, a number, a boolean or an array, "
+            .. "got %s", where, show(t)))
+        end
       end
       return call(where, core.from_table, t, opts.dtype, opts.device)
     end

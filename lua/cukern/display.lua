@@ -27,8 +27,18 @@ end}
 
 -- ---------------------------------------------------------------- display
 
+local INTS = {i32 = true, u8 = true, i8 = true, i16 = true, u32 = true, i64 = true}
+
 local function fmt_values(vals, dtype)
   local strs, allint, maxabs, minabs = {}, true, 0, math.huge
+  if dtype == "bool" or INTS[dtype] then -- Lua values already: booleans print true/false, integers exactly
+    local w = 0
+    for i, v in ipairs(vals) do
+      strs[i] = tostring(v)
+      if #strs[i] > w then w = #strs[i] end
+    end
+    return strs, w
+  end
   for _, v in ipairs(vals) do
     if v ~= v or v == math.huge or v == -math.huge then allint = false
     else

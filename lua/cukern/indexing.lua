@@ -119,12 +119,12 @@ local function setindex(a, k, value)
     raise(fmt("%s: cannot set %s on a cukern array (arrays take a[i] = v and a[{...}] = v; methods cannot be replaced)",
       where, show(k)))
   end
-  if type(value) == "boolean" then
-    raise(fmt("%s: the value must be a number or a cukern array, got %s (cukern has no bool dtype yet: write 1 or 0)",
+  if type(value) == "boolean" and a:dtype() ~= "bool" then
+    raise(fmt("%s: the value must be a number or a cukern array, got %s (booleans go into bool arrays)",
       where, show(value)))
   end
   call(where, core.check_writable, target) -- the one message of every write path, before any other
-  if type(value) == "number" then
+  if type(value) == "number" or type(value) == "boolean" then
     call(where, target.fill, target, value)
   elseif is_array(value) then
     check_live(where, value, "the value")

@@ -262,6 +262,7 @@ const char *ck_dtype_name(ck_dtype dt);
 char *ck_dtype_list(char *buf, size_t n);
 bool ck_dtype_parse(const char *s, ck_dtype *out);
 bool ck_dtype_is_float(ck_dtype dt);
+bool ck_dtype_is_signed(ck_dtype dt); /* a signed integer dtype (i8 i16 i32 i64) */
 const char *ck_dev_name(ck_devkind d); /* "cuda" / "host" */
 int64_t ck_numel(const ck_tensor *t);
 bool ck_is_contiguous(const ck_tensor *t);
@@ -311,9 +312,9 @@ ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int di
 ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t index);
 ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
 ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
-/* The result dtype of two arrays, for elementwise ops, matmul and ck.map's expressions: the same dtype stays;
- * i32 with a float type gives the float type; f64 with anything gives f64; any other mix of floats (f32, f16,
- * bf16) gives f32 (f16 and bf16 do not hold each other's values). Numbers are the caller's rule. */
+/* The result dtype of two arrays, for elementwise ops, matmul and ck.map's expressions: NumPy's table (rules in
+ * tensor.c, the table in docs/api.md), except that i32 with a float type gives the float type; f16 with bf16
+ * gives f32. Numbers are the caller's rule. */
 ck_dtype ck_promote(ck_dtype a, ck_dtype b);
 /* Broadcast shape of a and b (NumPy rules); error names both shapes and `op`. */
 ck_status ck_broadcast_shape(ck_ctx *ctx, const char *op, const ck_tensor *a, const ck_tensor *b, int *ndim,

@@ -42,6 +42,18 @@ static inline int32_t ck_ew_f2i(double x) {
   return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
 }
 
+/* float -> the storage integer dtypes (issue 32), the same family of rule: truncate toward zero; NaN and values
+ * outside the dtype's range give its minimum (0 for the unsigned ones). */
+#define CK_EW_F2I_(T, LO, HI, MIN) ((x) > (LO) && (x) < (HI) ? (T)(x) : (T)(MIN))
+static inline int8_t ck_ew_f2i8(double x) { return CK_EW_F2I_(int8_t, -129.0, 128.0, INT8_MIN); }
+static inline int16_t ck_ew_f2i16(double x) { return CK_EW_F2I_(int16_t, -32769.0, 32768.0, INT16_MIN); }
+static inline uint8_t ck_ew_f2u8(double x) { return CK_EW_F2I_(uint8_t, -1.0, 256.0, 0); }
+static inline uint32_t ck_ew_f2u32(double x) { return CK_EW_F2I_(uint32_t, -1.0, 4294967296.0, 0); }
+static inline int64_t ck_ew_f2i64(double x) {
+  return CK_EW_F2I_(int64_t, -9223372036854777856.0, 9223372036854775808.0, INT64_MIN);
+}
+#undef CK_EW_F2I_
+
 /* RAND/RANDN seed and counter offset from the descriptor's doubles (negative values wrap like int64). */
 static inline uint64_t ck_ew_seed(double s) {
   if (!(s == s)) return 0;

@@ -13,21 +13,24 @@
 
 // ---------------------------------------------------------------- dtypes
 
-enum { CLASS_FLOAT, CLASS_INT, CLASS_HALF };
+enum { CLASS_FLOAT, CLASS_INT, CLASS_HALF, CLASS_UINT, CLASS_BOOL };
 static const struct {
   const char *name, *aliases;
   size_t size;
-  int cls, rank;
+  int cls, bits;
 } DTYPES[CK_NDTYPES] = {
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, RANK, ALIASES)                                                        \
-  [CK_##ID] = {NAME, ALIASES, SIZE, CLASS_##CLASS, RANK},
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES)                                                        \
+  [CK_##ID] = {NAME, ALIASES, SIZE, CLASS_##CLASS, BITS},
 #include "dtypes.def"
 #undef CK_DTYPE
 };
 
 size_t ck_dtype_size(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].size : 0; }
 const char *ck_dtype_name(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES ? DTYPES[dt].name : "?"; }
-bool ck_dtype_is_float(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES && DTYPES[dt].cls != CLASS_INT; }
+bool ck_dtype_is_float(ck_dtype dt) {
+  return (unsigned)dt < CK_NDTYPES && (DTYPES[dt].cls == CLASS_FLOAT || DTYPES[dt].cls == CLASS_HALF);
+}
+bool ck_dtype_is_signed(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES && DTYPES[dt].cls == CLASS_INT; }
 const char *ck_dev_name(ck_devkind d) { return d == CK_CUDA ? "cuda" : "host"; }
 
 char *ck_dtype_list(char *buf, size_t n) {
@@ -489,13 +492,36 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
 
 // ---------------------------------------------------------------- promotion
 
-/* By the RANK column of dtypes.def: the higher rank wins; two different dtypes of one rank (f16, bf16) give the
- * first dtype of a higher rank (f32), which holds both exactly. */
+/* NumPy's table (np.result_type of two arrays), computed from CLASS, SIZE and BITS of dtypes.def:
+ *   same dtype                 itself
+ *   bool with x                x
+ *   two floats                 the larger; f16 with bf16 (neither holds the other) -> f32
+ *   two ints of one signedness the larger
+ *   signed s with unsigned u   s if it is wider than u, else the signed dtype twice u's size (u8+i8 -> i16,
+ *                              u32+i32 -> i64, u32+i64 -> i64)
+ *   int n with float f         f if it holds every value of n (BITS), else the smallest of f32, f64 that does,
+ *                              else f64 (i64: NumPy's f64); EXCEPT i32 with a float gives that float (cukern's rule
+ *                              before issue 32, kept: NumPy gives f64 for i32+f32 and i32+f16)
+ * The 11x11 table is in docs/api.md ("Dtypes"); spec/dtypes_spec.lua checks it. */
+static ck_dtype signed_of_size(size_t size) {
+  return size <= 1 ? CK_I8 : size == 2 ? CK_I16 : size == 4 ? CK_I32 : CK_I64;
+}
 ck_dtype ck_promote(ck_dtype a, ck_dtype b) {
-  if (a == b) return a;
-  if (DTYPES[a].rank != DTYPES[b].rank) return DTYPES[a].rank > DTYPES[b].rank ? a : b;
-  ck_dtype best = a;
-  for (int d = 0; d < CK_NDTYPES; ++d)
-    if (DTYPES[d].rank > DTYPES[a].rank && (best == a || DTYPES[d].rank < DTYPES[best].rank)) best = (ck_dtype)d;
-  return best;
+  if (a == b || (unsigned)a >= CK_NDTYPES || (unsigned)b >= CK_NDTYPES) return a;
+  if (DTYPES[a].cls == CLASS_BOOL) return b;
+  if (DTYPES[b].cls == CLASS_BOOL) return a;
+  const bool fa = ck_dtype_is_float(a), fb = ck_dtype_is_float(b);
+  if (fa && fb) {
+    if (DTYPES[a].size != DTYPES[b].size) return DTYPES[a].size > DTYPES[b].size ? a : b;
+    return CK_F32; /* f16 with bf16 */
+  }
+  if (!fa && !fb) {
+    if (DTYPES[a].cls == DTYPES[b].cls) return DTYPES[a].size >= DTYPES[b].size ? a : b;
+    const ck_dtype s = DTYPES[a].cls == CLASS_INT ? a : b, u = s == a ? b : a;
+    if (DTYPES[s].size > DTYPES[u].size) return s;
+    return signed_of_size(2 * DTYPES[u].size);
+  }
+  const ck_dtype f = fa ? a : b, n = fa ? b : a;
+  if (n == CK_I32 || DTYPES[f].bits >= DTYPES[n].bits) return f;
+  return DTYPES[CK_F32].bits >= DTYPES[n].bits ? CK_F32 : CK_F64;
 }

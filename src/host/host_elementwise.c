@@ -21,7 +21,8 @@
  *    FLOOR/CEIL are the identity; SIGN gives -1/0/1. EXP LOG SQRT SIN COS TANH SIGMOID RAND RANDN are
  *    refused (CK_ERR_DTYPE).
  *  - Comparisons give 1/0 in the operands' dtype.
- *  - COPY converts a_dtype -> out_dtype; float -> i32 truncates, NaN/out of range give INT32_MIN.
+ *  - COPY converts a_dtype -> out_dtype (every pair of the 11 dtypes; the rules above ew_cast_table): float -> int
+ *    truncates, NaN/out of range give the dtype's minimum (INT32_MIN for i32); int -> int wraps; x -> bool is x != 0.
  *  - Generators: FILL s1; ARANGE s1 + s2*lin (computed in double, rounded once); EYE 1 where the last two
  *    indices are equal (missing leading indices count as 0, so a 1-d EYE is e0 and a 0-d one is 1);
  *    RAND/RANDN = ck_rand_uniform / ck_rand_normal(seed s1, offset s2, lin). lin is the row-major logical
@@ -179,48 +180,94 @@ static const ew_rowfn ew_table[CK_EW_NOPS][CK_NDTYPES] = {
 #undef CK_EW_OP
 };
 
-/* COPY with conversion: all 25 pairs among f32/f64/i32/f16/bf16, through double (exact for every pair
- * except the roundings to f32, f16 and bf16 and the truncation to i32, which are the conversions we want;
- * double -> f16/bf16 rounds once, see kernels/half.h). f16 -> f16 and bf16 -> bf16 move the bits. */
-#define EW_LD_f32(v) ((double)(v))
-#define EW_LD_f64(v) ((double)(v))
-#define EW_LD_i32(v) ((double)(v))
-#define EW_LD_f16(v) ((double)ck_f16_to_f32(v))
-#define EW_LD_bf16(v) ((double)ck_bf16_to_f32(v))
-#define EW_D2_f16(v) ck_f64_to_f16(v)
-#define EW_D2_bf16(v) ck_f64_to_bf16(v)
+/* COPY with conversion, every pair of the 11 dtypes. A source is loaded as an int64_t (bool u8 i8 i16 u32 i32
+ * i64: exact) or as a double (f32 f64 f16 bf16: exact), and stored by the destination's rule for that kind:
+ *   int -> int     modulo 2^bits (NumPy's wrap: 256 -> u8 0, -1 -> u32 4294967295); i64 -> i64 moves the bits
+ *   int -> float   rounded once (i64 -> f32 directly; i64 -> f16/bf16 through f64, exact below 2^53)
+ *   float -> int   truncated toward zero; NaN and values out of the dtype's range give the dtype's minimum
+ *                  (INT32_MIN for i32 as before, INT64_MIN, -128, -32768; 0 for u8 and u32)
+ *   x -> bool      x != 0 (NaN -> true); bool -> x is 0 or 1
+ *   float -> float through double as before (rounded once to f32, f16, bf16; see kernels/half.h)
+ * f16 -> f16 and bf16 -> bf16 move the bits (a trip through double would quiet signalling NaNs). */
+/* loads: K is KINT (an int64_t) or KFLT (a double) */
+#define EW_K_F32 KFLT
+#define EW_K_F64 KFLT
+#define EW_K_F16 KFLT
+#define EW_K_BF16 KFLT
+#define EW_K_I32 KINT
+#define EW_K_BOOL KINT
+#define EW_K_U8 KINT
+#define EW_K_I8 KINT
+#define EW_K_I16 KINT
+#define EW_K_U32 KINT
+#define EW_K_I64 KINT
+#define EW_LD_F32(v) ((double)(v))
+#define EW_LD_F64(v) ((double)(v))
+#define EW_LD_F16(v) ((double)ck_f16_to_f32(v))
+#define EW_LD_BF16(v) ((double)ck_bf16_to_f32(v))
+#define EW_LD_BOOL(v) ((int64_t)((v) != 0))
+#define EW_LD_I32(v) ((int64_t)(v))
+#define EW_LD_U8 EW_LD_I32
+#define EW_LD_I8 EW_LD_I32
+#define EW_LD_I16 EW_LD_I32
+#define EW_LD_U32 EW_LD_I32
+#define EW_LD_I64 EW_LD_I32
+/* stores from a double (KFLT) and from an int64_t (KINT) */
+#define EW_ST_KFLT_F32(v) ((float)(v))
+#define EW_ST_KFLT_F64(v) ((double)(v))
+#define EW_ST_KFLT_F16(v) ck_f64_to_f16(v)
+#define EW_ST_KFLT_BF16(v) ck_f64_to_bf16(v)
+#define EW_ST_KFLT_I32(v) ck_ew_f2i(v)
+#define EW_ST_KFLT_BOOL(v) ((uint8_t)((v) != 0))
+#define EW_ST_KFLT_U8(v) ck_ew_f2u8(v)
+#define EW_ST_KFLT_I8(v) ck_ew_f2i8(v)
+#define EW_ST_KFLT_I16(v) ck_ew_f2i16(v)
+#define EW_ST_KFLT_U32(v) ck_ew_f2u32(v)
+#define EW_ST_KFLT_I64(v) ck_ew_f2i64(v)
+#define EW_ST_KINT_F32(v) ((float)(v))
+#define EW_ST_KINT_F64(v) ((double)(v))
+#define EW_ST_KINT_F16(v) ck_f64_to_f16((double)(v))
+#define EW_ST_KINT_BF16(v) ck_f64_to_bf16((double)(v))
+#define EW_ST_KINT_I32(v) ((int32_t)(uint32_t)(v))
+#define EW_ST_KINT_BOOL(v) ((uint8_t)((v) != 0))
+#define EW_ST_KINT_U8(v) ((uint8_t)(v))
+#define EW_ST_KINT_I8(v) ((int8_t)(uint8_t)(v))
+#define EW_ST_KINT_I16(v) ((int16_t)(uint16_t)(v))
+#define EW_ST_KINT_U32(v) ((uint32_t)(v))
+#define EW_ST_KINT_I64(v) ((int64_t)(v))
+#define EW_ST2(K, TO, v) EW_ST_##K##_##TO(v)
+#define EW_ST(K, TO, v) EW_ST2(K, TO, v)
 #define EW_CAST(TO, TT, FROM, TF)                                                                          \
   static void ew_cast_##TO##_##FROM(const ew_row *r) {                                                     \
     TT *o = (TT *)r->o;                                                                                    \
     const TF *pa = (const TF *)r->a;                                                                       \
-    for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_D2_##TO(EW_LD_##FROM(pa[i * r->as]));            \
+    for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_ST(EW_K_##FROM, TO, EW_LD_##FROM(pa[i * r->as])); \
   }
-#define EW_CASTS_FROM(TO, TT)                                                                              \
-  EW_CAST(TO, TT, f32, float) EW_CAST(TO, TT, f64, double) EW_CAST(TO, TT, i32, int32_t)
-#define EW_CASTS_FROM_HALF(TO, TT) EW_CAST(TO, TT, f16, uint16_t) EW_CAST(TO, TT, bf16, uint16_t)
-EW_CASTS_FROM(f32, float)
-EW_CASTS_FROM(f64, double)
-EW_CASTS_FROM(i32, int32_t)
-EW_CASTS_FROM(f16, uint16_t)
-EW_CASTS_FROM(bf16, uint16_t)
-EW_CASTS_FROM_HALF(f32, float)
-EW_CASTS_FROM_HALF(f64, double)
-EW_CASTS_FROM_HALF(i32, int32_t)
-EW_CAST(f16, uint16_t, bf16, uint16_t)
-EW_CAST(bf16, uint16_t, f16, uint16_t)
+/* the rows of kernels/dtypes.def, as (ID, storage type) pairs for the 11 x 11 product below */
+#define EW_SOURCES(X, TO, TT)                                                                              \
+  X(TO, TT, F32, float) X(TO, TT, F64, double) X(TO, TT, I32, int32_t) X(TO, TT, F16, uint16_t)            \
+  X(TO, TT, BF16, uint16_t) X(TO, TT, BOOL, uint8_t) X(TO, TT, U8, uint8_t) X(TO, TT, I8, int8_t)          \
+  X(TO, TT, I16, int16_t) X(TO, TT, U32, uint32_t) X(TO, TT, I64, int64_t)
+_Static_assert(CK_NDTYPES == 11, "a new row of dtypes.def needs its line in EW_SOURCES (host_elementwise.c)");
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) EW_SOURCES(EW_CAST, ID, CTYPE)
+#include "dtypes.def"
+#undef CK_DTYPE
 /* (the generated f16 -> f16 and bf16 -> bf16 casts would quiet signalling NaNs; the bit copy keeps them) */
 static void ew_bits16(const ew_row *r) {
   uint16_t *o = (uint16_t *)r->o;
   const uint16_t *pa = (const uint16_t *)r->a;
   for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = pa[i * r->as];
 }
+#define EW_CAST_FN(TO, TT, FROM, TF) [CK_##FROM] = ew_cast_##TO##_##FROM,
 static const ew_rowfn ew_cast_table[CK_NDTYPES][CK_NDTYPES] = {
-    {ew_cast_f32_f32, ew_cast_f32_f64, ew_cast_f32_i32, ew_cast_f32_f16, ew_cast_f32_bf16},
-    {ew_cast_f64_f32, ew_cast_f64_f64, ew_cast_f64_i32, ew_cast_f64_f16, ew_cast_f64_bf16},
-    {ew_cast_i32_f32, ew_cast_i32_f64, ew_cast_i32_i32, ew_cast_i32_f16, ew_cast_i32_bf16},
-    {ew_cast_f16_f32, ew_cast_f16_f64, ew_cast_f16_i32, ew_bits16, ew_cast_f16_bf16},
-    {ew_cast_bf16_f32, ew_cast_bf16_f64, ew_cast_bf16_i32, ew_cast_bf16_f16, ew_bits16},
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) [CK_##ID] = {EW_SOURCES(EW_CAST_FN, ID, CTYPE)},
+#include "dtypes.def"
+#undef CK_DTYPE
 };
+
+static ew_rowfn ew_cast_fn(int to, int from) {
+  return to == from && (to == CK_F16 || to == CK_BF16) ? ew_bits16 : ew_cast_table[to][from];
+}
 
 // ---------------------------------------------------------------- the strided driver
 
@@ -290,7 +337,9 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
   if (arity < 1) d.a = &zero, memset(d.a_st, 0, sizeof d.a_st);
   ck_ew_coalesce(&d);
 
-  ew_rowfn fn = op == CK_EW_COPY ? ew_cast_table[odt][d.a_dtype] : ew_table[op][odt];
+  ew_rowfn fn = op == CK_EW_COPY ? ew_cast_fn(odt, d.a_dtype) : ew_table[op][odt];
+  if (!fn) return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported on the host (storage only: casts and "
+                           "copies; cast with :to(\"f32\"))", name, ew_dt_name(odt));
   const int64_t osz = (int64_t)ck_dtype_size((ck_dtype)odt);
   const int64_t asz = arity >= 1 ? (int64_t)ck_dtype_size((ck_dtype)d.a_dtype) : 0;
   const int64_t bsz = arity == 2 ? osz : 0;

@@ -37,7 +37,13 @@ ck_dtype ck_ftype_target(ck_ftype ft) {
   case CK_FT_F64: return CK_F64;
   case CK_FT_F32: return CK_F32;
   case CK_FT_F16: return have_f16() ? CK_F16 : CK_F32;
-  default: return CK_I32;
+  case CK_FT_BOOL: return CK_BOOL; /* (issue 32: these five kept their type; before, they widened to i32) */
+  case CK_FT_I8: return CK_I8;
+  case CK_FT_U8: return CK_U8;
+  case CK_FT_I16: return CK_I16;
+  case CK_FT_U32: return CK_U32;
+  case CK_FT_I64: case CK_FT_U64: return CK_I64; /* u64: exact below 2^63, else an error */
+  default: return CK_I32;                        /* i32, and u16 widened (exact) */
   }
 }
 
@@ -46,6 +52,12 @@ ck_ftype ck_ftype_of(ck_dtype dt) {
   case CK_F64: return CK_FT_F64;
   case CK_I32: return CK_FT_I32;
   case CK_F16: return CK_FT_F16;
+  case CK_BOOL: return CK_FT_BOOL;
+  case CK_U8: return CK_FT_U8;
+  case CK_I8: return CK_FT_I8;
+  case CK_I16: return CK_FT_I16;
+  case CK_U32: return CK_FT_U32;
+  case CK_I64: return CK_FT_I64;
   default: return CK_FT_F32;
   }
 }
@@ -100,6 +112,24 @@ ck_status ck_io_convert(ck_ctx *ctx, const char *what, void *dst, ck_dtype dt, v
   char val[32];
   int64_t bad = -1;
   if (swap && fs > 1) swap_bytes(src, fs, n); /* src is the caller's scratch: swapped in place */
+  if (dt == CK_BOOL && ft == CK_FT_BOOL) { /* any non-zero byte is true; cukern's bools are 0 or 1 */
+    for (size_t i = 0; i < n; ++i) ((unsigned char *)dst)[i] = s[i] != 0;
+    return CK_OK;
+  }
+  if (dt == CK_I64 && ft == CK_FT_U64) {
+    int64_t *d = dst;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t v;
+      memcpy(&v, s + 8 * i, 8);
+      if (v > (uint64_t)INT64_MAX) {
+        snprintf(val, sizeof val, "%llu", (unsigned long long)v);
+        bad = (int64_t)i;
+        goto range;
+      }
+      d[i] = (int64_t)v;
+    }
+    return CK_OK;
+  }
   if (ck_ftype_of(dt) == ft && ck_dtype_size(dt) == fs) {
     if (dst != src) memcpy(dst, src, n * fs);
     return CK_OK;
@@ -129,9 +159,9 @@ ck_status ck_io_convert(ck_ctx *ctx, const char *what, void *dst, ck_dtype dt, v
   return ck_error(ctx, CK_ERR_INTERNAL, "%s: no conversion from %s to %s", what, ck_ftype_name(ft), ck_dtype_name(dt));
 range:
   return ck_error(ctx, CK_ERR_IO,
-                  "%s: %s value %s at element %lld does not fit in i32 (cukern's integer type); convert it first "
+                  "%s: %s value %s at element %lld does not fit in %s; convert it first "
                   "(NumPy: a.astype(np.float64), Octave: double(a))",
-                  what, ck_ftype_name(ft), val, (long long)(first + bad + 1));
+                  what, ck_ftype_name(ft), val, (long long)(first + bad + 1), ck_dtype_name(dt));
 }
 
 // ---------------------------------------------------------------- reading

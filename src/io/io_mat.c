@@ -72,6 +72,20 @@ static const struct {
                {MAT_C_INT32, CK_FT_I32, "int32"},    {MAT_C_UINT32, CK_FT_U32, "uint32"}, {MAT_C_INT64, CK_FT_I64, "int64"},
                {MAT_C_UINT64, CK_FT_U64, "uint64"}};
 
+/* The MATLAB class a dtype is saved as (bool: uint8 with the logical flag; f16 was widened to single before). */
+static void mat_class_of(ck_dtype dt, enum matio_classes *cls, enum matio_types *typ) {
+  switch (dt) {
+  case CK_F64: *cls = MAT_C_DOUBLE, *typ = MAT_T_DOUBLE; break;
+  case CK_I32: *cls = MAT_C_INT32, *typ = MAT_T_INT32; break;
+  case CK_BOOL: case CK_U8: *cls = MAT_C_UINT8, *typ = MAT_T_UINT8; break;
+  case CK_I8: *cls = MAT_C_INT8, *typ = MAT_T_INT8; break;
+  case CK_I16: *cls = MAT_C_INT16, *typ = MAT_T_INT16; break;
+  case CK_U32: *cls = MAT_C_UINT32, *typ = MAT_T_UINT32; break;
+  case CK_I64: *cls = MAT_C_INT64, *typ = MAT_T_INT64; break;
+  default: *cls = MAT_C_SINGLE, *typ = MAT_T_SINGLE; break;
+  }
+}
+
 static const char *class_name(enum matio_classes c) {
   switch (c) {
   case MAT_C_CELL: return "cell array";
@@ -384,7 +398,7 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
     bool fortran;
     ck_tensor h = {0};
     if ((st = ck_io_host_layout(ctx, ts[i], 'F', &h, &fortran))) break;
-    if (h.dtype != CK_F64 && h.dtype != CK_F32 && h.dtype != CK_I32) { /* f16: MAT has no half; single holds it */
+    if (h.dtype == CK_F16) { /* MAT has no half; single holds it */
       st = ck_to(ctx, &hs[i], &h, CK_DEV_HOST, CK_F32);
       ck_release(&h);
     } else hs[i] = h;
@@ -403,11 +417,12 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
     dims[1] = t->ndim == 1 ? (size_t)t->shape[0] : 1;
     if (t->ndim >= 2)
       for (int d = 0; d < t->ndim; ++d) dims[d] = (size_t)t->shape[d];
-    enum matio_classes cls = hs[i].dtype == CK_F64 ? MAT_C_DOUBLE : hs[i].dtype == CK_I32 ? MAT_C_INT32 : MAT_C_SINGLE;
-    enum matio_types typ = hs[i].dtype == CK_F64 ? MAT_T_DOUBLE : hs[i].dtype == CK_I32 ? MAT_T_INT32 : MAT_T_SINGLE;
+    enum matio_classes cls;
+    enum matio_types typ;
+    mat_class_of(hs[i].dtype, &cls, &typ);
     static double none;
     matvar_t *v = Mat_VarCreate(names[i], cls, typ, rank, dims, ck_numel(&hs[i]) ? ck_data(&hs[i]) : &none,
-                                MAT_F_DONT_COPY_DATA);
+                                MAT_F_DONT_COPY_DATA | (hs[i].dtype == CK_BOOL ? MAT_F_LOGICAL : 0));
     if (!v) st = ck_error(ctx, CK_ERR_IO, "%s: variable '%s': %s", path, names[i], matio_says());
     else {
       if (Mat_VarWrite(m, v, compress ? MAT_COMPRESSION_ZLIB : MAT_COMPRESSION_NONE) != 0)

@@ -42,8 +42,10 @@ size_t ck_npy_header(char *buf, size_t n, ck_dtype dt, int ndim, const int64_t *
   for (int i = 0; i < ndim; ++i)
     k += (size_t)snprintf(shp + k, sizeof shp - k, i ? ", %lld" : "%lld", (long long)shape[i]);
   snprintf(shp + k, sizeof shp - k, ndim == 1 ? ",)" : ")");
+  /* '<f4' ...; one-byte types have no byte order ('|b1', '|u1', '|i1', as NumPy writes them) */
+  const char kind = dt == CK_BOOL ? 'b' : ck_dtype_is_float(dt) ? 'f' : ck_dtype_is_signed(dt) ? 'i' : 'u';
   int dl = snprintf(dict, sizeof dict, "{'descr': '%c%c%zu', 'fortran_order': %s, 'shape': %s, }",
-                    host_little() ? '<' : '>', ck_dtype_is_float(dt) ? 'f' : 'i', ck_dtype_size(dt),
+                    ck_dtype_size(dt) == 1 ? '|' : host_little() ? '<' : '>', kind, ck_dtype_size(dt),
                     fortran ? "True" : "False", shp);
   size_t pre = 10, total = (pre + (size_t)dl + 1 + 63) / 64 * 64;
   if (total - pre > 65535) { /* version 2.0: 4-byte length */

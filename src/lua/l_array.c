@@ -464,10 +464,11 @@ static int m_expand(lua_State *L) {
 static int m_fill(lua_State *L) {
   ck_tensor *t = self_array(L, "a:fill");
   int ok;
-  const double v = lua_tonumberx(L, 2, &ok);
-  if (!ok || lua_type(L, 2) != LUA_TNUMBER)
+  double v = lua_tonumberx(L, 2, &ok);
+  if (lua_isboolean(L, 2) && t->dtype == CK_BOOL) ok = 1, v = lua_toboolean(L, 2); /* bool arrays take booleans */
+  else if (!ok || lua_type(L, 2) != LUA_TNUMBER)
     return arr_error(L, "a:fill", "value must be a number, got %s%s", describe(L, 2),
-                     lua_isboolean(L, 2) ? " (cukern has no bool dtype yet: use 1 or 0)" : "");
+                     lua_isboolean(L, 2) ? " (booleans go into bool arrays)" : "");
   if (ck_ew_generate(CKL_CTX(L), CK_EW_FILL, t, v, 0)) return arr_fail(L, "a:fill");
   lua_settop(L, 1);
   return 1;

@@ -260,9 +260,10 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
         return ck_error(ctx, CK_ERR_DTYPE, "%s: %s runs on the host only (no %s variant takes it; cuda takes %s) [%s]; "
                         "use :host()", p->name, ck_dtype_name(dt), def->ladder, dtype_list(mask, buf, sizeof buf),
                         ck_plan_operands(p, ops, sizeof ops));
-      return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (%s takes %s) [%s]", p->name, ck_dtype_name(dt),
+      return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (%s takes %s) [%s]%s", p->name, ck_dtype_name(dt),
                       p->dev.kind == CK_HOST ? "the host backend" : "cuda", dtype_list(mask, buf, sizeof buf),
-                      ck_plan_operands(p, ops, sizeof ops));
+                      ck_plan_operands(p, ops, sizeof ops),
+                      (CK_DT_STORAGE & CK_DT_BIT(dt)) ? "; it is a storage dtype for now: cast first, a:to(\"f32\")" : "");
     }
   }
   if (c->variant && *c->variant) {
@@ -415,5 +416,19 @@ ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tens
 
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
   const ck_call call = {.kind = CK_OP_EW, .fn = op, .out = out, .s1 = s1, .s2 = s2};
+  /* the storage dtypes (issue 32) have no generator rows: fill, arange and eye run in f64 on the host and are
+   * cast (ck_copy: the host's rules, then one transfer); rand and randn are refused by the dispatcher */
+  if (out && out->st && (unsigned)out->dtype < CK_NDTYPES && (CK_DT_STORAGE & CK_DT_BIT(out->dtype)) &&
+      (op == CK_EW_FILL || op == CK_EW_ARANGE || op == CK_EW_EYE)) {
+    ck_tensor tmp = {0};
+    ck_status st;
+    if ((st = ck_check_live(ctx, ck_ew_op_name(op), out)) || (st = ck_check_writable(ctx, ck_ew_op_name(op), out)) ||
+        (st = ck_empty(ctx, &tmp, CK_F64, out->ndim, out->shape, CK_DEV_HOST)))
+      return st;
+    const ck_call c2 = {.kind = CK_OP_EW, .fn = op, .out = &tmp, .s1 = s1, .s2 = s2};
+    if (!(st = ck_run(ctx, &c2, NULL))) st = ck_copy(ctx, out, &tmp);
+    ck_release(&tmp);
+    return st;
+  }
   return ck_run(ctx, &call, NULL);
 }
