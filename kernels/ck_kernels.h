@@ -21,7 +21,7 @@ extern "C" {
 #define CK_MAX_DIMS 8
 
 typedef enum { /* one per row of kernels/dtypes.def, in row order */
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) CK_##ID,
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) CK_##ID,
 #include "dtypes.def"
 #undef CK_DTYPE
   CK_NDTYPES

@@ -281,6 +281,21 @@ end)
 
 local function arr(d, s, dt) return random(dt or "f32", s or {4}, d) end
 
+check("errors: the storage dtypes are refused and nothing is written (no combining through a narrower type)", function()
+  for _, dt in ipairs {"bool", "u8", "i8", "i16", "u32", "i64"} do
+    for _, kind in ipairs(KINDS) do
+      local vals = dt == "bool" and {true, false} or {2 ^ 5 + 1, 3} -- (i64: exact; every dtype holds these)
+      if dt == "i64" then vals = {2 ^ 40 + 1, 3} end
+      local l = {ck.array(vals, {dtype = dt, device = "host:0"}), ck.array(vals, {dtype = dt, device = "host:1"})}
+      raises(ck.nccl[kind], {"ck.nccl." .. kind, "dtype " .. dt .. " is not supported", "storage dtype", "a:to(\"f32\")"}, l)
+      for k = 1, 2 do
+        local got = l[k]:totable()
+        assert(got[1] == vals[1] and got[2] == vals[2], ("%s %s: array %d was written"):format(kind, dt, k))
+      end
+    end
+  end
+end)
+
 check("errors: two arrays on one device", function()
   for _, kind in ipairs(KINDS) do
     raises(ck.nccl[kind], {"ck.nccl." .. kind, "arrays 1 and 3 are both on host:1", "one array per device"},

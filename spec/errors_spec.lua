@@ -104,6 +104,8 @@ local CASES = {
   {"ck.dist.init", [[ck.dist.init({rank = -1})]], "option rank must be an integer 0..2147483647, got %-1"},
   {"ck.dist.init", [[ck.dist.init({bogus = 1})]], "unknown option \"bogus\""},
   {"comm:all_reduce", [[ck.dist.init{device = "host"}:all_reduce(1)]], "the first argument must be an array, got 1"},
+  {"comm:all_reduce", [[ck.dist.init{device = "host"}:all_reduce(ck.array({2^40 + 1}, {dtype = "i64"}))]],
+   "dtype i64 is not supported %(collectives take f32, f64, i32, f16, bf16%); it is a storage dtype for now"},
   {"comm:all_gather", [[ck.dist.init{device = "host"}:all_gather(z)]], "freed"},
   {"comm:reduce_scatter", [[ck.dist.init{device = "host"}:reduce_scatter(a:sum())]], "must be divisible by the world size 1"},
   {"comm:broadcast", [[ck.dist.init{device = "host"}:broadcast(a, 1)]], "root must be an integer 0..0, got 1"},

@@ -182,6 +182,19 @@ typedef struct ck_launch_req {
   const void *describe_ud;
 } ck_launch_req;
 ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r);
+/* The launch function of work that spans several devices' streams (collectives, the all-reduce rungs: src/dist):
+ * every device's queued small ops run first, then fn(arg) enqueues its work on the devices' streams itself (it
+ * returns 0 or an error code); a failure is described by describe(ud, code, buf, n) (formatted only then), and in
+ * CUKERN_SYNC mode every device is synchronised. The device current before stays current. */
+typedef struct ck_multi_req {
+  int (*fn)(const void *arg);
+  const void *arg;
+  const ck_device *devs;
+  int n;
+  void (*describe)(const void *ud, int code, char *buf, size_t n);
+  const void *describe_ud;
+} ck_multi_req;
+ck_status ck_submit_multi(ck_ctx *ctx, const ck_multi_req *r);
 /* cudaMemcpyAsync(dst, src, bytes, kind) on the context's stream through ck_submit; `wait`: synchronise after
  * (a pageable host buffer that is released next). */
 ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int kind, bool wait, const char *what);

@@ -287,6 +287,24 @@ fail:
   return ck_error_prefix(ctx, st, "%s", what);
 }
 
+ck_status ck_submit_multi(ck_ctx *ctx, const ck_multi_req *r) {
+  ck_dctx *keep = ctx->cur;
+  ck_status st = CK_OK;
+  if (ctx->capture) return ck_error(ctx, CK_ERR_ARG, "work across several devices cannot be recorded in a graph");
+  for (int i = 0; i < r->n && !st; ++i) /* each device's queued small ops run before its part */
+    if (!(st = ck_use_device(ctx, r->devs[i]))) st = ck_flush(ctx);
+  const int code = st ? 0 : r->fn(r->arg);
+  if (!st && code) {
+    char what[400];
+    (void)cudaGetLastError();
+    r->describe(r->describe_ud, code, what, sizeof what);
+    st = ck_error(ctx, CK_ERR_CUDA, "%s", what);
+  }
+  for (int i = 0; i < r->n && !st && ctx->sync; ++i) st = ck_synchronize_device(ctx, r->devs[i]);
+  if (keep) (void)ck_use_device(ctx, keep->dev); /* (the work may leave another device current) */
+  return st;
+}
+
 /* memcpy / memset as launchers, so that they take the same road as kernels */
 typedef struct {
   void *dst;

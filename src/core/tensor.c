@@ -19,7 +19,7 @@ static const struct {
   size_t size;
   int cls, bits;
 } DTYPES[CK_NDTYPES] = {
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES)                                                        \
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES)                                                        \
   [CK_##ID] = {NAME, ALIASES, SIZE, CLASS_##CLASS, BITS},
 #include "dtypes.def"
 #undef CK_DTYPE

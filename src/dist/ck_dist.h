@@ -13,6 +13,8 @@
 #include "nccl_dl.h"
 #include "store.h"
 
+struct ck_ar_desc; /* kernels/allreduce/allreduce.h: the hand-written rungs' descriptor */
+
 typedef enum { CK_COLL_ALL_REDUCE, CK_COLL_ALL_GATHER, CK_COLL_REDUCE_SCATTER, CK_COLL_BROADCAST, CK_COLL_REDUCE,
                CK_NCOLLS } ck_coll_kind;
 const char *ck_coll_kind_name(int kind); /* "all_reduce", ... */
@@ -21,6 +23,7 @@ const char *ck_coll_kind_name(int kind); /* "all_reduce", ... */
 typedef struct ck_ar_rung {
   int id;
   const char *name, *summary;
+  int (*fn)(const struct ck_ar_desc *d); /* a hand-written rung's launcher (run by ck_submit_multi); NULL for NCCL */
 } ck_ar_rung;
 const ck_ar_rung *ck_ar_rungs(int *n);
 
@@ -48,6 +51,17 @@ ck_status ck_coll_run(ck_dist *dd, const ck_coll *c, ck_ran *ran);
 /* Wait until the devices' work is done, polling NCCL's asynchronous errors; past timeout_s (<= 0: never) the
  * communicators are aborted and an error says so, instead of hanging. devs NULL: every device with a communicator. */
 ck_status ck_dist_wait(ck_dist *dd, const ck_device *devs, int n, double timeout_s);
+
+/* The dtypes a collective takes: those the ops compute in (CK_DT_ALL5). The storage dtypes (bool, u8, i8, i16, u32,
+ * i64) are refused like every op refuses them until they compute, rather than combined through a narrower type. */
+ck_status ck_coll_check_dtype(ck_ctx *ctx, ck_dtype dt);
+/* out and src are the same packed memory (an in-place collective reads and writes one buffer). */
+bool ck_coll_same_memory(const ck_tensor *out, const ck_tensor *src);
+
+/* One rank's NCCL call of a collective `kind` (count: its input's elements; reduce_scatter writes count / nranks);
+ * the one switch over the kinds, for one process (coll.c) and several (pcomm.c). Run inside ck_submit_multi. */
+ncclResult_t ck_nccl_call(const ck_nccl_api *api, int kind, const void *s, void *d, size_t count, int nranks,
+                          ncclDataType_t dt, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream);
 
 /* The host oracle: the same collective on host:N arrays (contiguous, distinct, already checked and allocated). */
 ck_status ck_coll_host(ck_ctx *ctx, const ck_coll *c);

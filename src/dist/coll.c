@@ -22,8 +22,11 @@
 
 // ---------------------------------------------------------------- tables
 
+/* Rows with a supports() (S) are our kernels, launched by ck_allreduce_<name>; the N row is NCCL's (no launcher). */
+#define AR_LAUNCH_S(NAME) ck_allreduce_##NAME
+#define AR_LAUNCH_N(NAME) NULL
 static const ck_ar_rung RUNGS[] = {
-#define CK_RUNG(ID, NAME, SUP, DT, FL, RANKS, SUMMARY) {ID, #NAME, SUMMARY},
+#define CK_RUNG(ID, NAME, SUP, DT, FL, RANKS, SUMMARY) {ID, #NAME, SUMMARY, AR_LAUNCH_##SUP(NAME)},
 #include "allreduce/rungs.def"
 #undef CK_RUNG
 };
@@ -155,6 +158,8 @@ static ck_status check(ck_ctx *ctx, plan *p, const char *name) {
   if (c->op == CK_COLL_AVG && c->kind != CK_COLL_ALL_GATHER && c->kind != CK_COLL_BROADCAST && !ck_dtype_is_float(t0->dtype))
     return ck_error(ctx, CK_ERR_DTYPE, "avg needs a float dtype (the arrays are %s); use sum and divide",
                     ck_dtype_name(t0->dtype));
+  ck_status st = ck_coll_check_dtype(ctx, t0->dtype);
+  if (st) return st;
   p->dt = t0->dtype;
   p->ndim = t0->ndim ? t0->ndim : 1;
   for (int k = 0; k < p->ndim; ++k) p->shape[k] = t0->ndim ? t0->shape[k] : 1;
@@ -176,14 +181,20 @@ static ck_status check(ck_ctx *ctx, plan *p, const char *name) {
       return ck_error(ctx, CK_ERR_SHAPE, "output %d is %s; it must be %s%s on %s", i + 1,
                       ck_describe(o, a, sizeof a), ck_dtype_name(p->dt), ck_shape_str(p->ndim, p->shape, b, sizeof b),
                       ck_device_name(p->dev[i]).s);
-    ck_status st = ck_check_writable(ctx, name, o);
-    if (st) return st;
+    if ((st = ck_check_writable(ctx, name, o))) return st;
   }
   return CK_OK;
 }
 
-static bool same_memory(const ck_tensor *x, const ck_tensor *y) {
+bool ck_coll_same_memory(const ck_tensor *x, const ck_tensor *y) {
   return x->st == y->st && x->offset == y->offset && ck_is_contiguous(x) && ck_is_contiguous(y);
+}
+
+ck_status ck_coll_check_dtype(ck_ctx *ctx, ck_dtype dt) {
+  if ((unsigned)dt < CK_NDTYPES && (CK_DT_ALL5 & CK_DT_BIT(dt))) return CK_OK;
+  return ck_error(ctx, CK_ERR_DTYPE, "dtype %s is not supported (collectives take f32, f64, i32, f16, bf16); it is a "
+                  "storage dtype for now: cast first, a:to(\"f32\") (or \"f64\" to keep every i64 value below 2^53)",
+                  ck_dtype_name(dt));
 }
 
 /* Packed inputs and outputs: an output the caller gave that is not packed, or that overlaps its input without
@@ -198,7 +209,7 @@ static ck_status pack(ck_ctx *ctx, plan *p) {
     if (o && !o->st) {
       if ((st = ck_empty(ctx, o, p->dt, p->ndim, p->shape, p->dev[i]))) return st;
       ck_view_of(&p->dst[i], o);
-    } else if (o && ck_is_contiguous(o) && (same_memory(o, &p->src[i]) || !ck_overlaps(o, &p->src[i]))) {
+    } else if (o && ck_is_contiguous(o) && (ck_coll_same_memory(o, &p->src[i]) || !ck_overlaps(o, &p->src[i]))) {
       ck_view_of(&p->dst[i], o);
     } else {
       if ((st = ck_empty(ctx, &p->dst[i], p->dt, p->ndim, p->shape, p->dev[i]))) return st;
@@ -217,6 +228,50 @@ static void release_plan(plan *p) {
 
 // ---------------------------------------------------------------- CUDA: NCCL
 
+ncclResult_t ck_nccl_call(const ck_nccl_api *api, int kind, const void *s, void *d, size_t count, int nranks,
+                          ncclDataType_t dt, ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  switch (kind) {
+  case CK_COLL_ALL_REDUCE: return api->AllReduce(s, d, count, dt, op, comm, stream);
+  case CK_COLL_ALL_GATHER: return api->AllGather(s, d, count, dt, comm, stream);
+  case CK_COLL_REDUCE_SCATTER: return api->ReduceScatter(s, d, count / (size_t)nranks, dt, op, comm, stream);
+  case CK_COLL_BROADCAST: return api->Broadcast(s, d, count, dt, root, comm, stream);
+  default: return api->Reduce(s, d, count, dt, op, root, comm, stream);
+  }
+}
+
+/* One NCCL collective over the plan's devices, enqueued in one group (ck_submit_multi runs it). */
+typedef struct {
+  const ck_nccl_api *api;
+  const comm_set *cs;
+  const plan *p;
+  ncclDataType_t ndt;
+  ncclRedOp_t nop;
+  cudaStream_t streams[CK_MAX_DEVICES];
+} nccl_args;
+
+static int nccl_enqueue(const void *arg) {
+  const nccl_args *a = (const nccl_args *)arg;
+  const ck_nccl_api *api = a->api;
+  const ck_coll *c = a->p->c;
+  const size_t count = (size_t)ck_numel(&a->p->src[0]);
+  ncclResult_t r = api->GroupStart();
+  if (r != ncclSuccess) return (int)r;
+  for (int i = 0; i < c->n && r == ncclSuccess; ++i) {
+    const void *s = ck_data(&a->p->src[i]);
+    r = ck_nccl_call(api, c->kind, s, writes(c, i) ? ck_data(&a->p->dst[i]) : (void *)s, count, c->n, a->ndt, a->nop,
+                     c->root, a->cs->comm[i], a->streams[i]);
+  }
+  const ncclResult_t r2 = api->GroupEnd();
+  return (int)(r != ncclSuccess ? r : r2);
+}
+
+static void describe_nccl(const void *ud, int code, char *buf, size_t n) {
+  const nccl_args *a = (const nccl_args *)ud;
+  const char *last = a->api->GetLastError ? a->api->GetLastError(NULL) : "";
+  snprintf(buf, n, "NCCL %s failed: %s%s%s", ck_coll_kind_name(a->p->c->kind), ck_nccl_strerror((ncclResult_t)code),
+           last && *last ? ": " : "", last ? last : "");
+}
+
 static ck_status run_nccl(ck_dist *dd, plan *p) {
   ck_ctx *ctx = dd->ctx;
   const ck_coll *c = p->c;
@@ -234,29 +289,12 @@ static ck_status run_nccl(ck_dist *dd, plan *p) {
   comm_set *cs = NULL;
   ck_status st = comms_for(dd, api, p->dev, c->n, &cs);
   if (st) return st;
-  cudaStream_t streams[CK_MAX_DEVICES];
-  for (int i = 0; i < c->n; ++i) { /* each device's queued small ops run before its part */
-    if ((st = ck_use_device(ctx, p->dev[i])) || (st = ck_flush(ctx))) return st;
-    if (!(streams[i] = (cudaStream_t)ck_device_stream(ctx, p->dev[i]))) return CK_ERR_DEVICE;
-  }
-  const size_t count = (size_t)ck_numel(&p->src[0]);
-  ncclResult_t r = api->GroupStart();
-  if (r != ncclSuccess) return nccl_fail(ctx, api, r, "ncclGroupStart");
-  for (int i = 0; i < c->n && r == ncclSuccess; ++i) {
-    const void *s = ck_data(&p->src[i]);
-    void *d = writes(c, i) ? ck_data(&p->dst[i]) : (void *)s;
-    switch (c->kind) {
-    case CK_COLL_ALL_REDUCE: r = api->AllReduce(s, d, count, ndt, nop, cs->comm[i], streams[i]); break;
-    case CK_COLL_ALL_GATHER: r = api->AllGather(s, d, count, ndt, cs->comm[i], streams[i]); break;
-    case CK_COLL_REDUCE_SCATTER: r = api->ReduceScatter(s, d, count / (size_t)c->n, ndt, nop, cs->comm[i], streams[i]); break;
-    case CK_COLL_BROADCAST: r = api->Broadcast(s, d, count, ndt, c->root, cs->comm[i], streams[i]); break;
-    default: r = api->Reduce(s, d, count, ndt, nop, c->root, cs->comm[i], streams[i]); break;
-    }
-  }
-  ncclResult_t r2 = api->GroupEnd();
-  (void)ck_use_device(ctx, p->dev[0]); /* (NCCL may leave another device current) */
-  if (r != ncclSuccess) return nccl_fail(ctx, api, r, "NCCL collective");
-  if (r2 != ncclSuccess) return nccl_fail(ctx, api, r2, "ncclGroupEnd");
+  nccl_args a = {api, cs, p, ndt, nop, {0}};
+  for (int i = 0; i < c->n; ++i)
+    if (!(a.streams[i] = (cudaStream_t)ck_device_stream(ctx, p->dev[i]))) return CK_ERR_DEVICE;
+  const ck_multi_req req = {.fn = nccl_enqueue, .arg = &a, .devs = p->dev, .n = c->n, .describe = describe_nccl,
+                            .describe_ud = &a};
+  if ((st = ck_submit_multi(ctx, &req))) return st;
   for (int i = 0; i < c->n; ++i) { /* a failure NCCL already knows of (cheap: no waiting) */
     ncclResult_t ae = ncclSuccess;
     if (api->CommGetAsyncError(cs->comm[i], &ae) == ncclSuccess && ae != ncclSuccess && ae != ncclInProgress)
@@ -275,6 +313,21 @@ static ck_status barrier_all(ck_ctx *ctx, const ck_device *devs, int n) {
       if (st) return st;
     }
   return CK_OK;
+}
+
+typedef struct {
+  const ck_ar_rung *rung;
+  const ck_ar_desc *d;
+} rung_args;
+
+static int rung_enqueue(const void *arg) {
+  const rung_args *a = (const rung_args *)arg;
+  return a->rung->fn(a->d);
+}
+
+static void describe_rung(const void *ud, int code, char *buf, size_t n) {
+  snprintf(buf, n, "all_reduce variant '%s' failed: %s (%s)", ((const ck_ar_rung *)ud)->name,
+           cudaGetErrorString((cudaError_t)code), cudaGetErrorName((cudaError_t)code));
 }
 
 static ck_status run_rung(ck_dist *dd, plan *p, const ck_ar_rung *rung) {
@@ -297,10 +350,8 @@ static ck_status run_rung(ck_dist *dd, plan *p, const ck_ar_rung *rung) {
         return ck_error(ctx, CK_ERR_UNSUPPORTED, "variant '%s' reads peers' memory: %s and %s cannot access each other "
                         "(use variant = \"nccl\")", rung->name, ck_device_name(p->dev[i]).s, ck_device_name(p->dev[j]).s);
   for (int i = 0; i < c->n; ++i) { /* in place on the output: it starts as the input */
-    if (!same_memory(&p->dst[i], &p->src[i]) && (st = ck_copy(ctx, &p->dst[i], &p->src[i]))) goto cleanup;
-    if ((st = ck_empty(ctx, &scratch[i], p->dt, 1, &d.count, p->dev[i])) || (st = ck_use_device(ctx, p->dev[i])) ||
-        (st = ck_flush(ctx)))
-      goto cleanup;
+    if (!ck_coll_same_memory(&p->dst[i], &p->src[i]) && (st = ck_copy(ctx, &p->dst[i], &p->src[i]))) goto cleanup;
+    if ((st = ck_empty(ctx, &scratch[i], p->dt, 1, &d.count, p->dev[i]))) goto cleanup;
     d.device[i] = p->dev[i].index;
     d.stream[i] = ck_device_stream(ctx, p->dev[i]);
     d.event[i] = ck_device_event(ctx, p->dev[i]);
@@ -311,15 +362,10 @@ static ck_status run_rung(ck_dist *dd, plan *p, const ck_ar_rung *rung) {
     st = ck_error(ctx, CK_ERR_UNSUPPORTED, "variant '%s': %s", rung->name, why);
     goto cleanup;
   }
-  const int e = rung->id == 1 ? ck_allreduce_gather(&d) : rung->id == 2 ? ck_allreduce_oneshot(&d) : ck_allreduce_ring(&d);
-  (void)ck_use_device(ctx, p->dev[0]);
-  if (e) {
-    (void)cudaGetLastError();
-    st = ck_error(ctx, CK_ERR_CUDA, "all_reduce variant '%s' failed: %s (%s)", rung->name,
-                  cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
-    goto cleanup;
-  }
-  st = barrier_all(ctx, p->dev, c->n);
+  const rung_args a = {rung, &d};
+  const ck_multi_req req = {.fn = rung_enqueue, .arg = &a, .devs = p->dev, .n = c->n, .describe = describe_rung,
+                            .describe_ud = rung};
+  if (!(st = ck_submit_multi(ctx, &req))) st = barrier_all(ctx, p->dev, c->n);
 cleanup:
   for (int i = 0; i < c->n; ++i) ck_release(&scratch[i]);
   return st;

@@ -219,22 +219,20 @@ static bool older_than_2_10(void) {
   return a->loaded && a->version < 21000;
 }
 
+/* The NCCL column of kernels/dtypes.def (NONE: -1, no such NCCL type). */
+#define NONE (-1)
+static const int NCCL_TYPES[CK_NDTYPES] = {
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) [CK_##ID] = (int)(NCCL),
+#include "dtypes.def"
+#undef CK_DTYPE
+};
+#undef NONE
+
 bool ck_nccl_dtype(int ck_dtype_id, ncclDataType_t *out) {
-  switch (ck_dtype_id) {
-  case CK_F32: *out = ncclFloat32; return true;
-  case CK_F64: *out = ncclFloat64; return true;
-  case CK_I32: *out = ncclInt32; return true;
-  case CK_F16: *out = ncclFloat16; return true;
-  case CK_BF16:
-    if (older_than_2_10()) return false;
-    *out = ncclBfloat16;
-    return true;
-  /* Rows still to come in kernels/dtypes.def, when they are added:
-   *   CK_U8 -> ncclUint8, CK_I8 -> ncclInt8, CK_U32 -> ncclUint32, CK_I64 -> ncclInt64;
-   *   CK_BOOL -> ncclUint8 for copies (broadcast, all_gather) and max/min (or/and) only, not sum;
-   *   CK_I16: none in NCCL; CK_C64 / CK_C128: as f32 / f64 pairs (2x count) for sum/avg and copies only. */
-  default: return false;
-  }
+  if (ck_dtype_id < 0 || ck_dtype_id >= CK_NDTYPES || NCCL_TYPES[ck_dtype_id] < 0) return false;
+  if (NCCL_TYPES[ck_dtype_id] == (int)ncclBfloat16 && older_than_2_10()) return false;
+  *out = (ncclDataType_t)NCCL_TYPES[ck_dtype_id];
+  return true;
 }
 
 bool ck_nccl_redop(int op, ncclRedOp_t *out) {

@@ -221,6 +221,29 @@ cleanup:
   return st;
 }
 
+/* This rank's NCCL call, run by ck_submit_multi (after the device's queued small ops). */
+typedef struct {
+  const ck_nccl_api *api;
+  const ck_pcomm *pc;
+  int kind, root;
+  const ck_tensor *src;
+  void *d;
+  ncclDataType_t ndt;
+  ncclRedOp_t nop;
+  cudaStream_t stream;
+} pnccl_args;
+
+static int pnccl_enqueue(const void *arg) {
+  const pnccl_args *a = (const pnccl_args *)arg;
+  return (int)ck_nccl_call(a->api, a->kind, ck_data(a->src), a->d, (size_t)ck_numel(a->src), a->pc->world, a->ndt,
+                           a->nop, a->root, a->pc->comm, a->stream);
+}
+
+static void describe_pnccl(const void *ud, int code, char *buf, size_t n) {
+  snprintf(buf, n, "NCCL %s failed: %s", ck_coll_kind_name(((const pnccl_args *)ud)->kind),
+           ck_nccl_strerror((ncclResult_t)code));
+}
+
 static ck_status run_nccl(ck_pcomm *pc, int kind, int op, int root, const ck_tensor *src, ck_tensor *dst, bool async) {
   ck_ctx *ctx = pc->ctx;
   const ck_nccl_api *api = ck_nccl();
@@ -230,20 +253,14 @@ static ck_status run_nccl(ck_pcomm *pc, int kind, int op, int root, const ck_ten
   if (!ck_nccl_dtype(src->dtype, &ndt)) return ck_error(ctx, CK_ERR_DTYPE, "NCCL has no %s", ck_dtype_name(src->dtype));
   if (kind != CK_COLL_ALL_GATHER && kind != CK_COLL_BROADCAST && !ck_nccl_redop(op, &nop))
     return ck_error(ctx, CK_ERR_UNSUPPORTED, "this NCCL has no %s", ck_coll_op_name(op));
-  ck_status st = ck_use_device(ctx, pc->dev);
-  if (st || (st = ck_flush(ctx))) return st;
-  cudaStream_t s = (cudaStream_t)ck_device_stream(ctx, pc->dev);
-  const size_t count = (size_t)ck_numel(src);
-  void *d = dst ? ck_data(dst) : (void *)ck_data(src);
-  ncclResult_t r;
-  switch (kind) {
-  case CK_COLL_ALL_REDUCE: r = api->AllReduce(ck_data(src), d, count, ndt, nop, pc->comm, s); break;
-  case CK_COLL_ALL_GATHER: r = api->AllGather(ck_data(src), d, count, ndt, pc->comm, s); break;
-  case CK_COLL_REDUCE_SCATTER: r = api->ReduceScatter(ck_data(src), d, count / (size_t)pc->world, ndt, nop, pc->comm, s); break;
-  case CK_COLL_BROADCAST: r = api->Broadcast(ck_data(src), d, count, ndt, root, pc->comm, s); break;
-  default: r = api->Reduce(ck_data(src), d, count, ndt, nop, root, pc->comm, s); break;
-  }
-  if (r != ncclSuccess) return ck_error(ctx, CK_ERR_CUDA, "NCCL failed: %s", ck_nccl_strerror(r));
+  pnccl_args a = {api, pc, kind, root, src, dst ? ck_data(dst) : (void *)ck_data(src), ndt, nop,
+                  (cudaStream_t)ck_device_stream(ctx, pc->dev)};
+  if (!a.stream) return CK_ERR_DEVICE;
+  const ck_multi_req req = {.fn = pnccl_enqueue, .arg = &a, .devs = &pc->dev, .n = 1, .describe = describe_pnccl,
+                            .describe_ud = &a};
+  ck_status st = ck_submit_multi(ctx, &req);
+  if (st) return st;
+  cudaStream_t s = a.stream;
   if (async) return CK_OK;
   char err[512];
   int ord = pc->dev.index;
@@ -257,7 +274,7 @@ ck_status ck_pcomm_run(ck_pcomm *pc, int kind, int op, int root, const ck_tensor
   char a[96], b[96], sig[256];
   const char *name = ck_coll_kind_name(kind);
   ck_status st = ck_check_live(ctx, name, in);
-  if (st) return st;
+  if (st || (st = ck_coll_check_dtype(ctx, in->dtype))) return st;
   if (!ck_dev_eq(ck_dev(in), pc->dev))
     return ck_error(ctx, CK_ERR_DEVICE, "%s: the array is on %s, this rank's communicator on %s; move it with :to(\"%s\")",
                     name, ck_device_name(ck_dev(in)).s, ck_device_name(pc->dev).s, ck_device_name(pc->dev).s);
@@ -296,7 +313,7 @@ ck_status ck_pcomm_run(ck_pcomm *pc, int kind, int op, int root, const ck_tensor
   if ((st = ck_contiguous(ctx, &src, in))) return st;
   bool copy_back = false;
   if (out && writes) {
-    if (ck_is_contiguous(out) && (!ck_overlaps(out, &src) || (out->st == src.st && out->offset == src.offset)))
+    if (ck_is_contiguous(out) && (!ck_overlaps(out, &src) || ck_coll_same_memory(out, &src)))
       ck_view_of(&dst, out);
     else if (!(st = ck_empty(ctx, &dst, in->dtype, nd, shape, pc->dev)))
       copy_back = true;

@@ -249,7 +249,7 @@ static const ew_rowfn ew_table[CK_EW_NOPS][CK_NDTYPES] = {
   X(TO, TT, BF16, uint16_t) X(TO, TT, BOOL, uint8_t) X(TO, TT, U8, uint8_t) X(TO, TT, I8, int8_t)          \
   X(TO, TT, I16, int16_t) X(TO, TT, U32, uint32_t) X(TO, TT, I64, int64_t)
 _Static_assert(CK_NDTYPES == 11, "a new row of dtypes.def needs its line in EW_SOURCES (host_elementwise.c)");
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) EW_SOURCES(EW_CAST, ID, CTYPE)
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) EW_SOURCES(EW_CAST, ID, CTYPE)
 #include "dtypes.def"
 #undef CK_DTYPE
 /* (the generated f16 -> f16 and bf16 -> bf16 casts would quiet signalling NaNs; the bit copy keeps them) */
@@ -260,7 +260,7 @@ static void ew_bits16(const ew_row *r) {
 }
 #define EW_CAST_FN(TO, TT, FROM, TF) [CK_##FROM] = ew_cast_##TO##_##FROM,
 static const ew_rowfn ew_cast_table[CK_NDTYPES][CK_NDTYPES] = {
-#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, ALIASES) [CK_##ID] = {EW_SOURCES(EW_CAST_FN, ID, CTYPE)},
+#define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) [CK_##ID] = {EW_SOURCES(EW_CAST_FN, ID, CTYPE)},
 #include "dtypes.def"
 #undef CK_DTYPE
 };
