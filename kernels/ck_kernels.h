@@ -207,7 +207,7 @@ typedef struct ck_red_desc {
   const void *x;
   int64_t outer, len, inner;
   void *out;    /* outer*inner values of dtype, or NULL (pure ARG ops) */
-  int32_t *idx; /* outer*inner 1-based indices, or NULL */
+  int64_t *idx; /* outer*inner 1-based indices, or NULL */
 } ck_red_desc;
 
 /* ---------------------------------------------------------------- transpose
@@ -240,6 +240,8 @@ enum { /* the op ids: one per row of kernels/elementwise/ew_ops.def, in row orde
 };
 /* An op's kind (the KIND column): how many array inputs it reads and how. */
 enum { CK_EWK_COPY, CK_EWK_UNARY, CK_EWK_BINARY, CK_EWK_GEN };
+/* The dtype classes of ew_ops.def's DTYPES column. */
+enum { CK_EWD_ALL, CK_EWD_FLOAT, CK_EWD_INT, CK_EWD_TOBOOL };
 typedef struct ck_ew_desc {
   int op, ndim;
   int64_t shape[CK_MAX_DIMS];
@@ -255,6 +257,7 @@ typedef struct ck_ew_desc {
   int64_t b_st[CK_MAX_DIMS];
   int b_scalar, scalar_left;
   double s1, s2;
+  int64_t si; /* the scalar operand (or FILL's value) as an exact integer, when the op computes in an integer dtype */
 } ck_ew_desc;
 
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders

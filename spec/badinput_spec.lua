@@ -375,7 +375,12 @@ local function op_cases(f, arity, variant_ok, second)
     [2] = function(a, o) return ("ck.%s(%s, %s%s)"):format(f, a, second or "A", o and (", " .. o) or "") end,
   }
   local t = {}
-  for _, bad in ipairs(BAD_TYPES) do t[#t + 1] = C(call[arity](bad)) end
+  -- (logic and bit ops take Lua booleans as bool scalars: mask & true, ck.logical_and(true, m))
+  local takes_bool = ({logical_and = 1, logical_or = 1, logical_xor = 1, bitand = 1, bitor = 1, bitxor = 1,
+                       lshift = 1, rshift = 1})[f]
+  for _, bad in ipairs(BAD_TYPES) do
+    if not (takes_bool and bad == "true") then t[#t + 1] = C(call[arity](bad)) end
+  end
   t[#t + 1] = C(call[arity]("A", "{bogus = 1}"))
   t[#t + 1] = C(call[arity]("A", "'x'"))
   t[#t + 1] = C(call[arity]("A", "{out = 'x'}"))
@@ -418,7 +423,11 @@ for _, f in ipairs {"sum", "prod", "mean", "max", "min", "argmax", "argmin"} do
   })
 end
 for _, f in ipairs {"max", "min", "argmax", "argmin"} do add("ck." .. f, {C(("ck.%s(ck.zeros(0, 3), 1)"):format(f))}) end
-add("ck.mean", {C("ck.mean(I)")})
+add("ck.mean", {C("ck.mean(ck.zeros(0, 3), 1, {out = ck.zeros(2)})")}) -- (the mean of integers is f64 now: issue 32)
+for _, f in ipairs {"any", "all", "count_nonzero"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, 1, {out = A})"):format(f)),
+    C(("ck.%s(A, 1, {keepdim = 'yes'})"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(A, 'x')"):format(f))})
+end
 add("ck.max", {
   C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})"),
   C("ck.max(A, 2, {idx = ck.rand(3)})"),
@@ -536,7 +545,8 @@ local METHOD_CASES = {
            "A:slice{{'a', 2}}", "A:slice{0}", "A:slice()", "A:slice(A)"},
   clamp_ = {"A:clamp_('x', 1)", "E:clamp_(0, 1)"},
   pow_ = {"A:pow_('x')", "E:pow_(2)", "I:pow_(A)"},
-  max = {"A:max(3)"}, min = {"A:min(3)"}, sum = {"A:sum(3)"}, prod = {"A:prod(3)"}, mean = {"I:mean()"},
+  max = {"A:max(3)"}, min = {"A:min(3)"}, sum = {"A:sum(3)"}, prod = {"A:prod(3)"}, mean = {"A:mean(3)"},
+  any = {"A:any(3)"}, all = {"A:all(3)"}, count_nonzero = {"A:count_nonzero(0)"},
   argmax = {"A:argmax(3)"}, argmin = {"A:argmin(3)"},
 }
 local METHOD_TAGS = {

@@ -1,5 +1,6 @@
 -- The storage dtypes of issue 32 (step 1): bool u8 i8 i16 u32 i64 — creation, casts between all 11 dtypes
--- against a plain-Lua oracle, tables, item/totable, printing, files, and the ops' refusal. Host arrays.
+-- against a plain-Lua oracle, tables, item/totable, printing, files. Host arrays. Their arithmetic, comparisons,
+-- logic, bit operations and reductions (step 2): spec/dtypes_ops_spec.lua.
 local H = require "spec.helpers"
 local ck = H.ck
 
@@ -165,23 +166,18 @@ describe("storage dtypes (issue 32)", function()
     assert.matches("-7", tostring(ck.scalar(-7, {dtype = "i16"})))
   end)
 
-  it("are refused by arithmetic, comparisons, reductions, matmul and ck.map with a clear message", function()
+  it("compute (issue 32, step 2: spec/dtypes_ops_spec.lua), but matmul, rand and ck.map still refuse them", function()
     for _, dt in ipairs(NEW) do
       local a = ck.ones({2, 2}, {dtype = dt})
-      for what, f in pairs {add = function() return a + a end, neg = function() return -a end,
-        sum = function() return a:sum() end, matmul = function() return ck.matmul(a, a) end,
-        max = function() return a:max() end, exp = function() return ck.exp(a) end,
-        scale = function() return a * 2 end, eq = function() return ck.eq and ck.eq(a, a) or a + a end,
+      for what, f in pairs {matmul = function() return ck.matmul(a, a) end,
         rand = function() return ck.rand({2}, {dtype = dt}) end} do
         local ok, err = pcall(f)
         assert.is_false(ok, dt .. " " .. what)
-        assert.matches("dtype " .. dt .. " is not supported", err, 1, true)
+        assert.truthy(err:find(dt, 1, true), err)
       end
       local ok, err = pcall(ck.map, "x + 1", a)
       assert.is_false(ok, "map " .. dt)
       assert.truthy(err:find(dt, 1, true), err)
-      -- the cast to a computing dtype works
-      assert.same({2, 2}, ck.sum(a:to("f32"), 1):shape() and {2, 2} or nil)
     end
   end)
 

@@ -56,7 +56,7 @@ local function close(got, ref, rtol, atol, label)
   end
 end
 local function same(got, ref, label) close(got, ref, 0, 0, label) end
-local function ew_close(got, ref, label) close(got, ref, 4 * EPS[ref:dtype()], 0, label) end
+local function ew_close(got, ref, label) close(got, ref, 4 * (EPS[ref:dtype()] or 0), 0, label) end
 
 --- n * eps * sum|x|: what summing a's n elements in any order may err by.
 local function sum_tol(a) return a:numel() * EPS[a:dtype()] * a:to("f64"):abs():sum():item() end

@@ -38,10 +38,11 @@ using Rec = ck_batch_rec;
 
 template <int OP, typename TO, typename TI> __device__ __forceinline__ void ew_rec(const Rec &r) {
   constexpr int NIN = ckew::arity(OP);
-  const ckew::Scal s{r.s1, r.s2, ckew::seed_of(r.s1), ckew::seed_of(r.s2)};
+  /* the batch takes f32 f64 i32 f16 bf16 (and bool results): i32 is the one integer, its scalar an i32 value */
+  const ckew::Scal s{r.s1, r.s2, ckew::seed_of(r.s1), ckew::seed_of(r.s2), ckew::f2s<int32_t>(r.s1)};
   TO *out = (TO *)r.out;
   const TI *a = (const TI *)r.a, *b = (const TI *)r.b;
-  const TI sv = ckew::from_double<TI>(r.s1);
+  const TI sv = ckew::scalar_of<TI>(s);
   for (int i = threadIdx.x; i < r.n0; i += kThreads) {
     const TI x = NIN >= 1 ? a[i] : TI(0);
     const TI y = (NIN == 2 && r.mode == ckew::BM_ARRAY) ? b[i] : sv;
@@ -49,16 +50,20 @@ template <int OP, typename TO, typename TI> __device__ __forceinline__ void ew_r
   }
 }
 
+template <int OP, typename TO, typename TI> __device__ __forceinline__ void ew_valid_rec(const Rec &r) {
+  if constexpr (ckew::valid<OP, TO, TI>()) ew_rec<OP, TO, TI>(r);
+}
+
 template <int OP, typename TO> __device__ __forceinline__ void ew_out(const Rec &r) {
-  if constexpr (OP == CK_EW_COPY) {
+  if constexpr (OP == CK_EW_COPY || ckew::to_bool(OP)) {
     switch (r.adt) {
-    case CK_F32: ew_rec<OP, TO, float>(r); break;
-    case CK_F64: ew_rec<OP, TO, double>(r); break;
-    case CK_I32: ew_rec<OP, TO, int32_t>(r); break;
-    case CK_F16: ew_rec<OP, TO, ck_f16_t>(r); break;
-    case CK_BF16: ew_rec<OP, TO, ck_bf16_t>(r); break;
+    case CK_F32: ew_valid_rec<OP, TO, float>(r); break;
+    case CK_F64: ew_valid_rec<OP, TO, double>(r); break;
+    case CK_I32: ew_valid_rec<OP, TO, int32_t>(r); break;
+    case CK_F16: ew_valid_rec<OP, TO, ck_f16_t>(r); break;
+    case CK_BF16: ew_valid_rec<OP, TO, ck_bf16_t>(r); break;
     }
-  } else if constexpr (OP != CK_EW_EYE && ckew::valid<OP, TO>()) {
+  } else if constexpr (OP != CK_EW_EYE && ckew::valid<OP, TO, TO>()) {
     ew_rec<OP, TO, TO>(r);
   }
 }
@@ -70,6 +75,7 @@ template <int OP> __device__ __forceinline__ void ew_op(const Rec &r) {
   case CK_I32: ew_out<OP, int32_t>(r); break;
   case CK_F16: ew_out<OP, ck_f16_t>(r); break;
   case CK_BF16: ew_out<OP, ck_bf16_t>(r); break;
+  case CK_BOOL: ew_out<OP, ckew::b8>(r); break;
   }
 }
 
@@ -90,8 +96,8 @@ template <class O> __device__ __forceinline__ void red_rec(const Rec &r, unsigne
   using T = typename O::value_t;
   using A = typename O::acc_t;
   const T *x = (const T *)r.a;
-  T *out = (T *)r.out;
-  int32_t *idx = (int32_t *)r.b;
+  typename O::out_t *out = (typename O::out_t *)r.out;
+  int64_t *idx = (int64_t *)r.b;
   const int outer = r.n0, len = r.n1, inner = r.n2, nout = outer * inner;
   if (nout == 1) {
     A acc = O::identity();
@@ -219,6 +225,9 @@ extern "C" const char *ck_ew_batched_supports(const void *desc) {
   const ck_ew_desc *d = (const ck_ew_desc *)desc;
   if (d->op < 0 || d->op >= CK_EW_NOPS) return "unknown op";
   if (d->numel > CK_BATCH_MAX_ELEMS) return kTooBig;
+  if (!(CK_DT_ALL5 & CK_DT_BIT(ckew::in_dtype_of(d))) ||
+      !((CK_DT_ALL5 | CK_DT_BIT(CK_BOOL)) & CK_DT_BIT(d->out_dtype)) || (d->out_dtype == CK_BOOL && d->op != CK_EW_COPY && !ckew::to_bool(d->op)))
+    return "f32, f64, i32, f16 and bf16 (and their bool results) only; the contiguous rung takes the other dtypes";
   return ck_ew_contiguous_supports(desc); /* the same dense layouts the contiguous rung takes (and not eye) */
 }
 
@@ -235,7 +244,7 @@ extern "C" int ck_ew_batched(const void *desc, const ck_env *env) {
   r.s2 = d->s2;
   r.n0 = (int32_t)d->numel;
   r.odt = (uint8_t)d->out_dtype;
-  r.adt = (uint8_t)(d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype);
+  r.adt = (uint8_t)ckew::in_dtype_of(d);
   r.mode = (uint8_t)ckew::bmode_of(d);
   return push(env, r);
 }
@@ -248,7 +257,7 @@ extern "C" const char *ck_reduce_batched_supports(const void *desc) {
   if (d->outer > CK_BATCH_MAX_ELEMS || d->len > CK_BATCH_MAX_ELEMS || d->inner > CK_BATCH_MAX_ELEMS ||
       d->outer * d->len * d->inner > CK_BATCH_MAX_ELEMS)
     return kTooBig;
-  if (d->dtype < 0 || d->dtype >= CK_NDTYPES) return "dtype unknown";
+  if (!(CK_DT_ALL5 & CK_DT_BIT(d->dtype))) return "f32, f64, i32, f16 and bf16 only (the rows rungs take the other dtypes)";
   return nullptr;
 }
 

@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) ew_strided_kernel(const StridedArgs 
   TO *out = (TO *)p.out;
   const TI *a = (const TI *)p.a;
   const TI *b = (const TI *)p.b;
-  const TI sv = from_double<TI>(p.s.s1); /* the scalar operand, rounded once to the operand type */
+  const TI sv = scalar_of<TI>(p.s); /* the scalar operand, rounded once to the operand type */
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t lin = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; lin < p.numel; lin += step) {
     IDX rem = (IDX)lin;
@@ -117,5 +117,5 @@ extern "C" int ck_ew_strided(const void *desc, const ck_env *env) {
   p.b = d->b;
   p.s = scal_of(d);
   StridedLaunch L{p, grid_for(p.numel, kThreads, env->sm_count, 2048 / kThreads), env};
-  return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
+  return dispatch<true>(d, L);
 }

@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kThreads) ew_contiguous_kernel(const ContigArg
   constexpr int VE = pack_elems<TO, TI>();
   using PO = Pack<TO, VE>;
   using PI = Pack<TI, VE>;
-  const TI sv = from_double<TI>(p.s.s1);
+  const TI sv = scalar_of<TI>(p.s);
   const bool b_arr = p.bmode == BM_ARRAY, left = p.bmode == BM_LEFT;
   TO *out = (TO *)p.out;
   const TI *a = (const TI *)p.a;
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kThreads) ew_contiguous_kernel(const ContigArg
 
   /* x/y order for binary ops: the scalar (or b) goes left when scalar_left */
   auto one = [&](TI t, TI u, int64_t i) -> TO {
-    if constexpr (is_half_v<TO>) { /* one copy of the math (and of the conversions): swap the operands first */
+    if constexpr (is_half_v<TI>) { /* one copy of the math (and of the conversions): swap the operands first */
       const TI x = left ? u : t, y = left ? t : u;
       return elem<OP, TO, TI>(x, y, p.s, i, 0, 0);
     } else {
@@ -198,5 +198,5 @@ extern "C" int ck_ew_contiguous(const void *desc, const ck_env *env) {
   for (int k = 0; k < d->ndim; ++k) n *= d->shape[k];
   if (n == 0) return 0;
   ContigLaunch L{d, env, n};
-  return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
+  return dispatch<true>(d, L);
 }

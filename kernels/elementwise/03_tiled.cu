@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
   __shared__ TI sh0[T][T + G::PAD];
   __shared__ TI sh1[ST1 ? T : 1][ST1 ? T + G::PAD : 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  [[maybe_unused]] const TI sv = from_double<TI>(p.s.s1);
+  [[maybe_unused]] const TI sv = scalar_of<TI>(p.s);
   const bool swap = p.swap;
   for (int64_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
     // tile t: batch m, then groups of EW_GROUP tile rows (Y), down a column of the group, then along X
@@ -274,6 +274,8 @@ int y_dim(const ck_ew_desc *d, int *stage_a, int *stage_b, const char **why) {
 extern "C" const char *ck_ew_tiled_supports(const void *desc) {
   const ck_ew_desc *d = (const ck_ew_desc *)desc;
   if (d->ndim < 0 || d->ndim > CK_MAX_DIMS) return "ndim out of range";
+  if (!(CK_DT_ALL5 & CK_DT_BIT(d->out_dtype)) || !(CK_DT_ALL5 & CK_DT_BIT(in_dtype_of(d))))
+    return "f32, f64, i32, f16 and bf16 only (the other dtypes are not instantiated here: the strided rung takes them)";
   int sa, sb;
   const char *why;
   y_dim(d, &sa, &sb, &why);
@@ -313,5 +315,5 @@ extern "C" int ck_ew_tiled(const void *desc, const ck_env *env) {
   }
   p.s = scal_of(d);
   WideLaunch L{p, kind, env};
-  return dispatch(d->op, d->out_dtype, d->op == CK_EW_COPY ? d->a_dtype : d->out_dtype, L);
+  return dispatch<false>(d, L);
 }

@@ -8,13 +8,14 @@
  *  - f32 computes in float, f64 in double. f16/bf16 (ck_f16_t/ck_bf16_t, 2-byte storage from half.h) are
  *    widened to float exactly, the row's float expression runs in float and the result is rounded once to
  *    the dtype (nearest even, the host's conversion code); generators compute in double and round once
- *    from there, RAND with as many bits as the dtype holds. The f32/f64/i32 instances are unchanged. MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN, SIGN(+-0) =
- *    +-0; RELU(NaN) = NaN; SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) in double.
- *  - i32: ADD SUB MUL NEG ABS wrap (unsigned arithmetic); DIV truncates, x/0 = 0, INT32_MIN/-1 =
- *    INT32_MIN; POW/POWS/CLAMP go through double and back with f2i (integral exponents by exact
- *    repeated squaring); FLOOR/CEIL are the identity.
- *  - float -> i32 (COPY, FILL, ARANGE, POW): truncate toward zero, NaN/out of range -> INT32_MIN. The
- *    hardware cvt.rzi saturates and maps NaN to 0, so the rule is spelled out here.
+ *    from there, RAND with as many bits as the dtype holds. MAXIMUM/MINIMUM propagate NaN; SIGN(NaN) = NaN,
+ *    SIGN(+-0) = +-0; RELU(NaN) = NaN; SIGMOID = 1/(1+exp(-x)); CLAMP = min(max(x, lo), hi) in double.
+ *  - Integers (i32 and the issue-32 dtypes, bool as an input of TOBOOL and bit ops) compute in 64 bits with
+ *    the helpers of ew_helpers.h and store modulo the result's width: ADD SUB MUL NEG ABS wrap; DIV
+ *    truncates, x/0 = 0, MIN/-1 = MIN; POW is exact modulo 2^64 for exponents >= 0; FLOOR/CEIL are the
+ *    identity. TOBOOL ops (comparisons, logic, isnan ...) store value != 0 into bool.
+ *  - float -> integer (COPY, ARANGE, POWS with a fractional exponent): truncate toward zero, NaN/out of range
+ *    -> the dtype's minimum (f2s). The hardware cvt.rzi saturates and maps NaN to 0, so the rule is spelled out.
  *  - Generators see LIN (row-major linear index), and for EYE the last two indices (RI, J).
  */
 #ifndef CK_EW_MATH_CUH
@@ -25,18 +26,26 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "ew_helpers.h"
 #include "half.h"
 #include "philox.h"
 
 namespace ckew {
 
-// ---------------------------------------------------------------- conversions
+// ---------------------------------------------------------------- dtypes and conversions
 
-__device__ __forceinline__ int32_t f2i(double x) {
-  return (x > -2147483649.0 && x < 2147483648.0) ? (int32_t)x : INT32_MIN;
-}
+/* bool's storage: one byte, 0 or 1; its own type so that storing into it means "!= 0", not "modulo 256". */
+struct b8 {
+  uint8_t v;
+  b8() = default;
+  __host__ __device__ constexpr b8(int x) : v(x != 0) {}
+};
 
 template <typename T> constexpr bool is_half_v = std::is_same_v<T, ck_f16_t> || std::is_same_v<T, ck_bf16_t>;
+template <typename T> constexpr bool is_b8_v = std::is_same_v<T, b8>;
+/* the integer dtypes and bool: they compute in 64 bits (ew_helpers.h says why) */
+template <typename T> constexpr bool is_int_v = std::is_integral_v<T> || is_b8_v<T>;
+template <typename T> constexpr bool is_float_v = std::is_floating_point_v<T> || is_half_v<T>;
 
 /* f16/bf16 <-> float/double, the same integer code as the host (half.h) */
 __device__ __forceinline__ float widen(ck_f16_t h) { return ck_f16_to_f32(h.bits); }
@@ -54,18 +63,55 @@ template <typename T> __device__ __forceinline__ T narrow(double v) {
   return r;
 }
 
+/* An integer or bool value as the 64-bit integer its expressions compute on. */
+template <typename T> __device__ __forceinline__ long long to_ll(T x) {
+  if constexpr (is_b8_v<T>) return x.v != 0;
+  else return (long long)x;
+}
+/* A 64-bit result stored into an integer dtype: modulo 2^bits (bool: != 0). */
+template <typename T> __device__ __forceinline__ T store_ll(long long r) {
+  if constexpr (is_b8_v<T>) return b8{(uint8_t)(r != 0)};
+  else return (T)(std::make_unsigned_t<T>)(unsigned long long)r;
+}
+/* double -> an integer dtype, as a 64-bit value: truncate toward zero; NaN and values out of the dtype's range
+ * give its minimum (0 for the unsigned ones; the host's ck_ew_f2i* in src/core/ew_ops.h); bool: != 0. The
+ * hardware cvt.rzi saturates and maps NaN to 0, so the rule is spelled out. */
+template <typename T> __device__ __forceinline__ long long f2s(double x) {
+  if constexpr (is_b8_v<T>) return x != 0;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return (x > -9223372036854777856.0 && x < 9223372036854775808.0) ? (long long)x : (long long)INT64_MIN;
+  else {
+    constexpr long long mn = std::is_signed_v<T> ? -(1ll << (8 * sizeof(T) - 1)) : 0;
+    constexpr double lo = (double)mn - 1.0, hi = (double)(std::is_signed_v<T> ? -mn : 2 * (1ll << (8 * sizeof(T) - 1)));
+    return (x > lo && x < hi) ? (long long)x : mn;
+  }
+}
+__device__ __forceinline__ int32_t f2i(double x) { return (int32_t)f2s<int32_t>(x); }
+
 /* double -> T with the library's rules */
 template <typename T> __device__ __forceinline__ T from_double(double v) {
-  if constexpr (std::is_same_v<T, int32_t>) return f2i(v);
+  if constexpr (is_int_v<T>) return store_ll<T>(f2s<T>(v));
   else if constexpr (is_half_v<T>) return narrow<T>(v);
   else return (T)v;
 }
 
-/* COPY: TI -> TO. Through double like the host; same-type copies move bits (NaN payloads kept). */
+/* COPY: TI -> TO, the host's rules (host_elementwise.c, above ew_cast_table): int -> int wraps, int -> float
+ * rounds once (i64 -> f16/bf16 through f64), float -> int by f2s, x -> bool is x != 0, float -> float through
+ * double. Same-type copies move bits (NaN payloads kept). */
 template <typename TO, typename TI> __device__ __forceinline__ TO cast(TI v) {
   if constexpr (std::is_same_v<TO, TI>) return v;
-  else if constexpr (is_half_v<TI>) return from_double<TO>((double)widen(v));
-  else return from_double<TO>((double)v);
+  else if constexpr (is_int_v<TI>) {
+    const long long i = to_ll(v);
+    if constexpr (is_int_v<TO>) return store_ll<TO>(i);
+    else if constexpr (is_half_v<TO>) return narrow<TO>((double)i);
+    else return (TO)i;
+  } else {
+    double d;
+    if constexpr (is_half_v<TI>) d = (double)widen(v);
+    else d = (double)v;
+    if constexpr (is_b8_v<TO>) return b8{(uint8_t)(d != 0)};
+    else return from_double<TO>(d);
+  }
 }
 
 /* Same as ck_ew_seed() in src/core/ew_ops.h: the RNG seed/offset from a double. */
@@ -112,49 +158,12 @@ template <typename T> __device__ __forceinline__ T ew_fmod_lua(T x, T y) {
   return m;
 }
 
-// ---------------------------------------------------------------- i32 helpers (wrap, no UB)
+// ---------------------------------------------------------------- integer helpers (64-bit, wrap, no UB)
 
-__device__ __forceinline__ int32_t iw_neg(int32_t x) { return (int32_t)(0u - (uint32_t)x); }
-__device__ __forceinline__ int32_t iw_abs(int32_t x) { return x < 0 ? iw_neg(x) : x; }
-__device__ __forceinline__ int32_t iw_add(int32_t x, int32_t y) { return (int32_t)((uint32_t)x + (uint32_t)y); }
-__device__ __forceinline__ int32_t iw_sub(int32_t x, int32_t y) { return (int32_t)((uint32_t)x - (uint32_t)y); }
-__device__ __forceinline__ int32_t iw_mul(int32_t x, int32_t y) { return (int32_t)((uint32_t)x * (uint32_t)y); }
-__device__ __forceinline__ int32_t iw_div(int32_t x, int32_t y) {
-  if (y == 0) return 0;
-  if (y == -1) return iw_neg(x);
-  return x / y;
-}
-/* Lua's // and % on integers (floor division; the remainder takes the divisor's sign); y == 0 gives 0. */
-__device__ __forceinline__ int32_t iw_idiv(int32_t x, int32_t y) {
-  if (y == 0) return 0;
-  if (y == -1) return iw_neg(x);
-  const int32_t q = x / y;
-  return (x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q;
-}
-__device__ __forceinline__ int32_t iw_mod(int32_t x, int32_t y) {
-  if (y == 0 || y == -1) return 0;
-  const int32_t m = x % y;
-  return (m != 0 && ((m ^ y) < 0)) ? m + y : m;
-}
-/* i32 POW/POWS: integral exponents by exact repeated squaring (CUDA's pow(19.0, 3.0) is 6858.999...,
- * which would truncate to 6858); other exponents through pow. Same loop as the host. */
-__device__ __forceinline__ int32_t ew_ipow(double x, double y) {
-  if (y == floor(y) && fabs(y) <= 1024.0) {
-    int64_t n = (int64_t)fabs(y);
-    double r = 1.0, b = x;
-    while (n) {
-      if (n & 1) r *= b;
-      b *= b;
-      n >>= 1;
-    }
-    return f2i(y < 0 ? 1.0 / r : r);
-  }
-  return f2i(pow(x, y));
-}
-__device__ __forceinline__ double ew_clamp(double x, double lo, double hi) {
-  double t = x < lo ? lo : x;
-  return t > hi ? hi : t;
-}
+/* The text the host and ck.map's programs compile too (ew_helpers.h). */
+#define CKEW_HELPER(ret, name, params, ...) __device__ __forceinline__ ret name params { __VA_ARGS__ }
+CK_EW_HELPERS(CKEW_HELPER)
+#undef CKEW_HELPER
 
 // ---------------------------------------------------------------- op properties (compile time, from the table)
 
@@ -162,8 +171,6 @@ __device__ __forceinline__ double ew_clamp(double x, double lo, double hi) {
 #define CKEW_KIND_UNARY CK_EWK_UNARY
 #define CKEW_KIND_BINARY CK_EWK_BINARY
 #define CKEW_KIND_GEN CK_EWK_GEN
-#define CKEW_DT_ALL false
-#define CKEW_DT_FLOAT true
 __host__ __device__ constexpr int kind_of(int op) {
   switch (op) {
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
@@ -173,36 +180,56 @@ __host__ __device__ constexpr int kind_of(int op) {
     default: return -1;
   }
 }
-__host__ __device__ constexpr bool float_only(int op) {
+__host__ __device__ constexpr int dtypes_of(int op) {
   switch (op) {
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
-  case CK_EW_##ID: return CKEW_DT_##DTYPES;
+  case CK_EW_##ID: return CK_EWD_##DTYPES;
 #include "ew_ops.def"
 #undef CK_EW_OP
-    default: return false;
+    default: return -1;
   }
 }
+__host__ __device__ constexpr bool float_only(int op) { return dtypes_of(op) == CK_EWD_FLOAT; }
+__host__ __device__ constexpr bool to_bool(int op) { return dtypes_of(op) == CK_EWD_TOBOOL; }
 __host__ __device__ constexpr bool is_binary(int op) { return kind_of(op) == CK_EWK_BINARY; }
 __host__ __device__ constexpr bool is_generator(int op) { return kind_of(op) == CK_EWK_GEN; }
 __host__ __device__ constexpr int arity(int op) { return is_generator(op) ? 0 : (is_binary(op) ? 2 : 1); }
-/* Whether (op, T) has a kernel: float-only ops are not instantiated for i32 (f16/bf16 have every op). */
-template <int OP, typename T> __host__ __device__ constexpr bool valid() { return !(float_only(OP) && std::is_same_v<T, int32_t>); }
+/* Whether (op, TO, TI) has a kernel. COPY: every pair. TOBOOL ops: a bool result from any input. The others
+ * compute in their result dtype (TI == TO): float-only ops on floats, bit operations on integers and bool,
+ * the rest on every dtype but bool (bool operands of arithmetic are promoted to i32 first), generators on
+ * every dtype. */
+template <int OP, typename TO, typename TI> __host__ __device__ constexpr bool valid() {
+  if constexpr (OP == CK_EW_COPY) return true;
+  else if constexpr (to_bool(OP)) return is_b8_v<TO>;
+  else if constexpr (!std::is_same_v<TO, TI>) return false;
+  else if constexpr (dtypes_of(OP) == CK_EWD_FLOAT) return is_float_v<TO>;
+  else if constexpr (dtypes_of(OP) == CK_EWD_INT) return is_int_v<TO>;
+  else return !is_b8_v<TO> || is_generator(OP);
+}
 
 /* Scalars every element needs (precomputed once per launch). */
 struct Scal {
   double s1, s2;
   uint64_t seed, offs;
+  long long si; /* the scalar as an exact integer (integer dtypes) */
 };
+
+/* The scalar operand in the operand dtype: integers take the exact integer, floats round s1 once. */
+template <typename T> __device__ __forceinline__ T scalar_of(const Scal &s) {
+  if constexpr (is_int_v<T>) return store_ll<T>(s.si);
+  else return from_double<T>(s.s1);
+}
 
 // ---------------------------------------------------------------- the math
 
 /* The math of every op, generated from the table: OpMath<OP>::f<T> evaluates the row's float expression
- * (T float or double) or its i32 expression. The expressions' free names are this function's parameters.
- * RB overrides the RAND precision code IS64 (philox.h: 2 for f16, 3 for bf16; -1: from T). */
+ * (T float or double), OpMath<OP>::fi<ST> its integer expression on 64-bit values for the integer dtype (or
+ * bool) ST. The expressions' free names are these functions' parameters. RB overrides the RAND precision
+ * code IS64 (philox.h: 2 for f16, 3 for bf16; -1: from T). */
 #define NAN2(x, y) ((x) + (y)) /* NaN if either is NaN */
 /* a + b*i in double with both roundings, as the host computes it (nvcc would fuse it into an fma) */
 __device__ __forceinline__ double ew_axpb(double a, double b, int64_t i) { return __dadd_rn(a, __dmul_rn(b, (double)i)); }
-#define ew_f2i f2i
+#define ew_f2i(v) f2s<ST>(v)
 template <int OP> struct OpMath;
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR)                                                  \
   template <> struct OpMath<CK_EW_##ID> {                                                                   \
@@ -211,8 +238,14 @@ template <int OP> struct OpMath;
                                           int64_t LIN, int64_t RI, int64_t J) {                             \
       constexpr int IS64 = RB >= 0 ? RB : (std::is_same_v<T, double> ? 1 : 0);                             \
       (void)x, (void)y, (void)S1, (void)S2, (void)SEED, (void)OFFS, (void)LIN, (void)RI, (void)J, (void)IS64; \
-      if constexpr (std::is_same_v<T, int32_t>) return IEXPR;                                               \
-      else return FEXPR;                                                                                    \
+      return FEXPR;                                                                                         \
+    }                                                                                                       \
+    template <typename ST>                                                                                  \
+    __device__ __forceinline__ static long long fi(long long x, long long y, double S1, double S2,          \
+                                                   long long SI, int64_t LIN, int64_t RI, int64_t J) {     \
+      constexpr int ISB = is_b8_v<ST>;                                                                      \
+      (void)x, (void)y, (void)S1, (void)S2, (void)SI, (void)LIN, (void)RI, (void)J, (void)ISB;              \
+      return (long long)(IEXPR);                                                                            \
     }                                                                                                       \
   };
 #include "ew_ops.def"
@@ -222,6 +255,11 @@ template <int OP> struct OpMath;
 template <int OP, typename T>
 __device__ __forceinline__ T apply(T x, T y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
   return OpMath<OP>::template f<T>(x, y, s.s1, s.s2, s.seed, s.offs, lin, ri, j);
+}
+/* a float result stored as TO: the same dtype, or a TOBOOL op's bool */
+template <typename TO, typename T> __device__ __forceinline__ TO put(T r) {
+  if constexpr (is_b8_v<TO>) return b8{(uint8_t)(r != 0)};
+  else return r;
 }
 
 // ---------------------------------------------------------------- run-time op -> compile-time op
@@ -238,53 +276,81 @@ template <typename F> __host__ inline int dispatch_op(int op, F &&f) {
   }
 }
 
-/* Calls F::template run<T>() for the run-time dtype (else cudaErrorInvalidValue). */
-template <typename F> __host__ inline int dispatch_dtype(int dt, F &&f) {
+/* Calls F::template run<T>() for the run-time dtype (else cudaErrorInvalidValue). WIDE: every row of
+ * dtypes.def; otherwise the five float/i32 dtypes only (rungs that do not instantiate the others, to keep
+ * compile time and code size down: their supports() declines them). */
+template <bool WIDE, typename F> __host__ inline int dispatch_dtype(int dt, F &&f) {
   switch (dt) {
     case CK_F32: return f.template run<float>();
     case CK_F64: return f.template run<double>();
     case CK_I32: return f.template run<int32_t>();
     case CK_F16: return f.template run<ck_f16_t>();
     case CK_BF16: return f.template run<ck_bf16_t>();
-    default: return 1;
+    default: break;
   }
+  if constexpr (WIDE) {
+    switch (dt) {
+      case CK_BOOL: return f.template run<b8>();
+      case CK_U8: return f.template run<uint8_t>();
+      case CK_I8: return f.template run<int8_t>();
+      case CK_I16: return f.template run<int16_t>();
+      case CK_U32: return f.template run<uint32_t>();
+      case CK_I64: return f.template run<int64_t>();
+      default: break;
+    }
+  }
+  return 1;
 }
 
-/* dispatch(op, out_dtype, a_dtype, f) calls f.template run<OP, TO, TI>() for the run-time triple: TI == TO
- * except for COPY (all 25 pairs); float-only ops have no i32 instance (cudaErrorInvalidValue). */
-template <typename F, typename TO> struct ByIn {
+/* The dtype a descriptor's inputs are read in: COPY's and TOBOOL ops' own, else the result's. */
+__host__ inline int in_dtype_of(const ck_ew_desc *d) {
+  return (d->op == CK_EW_COPY || dtypes_of(d->op) == CK_EWD_TOBOOL) ? d->a_dtype : d->out_dtype;
+}
+
+/* dispatch<WIDE>(d, f) calls f.template run<OP, TO, TI>() for the descriptor's (op, result dtype, input
+ * dtype) when valid<OP, TO, TI>() (cudaErrorInvalidValue otherwise). */
+template <bool WIDE, typename F, int OP, typename TO> struct ByIn {
   F &f;
-  template <typename TI> int run() { return f.template run<CK_EW_COPY, TO, TI>(); }
+  template <typename TI> int run() {
+    if constexpr (valid<OP, TO, TI>()) return f.template run<OP, TO, TI>();
+    else return 1;
+  }
 };
-template <typename F, int OP> struct ByOut {
+template <bool WIDE, typename F, int OP> struct ByOut {
   F &f;
   int adt;
   template <typename TO> int run() {
-    if constexpr (OP == CK_EW_COPY) return dispatch_dtype(adt, ByIn<F, TO>{f});
-    else if constexpr (!valid<OP, TO>()) return 1;
+    if constexpr (OP == CK_EW_COPY || to_bool(OP)) {
+      if constexpr (OP != CK_EW_COPY && !is_b8_v<TO>) return 1;
+      else return dispatch_dtype<WIDE>(adt, ByIn<WIDE, F, OP, TO>{f});
+    } else if constexpr (!valid<OP, TO, TO>()) return 1;
     else return f.template run<OP, TO, TO>();
   }
 };
-template <typename F> struct ByOp {
+template <bool WIDE, typename F> struct ByOp {
   F &f;
   int odt, adt;
-  template <int OP> int run() { return dispatch_dtype(odt, ByOut<F, OP>{f, adt}); }
+  template <int OP> int run() { return dispatch_dtype<WIDE>(odt, ByOut<WIDE, F, OP>{f, adt}); }
 };
-template <typename F> __host__ inline int dispatch(int op, int odt, int adt, F &f) {
-  return dispatch_op(op, ByOp<F>{f, odt, adt});
+template <bool WIDE, typename F> __host__ inline int dispatch(const ck_ew_desc *d, F &f) {
+  return dispatch_op(d->op, ByOp<WIDE, F>{f, d->out_dtype, in_dtype_of(d)});
 }
 
-/* One element of any op: COPY casts, everything else applies the math in TO (f16/bf16: in float, or
- * double for generators, rounded once to TO). */
+/* One element of any op: COPY casts; integers and bool compute in 64 bits and store modulo the result's
+ * width; f16/bf16 compute in float (double for generators) and round once; f32/f64 compute in their type.
+ * A TOBOOL op stores value != 0. */
 template <int OP, typename TO, typename TI>
 __device__ __forceinline__ TO elem(TI x, TI y, const Scal &s, int64_t lin, int64_t ri, int64_t j) {
   if constexpr (OP == CK_EW_COPY) return cast<TO, TI>(x);
-  else if constexpr (is_half_v<TO>) {
+  else if constexpr (is_int_v<TI>) {
+    return store_ll<TO>(OpMath<OP>::template fi<TI>(to_ll(x), to_ll(y), s.s1, s.s2, s.si, lin, ri, j));
+  } else if constexpr (is_half_v<TI>) {
     using CT = std::conditional_t<is_generator(OP), double, float>;
-    constexpr int RB = std::is_same_v<TO, ck_f16_t> ? 2 : 3;
+    constexpr int RB = std::is_same_v<TI, ck_f16_t> ? 2 : 3;
     const CT r = OpMath<OP>::template f<CT, RB>((CT)widen(x), (CT)widen(y), s.s1, s.s2, s.seed, s.offs, lin, ri, j);
-    return narrow<TO>(r);
-  } else return apply<OP, TO>(x, y, s, lin, ri, j);
+    if constexpr (is_b8_v<TO>) return put<TO>(r);
+    else return narrow<TO>(r);
+  } else return put<TO>(apply<OP, TI>(x, y, s, lin, ri, j));
 }
 
 /* Which input a binary op reads from where: array b, scalar on the right, scalar on the left. */
@@ -292,7 +358,7 @@ enum { BM_ARRAY = 0, BM_RIGHT = 1, BM_LEFT = 2 };
 __host__ inline int bmode_of(const ck_ew_desc *d) {
   return !d->b_scalar ? BM_ARRAY : (d->scalar_left ? BM_LEFT : BM_RIGHT);
 }
-__host__ inline Scal scal_of(const ck_ew_desc *d) { return Scal{d->s1, d->s2, seed_of(d->s1), seed_of(d->s2)}; }
+__host__ inline Scal scal_of(const ck_ew_desc *d) { return Scal{d->s1, d->s2, seed_of(d->s1), seed_of(d->s2), d->si}; }
 
 /* Grid for a grid-stride loop: enough blocks for `work` items, capped at `waves` full-occupancy waves. */
 __host__ inline unsigned grid_for(int64_t work, int threads, int sm_count, int blocks_per_sm) {

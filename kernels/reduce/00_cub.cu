@@ -77,24 +77,25 @@ template <class O>
 static int launch(const ck_red_desc &d, const ck_env *env) {
   using acc_t = typename O::acc_t;
   using T = typename O::value_t;
-  const bool direct = !O::indexed && d.op != CK_RED_MEAN;
-  if (direct) { /* acc_t has T's size and bits (uint32 for i32 SUM/PROD) */
-    const acc_t *in = reinterpret_cast<const acc_t *>(d.x);
-    return cub_reduce<O>(d, env, in, reinterpret_cast<acc_t *>(d.out));
+  /* straight into out when the accumulator is the value type (f32, f64, and i32 MAX/MIN); integer sums
+   * accumulate in uint64 and halves in f32, so they (and the indexed ops) go through MakeAcc */
+  constexpr bool same = std::is_same_v<acc_t, T> && std::is_same_v<typename O::out_t, T>;
+  if constexpr (same) {
+    if (d.op != CK_RED_MEAN) return cub_reduce<O>(d, env, (const T *)d.x, (T *)d.out);
   }
   Ws w(env, (size_t)d.outer * sizeof(acc_t));
   if (!w.p) return (int)cudaErrorMemoryAllocation;
   int err;
-  if constexpr (O::indexed) {
+  if constexpr (O::indexed || !same) {
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), MakeAcc<O>{(const T *)d.x, d.len});
     err = cub_reduce<O>(d, env, in, (acc_t *)w.p);
   } else {
-    err = cub_reduce<O>(d, env, reinterpret_cast<const acc_t *>(d.x), (acc_t *)w.p);
+    err = cub_reduce<O>(d, env, (const T *)d.x, (acc_t *)w.p);
   }
   if (err) return err;
   ck_note(env, red_store_kernel<O>, 256, 0); /* ours; CUB's own kernels are the library's */
   red_store_kernel<O><<<grid_for(cdiv(d.outer, 256)), 256, 0, (cudaStream_t)env->stream>>>(
-      (const acc_t *)w.p, d.outer, (T *)d.out, d.idx, d.len);
+      (const acc_t *)w.p, d.outer, (typename O::out_t *)d.out, d.idx, d.len);
   return (int)cudaGetLastError();
 }
 

@@ -16,8 +16,8 @@ using namespace ckred;
 
 template <class O>
 __global__ void reduce_sequential_kernel(const typename O::value_t *__restrict__ x, int64_t outer, int64_t len,
-                                         int64_t nch, typename O::acc_t *part, typename O::value_t *out,
-                                         int32_t *idx) {
+                                         int64_t nch, typename O::acc_t *part, typename O::out_t *out,
+                                         int64_t *idx) {
   using acc_t = typename O::acc_t;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   acc_t *sdata = reinterpret_cast<acc_t *>(smem_raw);

@@ -19,7 +19,7 @@ template <class O, int BS>
 __global__ void __launch_bounds__(BS) reduce_complete_unroll_kernel(const typename O::value_t *__restrict__ x,
                                                                     int64_t outer, int64_t len, int64_t nch,
                                                                     typename O::acc_t *part,
-                                                                    typename O::value_t *out, int32_t *idx) {
+                                                                    typename O::out_t *out, int64_t *idx) {
   using acc_t = typename O::acc_t;
   __shared__ acc_t sdata[BS];
   const unsigned tid = threadIdx.x;

@@ -22,7 +22,7 @@ template <class O, int BS, int U>
 __global__ void __launch_bounds__(BS) reduce_shuffle_vec_kernel(const typename O::value_t *__restrict__ x,
                                                                 int64_t outer, int64_t len, int64_t per_row,
                                                                 int64_t chunk, typename O::acc_t *part,
-                                                                typename O::value_t *out, int32_t *idx) {
+                                                                typename O::out_t *out, int64_t *idx) {
   for (int64_t b = blockIdx.x; b < outer * per_row; b += gridDim.x) {
     const int64_t row = b / per_row, c = b - row * per_row;
     const int64_t beg = c * chunk, end = beg + chunk < len ? beg + chunk : len;
@@ -43,7 +43,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   int &occ = occs.v[env->device];
   if (!occ) occ = occupancy((const void *)reduce_shuffle_vec_kernel<O, BS, U>, BS, 0);
   const Plan p = plan_rows(d.outer, d.len, (int64_t)env->sm_count * occ * WAVES, (int64_t)BS * N * U, N);
-  return run_chunked<O>(d, env, p.per_row, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
+  return run_chunked<O>(d, env, p.per_row, [&](typename O::acc_t *part, typename O::out_t *out, int64_t *idx) {
     ck_note(env, reduce_shuffle_vec_kernel<O, BS, U>, BS, 0);
     reduce_shuffle_vec_kernel<O, BS, U><<<grid_for(p.items), BS, 0, (cudaStream_t)env->stream>>>(
         (const typename O::value_t *)d.x, d.outer, d.len, p.per_row, p.chunk, part, out, idx);

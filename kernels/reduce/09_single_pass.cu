@@ -180,8 +180,8 @@ constexpr int min_blocks() {
 template <class O, class C>
 __global__ void __launch_bounds__(C::BS, sp::min_blocks<O, C::BS, C::MINB>())
     reduce_single_pass_kernel(const typename O::value_t *__restrict__ x, int64_t outer, int64_t len, int64_t per_row,
-                              int64_t chunk, typename O::acc_t *part, unsigned *tickets, typename O::value_t *out,
-                              int32_t *idx) {
+                              int64_t chunk, typename O::acc_t *part, unsigned *tickets, typename O::out_t *out,
+                              int64_t *idx) {
   using acc_t = typename O::acc_t;
   constexpr int BS = C::BS;
   __shared__ bool am_last;
@@ -249,7 +249,7 @@ static int launch_cfg(const ck_red_desc &d, const ck_env *env, unsigned *zeroed 
     p.items = d.outer * per;
   }
   const unsigned grid = grid_for(p.items);
-  typename O::value_t *out = (typename O::value_t *)d.out;
+  typename O::out_t *out = (typename O::out_t *)d.out;
   ck_note(env, kernel, C::BS, 0);
   if (p.per_row == 1) {
     kernel<<<grid, C::BS, 0, s>>>((const typename O::value_t *)d.x, d.outer, d.len, 1, p.chunk, nullptr, nullptr, out,

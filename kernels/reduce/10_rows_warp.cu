@@ -26,7 +26,7 @@ using namespace ckred;
 template <class O, int U>
 __global__ void __launch_bounds__(256) reduce_rows_warp_kernel(const typename O::value_t *__restrict__ x,
                                                                int64_t outer, int64_t len, int g_log2,
-                                                               typename O::value_t *out, int32_t *idx) {
+                                                               typename O::out_t *out, int64_t *idx) {
   const int G = 1 << g_log2;
   const int64_t rows_per_block = 256 >> g_log2;
   const int t = threadIdx.x & (G - 1);
@@ -54,7 +54,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   ck_note(env, reduce_rows_warp_kernel<O, U>, 256, 0);
   return ck_launch_drv(reduce_rows_warp_kernel<O, U>, dim3(grid_for(cdiv(d.outer, rows_per_block))), dim3(256), 0,
                    (cudaStream_t)env->stream, (const typename O::value_t *)d.x, d.outer, d.len, g_log2,
-                   (typename O::value_t *)d.out, d.idx);
+                   (typename O::out_t *)d.out, d.idx);
 }
 
 CK_RED_LAUNCHER_H(ck_reduce_rows_warp, launch)

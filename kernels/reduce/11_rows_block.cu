@@ -18,8 +18,8 @@ using namespace ckred;
 
 template <class O, int BS, int U>
 __global__ void __launch_bounds__(BS) reduce_rows_block_kernel(const typename O::value_t *__restrict__ x,
-                                                               int64_t outer, int64_t len, typename O::value_t *out,
-                                                               int32_t *idx) {
+                                                               int64_t outer, int64_t len, typename O::out_t *out,
+                                                               int64_t *idx) {
   for (int64_t row = blockIdx.x; row < outer; row += gridDim.x) {
     typename O::acc_t a = fold_range_vec<O, U>(x + row * len, 0, len, threadIdx.x, BS, O::identity());
     a = block_reduce<O, BS>(a);
@@ -35,7 +35,7 @@ static int launch(const ck_red_desc &d, const ck_env *env) {
   constexpr int BS = 256, U = 4;
   ck_note(env, reduce_rows_block_kernel<O, BS, U>, BS, 0);
   reduce_rows_block_kernel<O, BS, U><<<grid_for(d.outer), BS, 0, (cudaStream_t)env->stream>>>(
-      (const typename O::value_t *)d.x, d.outer, d.len, (typename O::value_t *)d.out, d.idx);
+      (const typename O::value_t *)d.x, d.outer, d.len, (typename O::out_t *)d.out, d.idx);
   return (int)cudaGetLastError();
 }
 

@@ -23,8 +23,8 @@ template <class O, int V, int U>
 __global__ void __launch_bounds__(256) reduce_cols_kernel(const typename O::value_t *__restrict__ x, int64_t outer,
                                                           int64_t len, int64_t inner, int tx_log2, int64_t ntile,
                                                           int64_t nsplit, int64_t rows_per_split,
-                                                          typename O::acc_t *part, typename O::value_t *out,
-                                                          int32_t *idx) {
+                                                          typename O::acc_t *part, typename O::out_t *out,
+                                                          int64_t *idx) {
   using T = typename O::value_t;
   using acc_t = typename O::acc_t;
   static_assert(V == 1 || V == Vec<T>::N, "vector width");
@@ -114,7 +114,7 @@ static int launch_v(const ck_red_desc &d, const ck_env *env) {
   ck_note(env, reduce_cols_kernel<O, V, U>, 256, 0);
   if (nsplit == 1) {
     reduce_cols_kernel<O, V, U><<<grid, 256, 0, s>>>((const T *)d.x, d.outer, d.len, d.inner, tx_log2, ntile, 1,
-                                                     rows, nullptr, (T *)d.out, d.idx);
+                                                     rows, nullptr, (typename O::out_t *)d.out, d.idx);
     return (int)cudaGetLastError();
   }
   Ws w(env, (size_t)(d.outer * nsplit * d.inner) * sizeof(acc_t));
@@ -123,7 +123,7 @@ static int launch_v(const ck_red_desc &d, const ck_env *env) {
                                                    rows, (acc_t *)w.p, nullptr, nullptr);
   const int err = (int)cudaGetLastError();
   if (err) return err;
-  return finish_cols<O>(env, (const acc_t *)w.p, d.outer, nsplit, d.inner, (T *)d.out, d.idx, d.len);
+  return finish_cols<O>(env, (const acc_t *)w.p, d.outer, nsplit, d.inner, (typename O::out_t *)d.out, d.idx, d.len);
 }
 
 template <class O>

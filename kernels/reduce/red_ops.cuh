@@ -73,18 +73,21 @@ template <typename T> __device__ __forceinline__ T ldg(const T *p) {
 template <typename T>
 struct Pair {
   T v;
-  int32_t i; /* 0-based position in the row; INT32_MAX for the identity so that any real element wins a tie */
+  int64_t i; /* 0-based position in the row; INT64_MAX for the identity so that any real element wins a tie */
 };
 
+/* the extremes of T (floats: the infinities; integers: the type's range, computed without <limits>, whose
+ * members are host functions) */
 template <typename T>
 __host__ __device__ __forceinline__ T lowest() {
   if constexpr (std::is_floating_point<T>::value) return (T)-INFINITY;
-  else return (T)INT32_MIN;
+  else if constexpr (std::is_signed<T>::value) return (T)((unsigned long long)1 << (8 * sizeof(T) - 1));
+  else return (T)0;
 }
 template <typename T>
 __host__ __device__ __forceinline__ T highest() {
   if constexpr (std::is_floating_point<T>::value) return (T)INFINITY;
-  else return (T)INT32_MAX;
+  else return (T)~lowest<T>();
 }
 #define CKR_HD __host__ __device__ __forceinline__
 
@@ -94,10 +97,14 @@ CKR_HD bool is_nan(T v) {
   else return false;
 }
 
-template <typename T> struct SumAcc { using type = T; };
-template <> struct SumAcc<int32_t> { using type = uint32_t; }; /* wraps mod 2^32 without UB */
-template <> struct SumAcc<ck_f16_t> { using type = float; };  /* halves accumulate in f32 */
-template <> struct SumAcc<ck_bf16_t> { using type = float; };
+/* The ARITH accumulator: integers (and bool, stored as uint8_t) accumulate in uint64, which wraps modulo 2^64
+ * without UB, and their sums and products are i64 (NumPy's rule: a sum of bools counts); halves in f32. */
+template <typename T> struct SumAcc {
+  using type = std::conditional_t<std::is_integral<T>::value, uint64_t, T>;
+  using out = std::conditional_t<std::is_integral<T>::value, int64_t, T>;
+};
+template <> struct SumAcc<ck_f16_t> { using type = float; using out = ck_f16_t; };  /* halves accumulate in f32 */
+template <> struct SumAcc<ck_bf16_t> { using type = float; using out = ck_bf16_t; };
 
 /* One row of reduce_ops.def as compile-time facts: family, max-like, mean, float-only, the op with indices,
  * and the ARITH identity and combine (the table's C expressions, compiled for the accumulator type). */
@@ -118,6 +125,7 @@ template <typename T, int K>
 struct ArithOp {
   using value_t = T;
   using acc_t = typename SumAcc<T>::type;
+  using out_t = typename SumAcc<T>::out;
   static constexpr bool indexed = false;
   CKR_HD static acc_t identity() { return Row<K>::template ident<acc_t>(); }
   CKR_HD static acc_t make(T x, int64_t) {
@@ -125,10 +133,10 @@ struct ArithOp {
     else return (acc_t)x;
   }
   CKR_HD static acc_t combine(acc_t a, acc_t b) { return Row<K>::combine(a, b); }
-  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t len) {
+  CKR_HD static void store(acc_t a, out_t *out, int64_t *, int64_t o, int64_t len) {
     if constexpr (is_half_v<T>) out[o] = narrow_to<T>(Row<K>::mean ? a / (acc_t)len : a);
-    else if constexpr (Row<K>::mean) out[o] = (T)(a / (acc_t)len);
-    else out[o] = (T)a;
+    else if constexpr (Row<K>::mean) out[o] = (out_t)(a / (acc_t)len);
+    else out[o] = (out_t)a;
   }
 };
 
@@ -137,6 +145,7 @@ template <typename T, bool IS_MAX>
 struct ExtOp {
   using value_t = T;
   using acc_t = wide_t<T>;
+  using out_t = T;
   static constexpr bool indexed = false;
   CKR_HD static acc_t identity() { return IS_MAX ? lowest<acc_t>() : highest<acc_t>(); }
   CKR_HD static acc_t make(T x, int64_t) { return wide(x); }
@@ -144,7 +153,7 @@ struct ExtOp {
     /* b NaN: the comparison fails and b is returned; a NaN: a is returned. */
     return ((IS_MAX ? a > b : a < b) || is_nan(a)) ? a : b;
   }
-  CKR_HD static void store(acc_t a, T *out, int32_t *, int64_t o, int64_t) { out[o] = narrow_to<T>(a); }
+  CKR_HD static void store(acc_t a, T *out, int64_t *, int64_t o, int64_t) { out[o] = narrow_to<T>(a); }
 };
 
 /* ARGMAX, ARGMIN, and MAX/MIN with indices: NaN is the extreme, first NaN wins, ties to the smaller index. */
@@ -152,9 +161,10 @@ template <typename T, bool IS_MAX>
 struct ArgOp {
   using value_t = T;
   using acc_t = Pair<wide_t<T>>;
+  using out_t = T;
   static constexpr bool indexed = true;
-  CKR_HD static acc_t identity() { return acc_t{IS_MAX ? lowest<wide_t<T>>() : highest<wide_t<T>>(), INT32_MAX}; }
-  CKR_HD static acc_t make(T x, int64_t r) { return acc_t{wide(x), (int32_t)r}; }
+  CKR_HD static acc_t identity() { return acc_t{IS_MAX ? lowest<wide_t<T>>() : highest<wide_t<T>>(), INT64_MAX}; }
+  CKR_HD static acc_t make(T x, int64_t r) { return acc_t{wide(x), r}; }
   CKR_HD static acc_t combine(acc_t a, acc_t b) {
     if constexpr (std::is_floating_point<wide_t<T>>::value) {
       const bool an = is_nan(a.v), bn = is_nan(b.v);
@@ -164,7 +174,7 @@ struct ArgOp {
     if (a.v == b.v) return a.i <= b.i ? a : b;
     return b;
   }
-  CKR_HD static void store(acc_t a, T *out, int32_t *idx, int64_t o, int64_t) {
+  CKR_HD static void store(acc_t a, T *out, int64_t *idx, int64_t o, int64_t) {
     if (out) out[o] = narrow_to<T>(a.v);
     if (idx) idx[o] = a.i + 1;
   }
@@ -206,31 +216,39 @@ static int dispatch_t(int k, F &f) {
   }
 }
 
-/* Calls f(Tag<O>{}) with the op type for d's (dtype, op); f returns 0 or a cudaError_t. HALVES: the step
- * also instantiates f16/bf16 (the steps whose registry row lists them; the others are not compiled for
- * them, which keeps compile time and binary size down). */
-template <bool HALVES = false, class F>
+/* Calls f(Tag<O>{}) with the op type for d's (dtype, op); f returns 0 or a cudaError_t. WIDE: the step also
+ * instantiates f16/bf16 and the integer dtypes of issue 32 (bool as uint8_t: its values are 0 and 1) — the
+ * steps whose registry row lists them; the others are not compiled for them, which keeps compile time and
+ * binary size down. */
+template <bool WIDE = false, class F>
 static int dispatch(const ck_red_desc *d, F &&f) {
   const int k = effective_op(d);
   switch (d->dtype) {
   case CK_F32: return dispatch_t<float>(k, f);
   case CK_F64: return dispatch_t<double>(k, f);
   case CK_I32: return dispatch_t<int32_t>(k, f);
-  case CK_F16:
-    if constexpr (HALVES) return dispatch_t<ck_f16_t>(k, f);
-    else return (int)cudaErrorInvalidValue;
-  case CK_BF16:
-    if constexpr (HALVES) return dispatch_t<ck_bf16_t>(k, f);
-    else return (int)cudaErrorInvalidValue;
-  default: return (int)cudaErrorInvalidValue;
+  default: break;
   }
+  if constexpr (WIDE) {
+    switch (d->dtype) {
+    case CK_F16: return dispatch_t<ck_f16_t>(k, f);
+    case CK_BF16: return dispatch_t<ck_bf16_t>(k, f);
+    case CK_BOOL:
+    case CK_U8: return dispatch_t<uint8_t>(k, f);
+    case CK_I8: return dispatch_t<int8_t>(k, f);
+    case CK_I16: return dispatch_t<int16_t>(k, f);
+    case CK_U32: return dispatch_t<uint32_t>(k, f);
+    case CK_I64: return dispatch_t<int64_t>(k, f);
+    default: break;
+    }
+  }
+  return (int)cudaErrorInvalidValue;
 }
 
-/* Indexed ops report positions in i32: longer rows cannot be described (the dispatcher refuses them). */
 static inline const char *check_common(const ck_red_desc *d) {
   if (d->len < 1 || d->outer < 1 || d->inner < 1) return "needs len >= 1 and outer*inner >= 1";
-  if (effective_op(d) >= CK_RED_ARGMAX && d->len > INT32_MAX) return "indices need len < 2^31";
-  if (d->op == CK_RED_MEAN && d->dtype == CK_I32) return "mean needs a float dtype";
+  if (d->op == CK_RED_MEAN && !(d->dtype == CK_F32 || d->dtype == CK_F64 || d->dtype == CK_F16 || d->dtype == CK_BF16))
+    return "mean needs a float dtype";
   return NULL;
 }
 
@@ -240,156 +258,11 @@ static inline const char *check_rows(const ck_red_desc *d) {
   return check_common(d);
 }
 
-// ---------------------------------------------------------------- loads and shuffles
+} // namespace ckred
 
-/* 16 bytes of T, loaded as one LDG.E.128 (read-only path). */
-template <typename T>
-struct Vec {
-  static constexpr int N = 16 / (int)sizeof(T);
-  T e[N];
-};
-template <typename T>
-__device__ __forceinline__ Vec<T> ld_vec(const T *p) {
-  const float4 r = __ldg(reinterpret_cast<const float4 *>(p));
-  Vec<T> v;
-  memcpy(&v, &r, 16);
-  return v;
-}
+#include "red_loads.cuh" /* loads, shuffles, folds and put_result: the kernels' building blocks */
 
-__device__ __forceinline__ float shfl_down(float a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
-__device__ __forceinline__ double shfl_down(double a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
-__device__ __forceinline__ int32_t shfl_down(int32_t a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
-__device__ __forceinline__ uint32_t shfl_down(uint32_t a, int off, int w) { return __shfl_down_sync(0xffffffffu, a, off, w); }
-template <typename T>
-__device__ __forceinline__ Pair<T> shfl_down(Pair<T> a, int off, int w) {
-  return Pair<T>{shfl_down(a.v, off, w), shfl_down(a.i, off, w)};
-}
-
-/* Coherent (L2) loads, for partials written by other blocks of the same launch. */
-__device__ __forceinline__ float ld_cg(const float *p) { return __ldcg(p); }
-__device__ __forceinline__ double ld_cg(const double *p) { return __ldcg(p); }
-__device__ __forceinline__ int32_t ld_cg(const int32_t *p) { return __ldcg(p); }
-__device__ __forceinline__ uint32_t ld_cg(const uint32_t *p) { return __ldcg(p); }
-template <typename T>
-__device__ __forceinline__ Pair<T> ld_cg(const Pair<T> *p) { return Pair<T>{__ldcg(&p->v), __ldcg(&p->i)}; }
-
-/* Reduce over groups of `width` consecutive lanes (width a power of two <= 32); lane 0 of each group holds it.
- * All 32 lanes of the warp must call it. */
-template <class O>
-__device__ __forceinline__ typename O::acc_t warp_reduce(typename O::acc_t a, int width = 32) {
-  for (int off = width >> 1; off > 0; off >>= 1) a = O::combine(a, shfl_down(a, off, width));
-  return a;
-}
-
-/* Shuffle reduction of a whole block of BS threads; thread 0 gets the result. Uses BS/32 acc_t of shared
- * memory; callers __syncthreads() before reusing it. */
-template <class O, int BS>
-__device__ __forceinline__ typename O::acc_t block_reduce(typename O::acc_t a) {
-  static_assert(BS % 32 == 0 && BS <= 1024, "block size");
-  using acc_t = typename O::acc_t;
-  __shared__ acc_t warp_part[BS / 32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  a = warp_reduce<O>(a);
-  if constexpr (BS == 32) return a;
-  if (lane == 0) warp_part[warp] = a;
-  __syncthreads();
-  if (warp == 0) {
-    a = lane < BS / 32 ? warp_part[lane] : O::identity();
-    a = warp_reduce<O>(a, BS / 32 >= 2 ? BS / 32 : 2);
-  }
-  return a;
-}
-
-/* Fold elements [beg, end) of one row (x = the row's first element) into a, threads t = 0..nt-1 of a group.
- * 16-byte vector loads for the aligned body (U of them in flight per thread), scalars for the misaligned
- * head and the tail, so any start address and any length work. Positions passed to make() are row
- * positions. Each of the U vectors folds into its own accumulator: one accumulator would chain all U*N
- * combines, and with in-order issue the next trip's loads would wait behind that chain. */
-template <class O, int U>
-__device__ __forceinline__ typename O::acc_t fold_range_vec(const typename O::value_t *__restrict__ x, int64_t beg,
-                                                            int64_t end, int t, int nt, typename O::acc_t a) {
-  using T = typename O::value_t;
-  using acc_t = typename O::acc_t;
-  constexpr int N = Vec<T>::N;
-  if (end <= beg) return a;
-  const uintptr_t addr = reinterpret_cast<uintptr_t>(x + beg);
-  int64_t head = (int64_t)(((16u - (unsigned)(addr & 15u)) & 15u) / sizeof(T));
-  if (head > end - beg) head = end - beg;
-  for (int64_t j = beg + t; j < beg + head; j += nt) a = O::combine(a, O::make(x[j], j)); /* nt may be < head */
-  const int64_t vbeg = beg + head;
-  const int64_t nvec = (end - vbeg) / N;
-  const T *const vp = x + vbeg;
-  acc_t acc[U];
-  acc[0] = a;
-#pragma unroll
-  for (int u = 1; u < U; ++u) acc[u] = O::identity();
-  /* The body walks a pointer (no 64-bit index products in the loop: registers decide occupancy here);
-   * positions are derived from it only for the indexed ops. */
-  const T *p = vp + (int64_t)t * N;
-  const int64_t step = (int64_t)nt * N;
-  if (nvec > (int64_t)(U - 1) * nt) {
-    /* Unpredicated main loop: U loads issued back to back, then used. */
-    const T *const stop = vp + (nvec - (int64_t)(U - 1) * nt) * N; /* p < stop: all U vectors exist */
-    for (; p < stop; p += U * step) {
-      Vec<T> r[U];
-#pragma unroll
-      for (int u = 0; u < U; ++u) r[u] = ld_vec(p + u * step);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const int64_t pos = O::indexed ? vbeg + (p - vp) + u * step : 0;
-#pragma unroll
-        for (int j = 0; j < N; ++j) acc[u] = O::combine(acc[u], O::make(r[u].e[j], pos + j));
-      }
-    }
-  }
-  /* Remainder (fewer than U vectors left for this thread): still all loads first, predicated. */
-  const T *const vend = vp + nvec * N;
-  if (p < vend) {
-    Vec<T> r[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (p + u * step < vend) r[u] = ld_vec(p + u * step);
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (p + u * step < vend) {
-        const int64_t pos = O::indexed ? vbeg + (p - vp) + u * step : 0;
-#pragma unroll
-        for (int j = 0; j < N; ++j) acc[u] = O::combine(acc[u], O::make(r[u].e[j], pos + j));
-      }
-    }
-  }
-  for (int64_t j = vbeg + nvec * N + t; j < end; j += nt) acc[0] = O::combine(acc[0], O::make(x[j], j));
-#pragma unroll
-  for (int u = 1; u < U; ++u) acc[0] = O::combine(acc[0], acc[u]);
-  return acc[0];
-}
-
-/* Fold partial accumulators p[beg, end) into one per thread, two loads in flight per trip (a plain loop
- * waits a full L2 round trip per element; unrolling it further costs ~18 registers kernel-wide). COHERENT:
- * read through L2 (partials written by other blocks of the same launch). */
-template <class O, bool COHERENT>
-__device__ __forceinline__ typename O::acc_t fold_partials(const typename O::acc_t *p, int64_t beg, int64_t end,
-                                                           int t, int nt) {
-  typename O::acc_t a0 = O::identity(), a1 = O::identity();
-  int64_t j = beg + t;
-  for (; j + nt < end; j += 2 * (int64_t)nt) {
-    const typename O::acc_t x0 = COHERENT ? ld_cg(p + j) : p[j];
-    const typename O::acc_t x1 = COHERENT ? ld_cg(p + j + nt) : p[j + nt];
-    a0 = O::combine(a0, x0);
-    a1 = O::combine(a1, x1);
-  }
-  if (j < end) a0 = O::combine(a0, COHERENT ? ld_cg(p + j) : p[j]);
-  return O::combine(a0, a1);
-}
-
-/* What a block does with the result a of work item b (chunk of row `row`): with part, store it as that item's
- * partial; without, finalize it into the row's output (O::store). */
-template <class O>
-__device__ __forceinline__ void put_result(typename O::acc_t a, typename O::acc_t *part, int64_t b,
-                                           typename O::value_t *out, int32_t *idx, int64_t row, int64_t len) {
-  if (part) part[b] = a;
-  else O::store(a, out, idx, row, len);
-}
+namespace ckred {
 
 // ---------------------------------------------------------------- launch helpers (host)
 
@@ -440,8 +313,8 @@ static inline int occupancy(const void *kernel, int threads, size_t smem) {
 template <class O, int BS>
 __global__ void __launch_bounds__(BS) red_acc_rows_kernel(const typename O::acc_t *__restrict__ in, int64_t outer,
                                                           int64_t m, int64_t chunk, int64_t nch,
-                                                          typename O::acc_t *part, typename O::value_t *out,
-                                                          int32_t *idx, int64_t len) {
+                                                          typename O::acc_t *part, typename O::out_t *out,
+                                                          int64_t *idx, int64_t len) {
   using acc_t = typename O::acc_t;
   for (int64_t b = blockIdx.x; b < outer * nch; b += gridDim.x) {
     const int64_t row = b / nch, c = b - row * nch;
@@ -457,7 +330,7 @@ __global__ void __launch_bounds__(BS) red_acc_rows_kernel(const typename O::acc_
 /* Finish [outer, m] partials into out/idx, in as many levels as needed (each cuts m by 4096). */
 template <class O>
 static int finish_rows(const ck_env *env, const typename O::acc_t *part, int64_t outer, int64_t m,
-                       typename O::value_t *out, int32_t *idx, int64_t len) {
+                       typename O::out_t *out, int64_t *idx, int64_t len) {
   using acc_t = typename O::acc_t;
   constexpr int BS = 256;
   constexpr int64_t CH = 4096;
@@ -494,29 +367,30 @@ template <class O, class L>
 static int run_chunked(const ck_red_desc &d, const ck_env *env, int64_t nch, L &&launch) {
   using acc_t = typename O::acc_t;
   using T = typename O::value_t;
+  using OT = typename O::out_t;
   if (nch == 1) {
-    launch((acc_t *)nullptr, (T *)d.out, d.idx);
+    launch((acc_t *)nullptr, (OT *)d.out, d.idx);
     return (int)cudaGetLastError();
   }
   Ws w(env, (size_t)(d.outer * nch) * sizeof(acc_t));
   if (!w.p) return (int)cudaErrorMemoryAllocation;
-  launch((acc_t *)w.p, (T *)nullptr, (int32_t *)nullptr);
+  launch((acc_t *)w.p, (OT *)nullptr, (int64_t *)nullptr);
   const int err = (int)cudaGetLastError();
   if (err) return err;
-  return finish_rows<O>(env, (const acc_t *)w.p, d.outer, nch, (T *)d.out, d.idx, d.len);
+  return finish_rows<O>(env, (const acc_t *)w.p, d.outer, nch, (OT *)d.out, d.idx, d.len);
 }
 
 /* The block-per-chunk kernels of steps 1-7: (x, outer, len, chunks per row, part, out, idx). */
 template <class O>
 using chunk_kernel = void (*)(const typename O::value_t *, int64_t, int64_t, int64_t, typename O::acc_t *,
-                              typename O::value_t *, int32_t *);
+                              typename O::out_t *, int64_t *);
 
 /* run_chunked with `kernel` as the launch: outer * nch blocks (grid capped; blocks loop) of bs threads and smem
  * bytes of dynamic shared memory. */
 template <class O>
 static int run_chunk_kernel(const ck_red_desc &d, const ck_env *env, chunk_kernel<O> kernel, int64_t nch, int bs,
                             size_t smem) {
-  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::value_t *out, int32_t *idx) {
+  return run_chunked<O>(d, env, nch, [&](typename O::acc_t *part, typename O::out_t *out, int64_t *idx) {
     ck_note(env, kernel, (unsigned)bs, smem);
     kernel<<<grid_for(d.outer * nch), bs, smem, (cudaStream_t)env->stream>>>((const typename O::value_t *)d.x, d.outer,
                                                                              d.len, nch, part, out, idx);
@@ -549,7 +423,7 @@ __device__ __forceinline__ void tree_unrolled(typename O::acc_t *sdata, unsigned
 /* [outer, nsplit, inner] partials -> out[outer, inner]: one thread per output, coalesced across inner. */
 template <class O>
 __global__ void red_acc_cols_kernel(const typename O::acc_t *__restrict__ part, int64_t outer, int64_t nsplit,
-                                    int64_t inner, typename O::value_t *out, int32_t *idx, int64_t len) {
+                                    int64_t inner, typename O::out_t *out, int64_t *idx, int64_t len) {
   const int64_t n = outer * inner;
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) {
     const int64_t o = k / inner, i = k - o * inner;
@@ -562,7 +436,7 @@ __global__ void red_acc_cols_kernel(const typename O::acc_t *__restrict__ part, 
 
 template <class O>
 static int finish_cols(const ck_env *env, const typename O::acc_t *part, int64_t outer, int64_t nsplit, int64_t inner,
-                       typename O::value_t *out, int32_t *idx, int64_t len) {
+                       typename O::out_t *out, int64_t *idx, int64_t len) {
   const int64_t n = outer * inner;
   ck_note(env, red_acc_cols_kernel<O>, 256, 0);
   red_acc_cols_kernel<O><<<grid_for(cdiv(n, 256)), 256, 0, (cudaStream_t)env->stream>>>(part, outer, nsplit, inner,
@@ -572,8 +446,8 @@ static int finish_cols(const ck_env *env, const typename O::acc_t *part, int64_t
 
 /* One accumulator per output -> out/idx (used after library reductions that produce accumulators). */
 template <class O>
-__global__ void red_store_kernel(const typename O::acc_t *__restrict__ a, int64_t n, typename O::value_t *out,
-                                 int32_t *idx, int64_t len) {
+__global__ void red_store_kernel(const typename O::acc_t *__restrict__ a, int64_t n, typename O::out_t *out,
+                                 int64_t *idx, int64_t len) {
   for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x)
     O::store(a[k], out, idx, k, len);
 }

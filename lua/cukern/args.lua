@@ -76,6 +76,7 @@ A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"
 -- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
 A.MATMUL, A.GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
 A.REDUCE, A.REDUCE_IDX = opt_set("keepdim", "variant", "out"), opt_set("keepdim", "variant", "out", "idx")
+A.TEST = opt_set("keepdim") -- any, all, count_nonzero
 local NONE = {}
 
 --- Options table `opts` of a function that takes the keys in `allowed`: unknown keys and wrong types are errors.

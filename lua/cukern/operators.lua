@@ -1,8 +1,9 @@
 --- cukern.operators: the array metatable's operators.
 -- MATLAB conventions: * is the matrix product (a number on either side scales), the rest are elementwise.
 -- Lua 5.4 semantics: / always gives a float result (an i32 array gives f64, as NumPy's true divide), // is
--- floor division and % the modulo with the divisor's sign (Lua's rules); ==, <, <= and .. cannot be
--- elementwise in Lua (see docs/api.md): use a:eq(b), a:lt(b), ... and ck.equal(a, b).
+-- floor division and % the modulo with the divisor's sign (Lua's rules); & | ~ << >> are elementwise bit
+-- operations on integer and bool arrays; ==, <, <= and .. cannot be elementwise in Lua (see docs/api.md):
+-- use a:eq(b), a:lt(b), ... (bool arrays) and ck.equal(a, b).
 -- Operators run the core first and check their operands only when it fails (as the ops in ops.lua do).
 local core = require "cukern.core"
 local errors, args, ops = require "cukern.errors", require "cukern.args", require "cukern.ops"
@@ -42,12 +43,13 @@ function P.install(ck)
   do
     local where = where_of("a / b")
     local dtype, EW_DIV = M.dtype, EW_ID.div
-    -- An i32 array divided by a number or another i32 array divides in f64 (with a float array, the core
-    -- promotes the i32 side to that float dtype).
+    -- An integer (or bool) array divided by a number or another integer array divides in f64 (with a float
+    -- array, the core promotes the integer side to that float dtype).
+    local FLOAT = {f32 = true, f64 = true, f16 = true, bf16 = true}
     local function div(a, b)
       local da = type(a) ~= "number" and dtype(a)
       local db = type(b) ~= "number" and dtype(b)
-      if (da == "i32" or not da) and (db == "i32" or not db) then
+      if not FLOAT[da] and not FLOAT[db] then
         if da then a = a:to("f64") end
         if db then b = b:to("f64") end
       end
@@ -96,15 +98,26 @@ function P.install(ck)
   MT.__eq = nil -- arrays compare by identity; ck.equal(a, b) compares values, a:eq(b) elementwise
 
   MT.__lt = refuse("a < b", "Lua turns the result of < into one boolean, so it cannot compare elementwise; " ..
-    "use a:lt(b) (1 where a < b, else 0), or ck.equal / ck.allclose for whole arrays")
+    "use a:lt(b) (a bool array: true where a < b), or ck.equal / ck.allclose for whole arrays")
   MT.__le = refuse("a <= b", "Lua turns the result of <= into one boolean, so it cannot compare elementwise; " ..
-    "use a:le(b) (1 where a <= b, else 0)")
+    "use a:le(b) (a bool array: true where a <= b)")
   MT.__concat = refuse("a .. b", "`..` joins strings and is not defined for arrays; for text use " ..
     "tostring(a) .. s; to join arrays copy them into views: c[{{1, n}}] = a")
-  for mm, op in pairs {__band = "&", __bor = "|", __bxor = "~", __shl = "<<", __shr = ">>"} do
-    MT[mm] = refuse("a " .. op .. " b", "bitwise operators are not defined for cukern arrays")
+  -- Lua 5.4's bitwise operators, elementwise on integer and bool arrays (issue 32); floats are an error
+  MT.__band = binop("bitand", "a & b")
+  MT.__bor = binop("bitor", "a | b")
+  MT.__bxor = binop("bitxor", "a ~ b")
+  MT.__shl = binop("lshift", "a << b")
+  MT.__shr = binop("rshift", "a >> b")
+  do
+    local where = where_of("~a")
+    MT.__bnot = function(a)
+      local ok, r = pcall(core_unary, EW_ID.bitnot, a)
+      if ok then return r end
+      check_array(where, a, "the operand")
+      fail(where, r)
+    end
   end
-  MT.__bnot = refuse("~a", "bitwise operators are not defined for cukern arrays")
   return ck
 end
 

@@ -167,6 +167,36 @@ function O.install(ck)
     M[name] = make("a:" .. name, "the array")
   end
 
+  -- Truth tests (issue 32; MATLAB any/all/nnz, NumPy any/all/count_nonzero), with an optional dim: the count
+  -- of nonzero elements (NaN counts, as in NumPy) is a sum of the bool a ~= 0 (i64); any is count > 0 and all
+  -- is count == the number reduced, so empty reductions give false and true as in NumPy.
+  for _, name in ipairs {"any", "all", "count_nonzero"} do
+    local function make(where, what)
+      where_of(where)
+      local NE, GT, EQ = EW_ID.ne, EW_ID.gt, EW_ID.eq
+      local function run(a, dim, keepdim)
+        local nz = M.dtype(a) == "bool" and a or core_binary(NE, a, 0)
+        local count = core_reduce("sum", nz, dim, keepdim, nil, false, nil, nil)
+        if name == "count_nonzero" then return count end
+        if name == "any" then return core_binary(GT, count, 0) end
+        local n = dim == nil and a:numel() or a:shape()[dim < 0 and a:ndim() + 1 + dim or dim]
+        return core_binary(EQ, count, n)
+      end
+      return function(a, dim, opts)
+        if type(dim) == "table" and opts == nil and not is_array(dim) then dim, opts = nil, dim end
+        local keepdim
+        if opts ~= nil then keepdim = check_opts(where, opts, args.TEST).keepdim end
+        local ok, r = pcall(run, a, dim, keepdim)
+        if ok then return r end
+        check_live(where, a, what)
+        if dim ~= nil then check_dim(where, a, dim) end
+        fail(where, r)
+      end
+    end
+    ck[name] = make("ck." .. name, "argument 1")
+    M[name] = make("a:" .. name, "the array")
+  end
+
   -- Elementwise: functions, methods and in-place methods for every op the core lists (core.ew_ops()).
   ck.unary_ops, ck.binary_ops = {}, {}
   for _, op in ipairs(core.ew_ops()) do
@@ -238,7 +268,7 @@ function O.install(ck)
       for i = 1, #sa do if sa[i] ~= sb[i] then return false end end
       if a:numel() == 0 then return true end
       if b:device() ~= a:device() then b = call(where, b.to, b, a:device()) end
-      return call(where, core.reduce, "max", call(where, core.binary, "ne", a, b)):item() == 0
+      return call(where, core.reduce, "max", call(where, core.binary, "ne", a, b)):item() == false
     end
   end
 
@@ -260,10 +290,10 @@ function O.install(ck)
       local diff = call(where, core.unary, "abs", call(where, core.binary, "sub", fa, fb))
       local tol = type(fb) == "number" and atol + rtol * math.abs(fb)
         or call(where, core.binary, "add", call(where, core.binary, "mul", call(where, core.unary, "abs", fb), rtol), atol)
-      local ok = call(where, core.binary, "maximum", call(where, core.binary, "le", diff, tol),
+      local ok = call(where, core.binary, "logical_or", call(where, core.binary, "le", diff, tol),
         call(where, core.binary, "eq", fa, fb))
       if ok:numel() == 0 then return true end
-      return call(where, core.reduce, "min", ok):item() == 1
+      return call(where, core.reduce, "min", ok):item() == true
     end
   end
   return ck

@@ -375,6 +375,8 @@ typedef struct ck_call {
   ck_tensor *out;         /* out->st == NULL: ck_run allocates it; else the result goes there (any strides) */
   ck_tensor *idx;         /* reduce: 1-based i32 indices (argmax/argmin, or max/min when wanted); else NULL */
   double s1, s2;          /* elementwise: the number operand, POWS exponent, CLAMP bounds, generator args */
+  int64_t si;             /* s1 exactly, when s_int: a Lua integer (i64 values beyond 2^53 stay exact) */
+  bool s_int;
   bool scalar_left;       /* binary with a number: the number is the left operand */
   int dim;                /* reduce: 0-based dim, -1 = every element (0-d result unless keepdim) */
   bool keepdim;
@@ -408,6 +410,9 @@ ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, 
 ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s,
                               bool scalar_left, const char *variant, ck_ran *ran);
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2);
+/* FILL with an exact integer (a Lua integer): i64 values beyond 2^53 stay exact; a value the dtype cannot hold
+ * is an error. */
+ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v);
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")

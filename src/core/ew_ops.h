@@ -15,7 +15,11 @@
 const char *ck_ew_op_name(int op);
 /* The CK_EW_* id of a name, or -1 if unknown. "pow" is the binary POW; POWS is "pows". */
 int ck_ew_op_parse(const char *name);
-/* true for ops that have no meaning on i32: EXP LOG SQRT SIN COS TANH SIGMOID RAND RANDN. */
+/* The op's DTYPES column (ew_ops.def): CK_EWD_ALL, CK_EWD_FLOAT (floats only: EXP LOG ... RAND RANDN),
+ * CK_EWD_INT (integers and bool: the bit operations) or CK_EWD_TOBOOL (any dtype in, a bool result:
+ * comparisons, logical ops, isnan ...); -1 for an unknown id. */
+int ck_ew_op_dtypes(int op);
+/* ck_ew_op_dtypes(op) == CK_EWD_FLOAT */
 bool ck_ew_op_float_only(int op);
 /* The op's kind: CK_EWK_COPY, CK_EWK_UNARY, CK_EWK_BINARY or CK_EWK_GEN (-1 for an unknown id). */
 int ck_ew_op_kind(int op);

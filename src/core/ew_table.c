@@ -6,18 +6,16 @@
 
 #include "ew_ops.h"
 
-#define EWT_DT_ALL false
-#define EWT_DT_FLOAT true
 #define EWT_LUA_FN true
 #define EWT_LUA_NONE false
 
 static const struct {
   const char *name;
-  int kind;
-  bool float_only, lua;
+  int kind, dtypes;
+  bool lua;
 } EW[CK_EW_NOPS] = {
 #define CK_EW_OP(ID, NAME, KIND, DTYPES, LUA, FEXPR, IEXPR) \
-  [CK_EW_##ID] = {NAME, CK_EWK_##KIND, EWT_DT_##DTYPES, EWT_LUA_##LUA},
+  [CK_EW_##ID] = {NAME, CK_EWK_##KIND, CK_EWD_##DTYPES, EWT_LUA_##LUA},
 #include "elementwise/ew_ops.def"
 #undef CK_EW_OP
 };
@@ -33,7 +31,9 @@ int ck_ew_op_parse(const char *name) {
 
 int ck_ew_op_kind(int op) { return (op >= 0 && op < CK_EW_NOPS) ? EW[op].kind : -1; }
 
-bool ck_ew_op_float_only(int op) { return op >= 0 && op < CK_EW_NOPS && EW[op].float_only; }
+int ck_ew_op_dtypes(int op) { return (op >= 0 && op < CK_EW_NOPS) ? EW[op].dtypes : -1; }
+
+bool ck_ew_op_float_only(int op) { return ck_ew_op_dtypes(op) == CK_EWD_FLOAT; }
 
 int ck_ew_op_arity(int op) {
   const int k = ck_ew_op_kind(op);

@@ -13,6 +13,9 @@
 #include "nccl_dl.h"
 #include "store.h"
 
+/* the dtypes NCCL has a type for (dtypes.def's NCCL column): what collectives take */
+#define CK_DT_COLL (CK_DT_ALL5 | CK_DT_BIT(CK_U8) | CK_DT_BIT(CK_I8) | CK_DT_BIT(CK_U32) | CK_DT_BIT(CK_I64))
+
 struct ck_ar_desc; /* kernels/allreduce/allreduce.h: the hand-written rungs' descriptor */
 
 typedef enum { CK_COLL_ALL_REDUCE, CK_COLL_ALL_GATHER, CK_COLL_REDUCE_SCATTER, CK_COLL_BROADCAST, CK_COLL_REDUCE,

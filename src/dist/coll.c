@@ -191,10 +191,9 @@ bool ck_coll_same_memory(const ck_tensor *x, const ck_tensor *y) {
 }
 
 ck_status ck_coll_check_dtype(ck_ctx *ctx, ck_dtype dt) {
-  if ((unsigned)dt < CK_NDTYPES && (CK_DT_ALL5 & CK_DT_BIT(dt))) return CK_OK;
-  return ck_error(ctx, CK_ERR_DTYPE, "dtype %s is not supported (collectives take f32, f64, i32, f16, bf16); it is a "
-                  "storage dtype for now: cast first, a:to(\"f32\") (or \"f64\" to keep every i64 value below 2^53)",
-                  ck_dtype_name(dt));
+  if ((unsigned)dt < CK_NDTYPES && (CK_DT_COLL & CK_DT_BIT(dt))) return CK_OK;
+  return ck_error(ctx, CK_ERR_DTYPE, "dtype %s is not supported (collectives take f32, f64, i32, f16, bf16, u8, i8, "
+                  "u32 and i64: the dtypes NCCL has); cast first, a:to(\"i32\")", ck_dtype_name(dt));
 }
 
 /* Packed inputs and outputs: an output the caller gave that is not packed, or that overlaps its input without

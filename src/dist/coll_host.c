@@ -4,7 +4,7 @@
  * functions, so one rule decides every host result.
  *
  * The rule: arrays are combined in list (rank) order, floats in double and rounded to the dtype once at the end,
- * integers in 64 bits wrapped to the dtype's width after every step (as the device's two's-complement arithmetic
+ * integers in 64 bits wrapped to the dtype's width (as the device's two's-complement arithmetic
  * does, so that a wrapped i32 sum is the same in any order). NCCL rounds floats after every step of its ring or
  * tree, so specs compare floats with a tolerance derived from n and the dtype, integers exactly. Inputs and outputs
  * are packed host arrays; a NULL output is not written (the store path computes one rank's).
@@ -16,10 +16,10 @@
 #include "ck_dist.h"
 
 static bool is_float(ck_dtype dt) { return ck_dtype_is_float(dt); }
-/* The wide dtype values are combined in: f64 for floats, i32 (read into int64) for integers. */
-static ck_dtype wide_of(ck_dtype dt) { return is_float(dt) ? CK_F64 : CK_I32; }
-
-static int64_t wrap32(int64_t v) { return (int64_t)(int32_t)(uint32_t)(uint64_t)v; }
+/* The wide dtype values are combined in: f64 for floats, i64 for integers (wrapping modulo 2^64; the cast back
+ * to the dtype wraps to its width, which gives the same sums and products as wrapping after every step, and
+ * the same extremes, since the inputs are in range). */
+static ck_dtype wide_of(ck_dtype dt) { return is_float(dt) ? CK_F64 : CK_I64; }
 
 void ck_coll_combine(int op, ck_dtype dt, void *acc, const void *x, int64_t n) {
   if (is_float(dt)) {
@@ -39,10 +39,10 @@ void ck_coll_combine(int op, ck_dtype dt, void *acc, const void *x, int64_t n) {
   const int64_t *b = (const int64_t *)x;
   for (int64_t i = 0; i < n; ++i) {
     switch (op) {
-    case CK_COLL_PROD: a[i] = wrap32((int64_t)((uint64_t)a[i] * (uint64_t)b[i])); break;
+    case CK_COLL_PROD: a[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]); break;
     case CK_COLL_MAX: a[i] = a[i] > b[i] ? a[i] : b[i]; break;
     case CK_COLL_MIN: a[i] = a[i] < b[i] ? a[i] : b[i]; break;
-    default: a[i] = wrap32(a[i] + b[i]); break;
+    default: a[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]); break;
     }
   }
 }
@@ -66,9 +66,7 @@ static void *widen(ck_ctx *ctx, const ck_tensor *x) {
     free(buf);
     return NULL;
   }
-  if (is_float(x->dtype)) memcpy(buf, ck_data(&w), (size_t)n * 8);
-  else
-    for (int64_t i = 0; i < n; ++i) ((int64_t *)buf)[i] = ((const int32_t *)ck_data(&w))[i];
+  memcpy(buf, ck_data(&w), (size_t)n * 8);
   ck_release(&w);
   return buf;
 }
@@ -80,9 +78,7 @@ static ck_status narrow_into(ck_ctx *ctx, const void *wide, ck_tensor *out) {
   const int64_t shape[1] = {n};
   ck_status st = ck_empty(ctx, &w, wide_of(out->dtype), 1, shape, CK_DEV_HOST);
   if (st) return st;
-  if (is_float(out->dtype)) memcpy(ck_data(&w), wide, (size_t)n * 8);
-  else
-    for (int64_t i = 0; i < n; ++i) ((int32_t *)ck_data(&w))[i] = (int32_t)((const int64_t *)wide)[i];
+  memcpy(ck_data(&w), wide, (size_t)n * 8);
   ck_tensor view = *out; /* out's memory seen as 1-D (it is packed) */
   ck_set_contiguous(&view, 1, shape);
   view.offset = out->offset;

@@ -6,7 +6,7 @@
  * kernels/elementwise/ew_ops.def (the ROW entries of the table below): its arity and dtype rule (ALL or FLOAT)
  * come from the row (ck_ew_op_arity, ck_ew_op_float_only); the host evaluates it with the host backend's own
  * row function (ck_host_ew_run); the generator pastes the row's expressions, stringified, into every NVRTC
- * program with the table's helpers (src/host/ew_helpers.h, the text the host backend compiles). So `max` in
+ * program with the table's helpers (kernels/elementwise/ew_helpers.h, the text the host backend compiles). So `max` in
  * an expression is `ck.maximum`, `x / y` on i32 is the DIV row's iw_div, and an op fixed in the table is fixed
  * in ck.map.
  *
@@ -29,7 +29,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ew_helpers.h"
+#include "elementwise/ew_helpers.h"
 #include "ew_ops.h"
 
 // ---------------------------------------------------------------- expression-only helpers (host and device)
@@ -100,7 +100,7 @@ CKX_MATH(CKX_HOST)
 #define LIBM_DEV(n, arity) LIBM_##arity(n)
 static const char preamble[] =
     "/* cukern expression helpers (src/fused/expr_ops.c: CKX_MATH, shared with the host) */\n" CKX_MATH(CKX_DEV)
-    "/* the op table's helpers (src/host/ew_helpers.h, the host backend's text) and rows (ew_ops.def) */\n"
+    "/* the op table's helpers (kernels/elementwise/ew_helpers.h, the host backend's text) and rows (ew_ops.def) */\n"
     "#define ew_f2i(v) ckx_f2i(v)\n#define NAN2(x, y) ((x) + (y))\n" CK_EW_LIBM(LIBM_DEV) CK_EW_HELPERS(EWH_DEV);
 #pragma GCC diagnostic pop
 

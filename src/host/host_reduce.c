@@ -4,10 +4,11 @@
  * Straight loops, one output at a time, in the logical order of the kept dims; the reduced dim is walked
  * with its own stride (dim == -1: every element in logical order, positions counted as flat indices).
  * Floats accumulate in double (f32, f16 and bf16 results are rounded once at the end), so the reference is
- * more accurate than any f32-accumulating kernel; i32 SUM/PROD wrap modulo 2^32 (uint32 arithmetic), as the kernels do. Same rules as
+ * more accurate than any f32-accumulating kernel; integer and bool SUM/PROD accumulate in uint64 (wrapping modulo
+ * 2^64) and give i64, as the kernels do; MAX/MIN of integers compare the exact values. Same rules as
  * the kernels (ck_kernels.h): SUM/PROD/MEAN propagate NaN, MAX/MIN give NaN if any element is NaN,
  * ARGMAX/ARGMIN (and MAX/MIN with indices) take NaN as the extreme and the first NaN wins, ties go to the
- * first index. Indices are 1-based i32.
+ * first index. Indices are 1-based i64.
  *
  * Takes what the dispatcher validated (op_reduce.c): dim normalised (-1: all), len >= 1 elements per output,
  * out/idx allocated (any strides, the result shape with or without the reduced dims kept as 1) and not
@@ -58,15 +59,34 @@ static double rd_f(const void *base, ck_dtype dt, int64_t off) {
   }
 }
 
-static void wr_val(void *base, ck_dtype dt, int64_t off, double v, uint32_t iv) {
-  if (dt == CK_F32) ((float *)base)[off] = (float)v;
-  else if (dt == CK_F64) ((double *)base)[off] = v;
-  else if (dt == CK_F16) ((uint16_t *)base)[off] = ck_f64_to_f16(v); /* rounded once */
-  else if (dt == CK_BF16) ((uint16_t *)base)[off] = ck_f64_to_bf16(v);
-  else {
-    int32_t s;
-    memcpy(&s, &iv, sizeof s); /* the wrapped bits, without implementation-defined conversion */
-    ((int32_t *)base)[off] = s;
+/* An integer dtype's element (bool, u8, i8, i16, i32, u32, i64) as an exact int64. */
+static int64_t rd_i(const void *base, ck_dtype dt, int64_t off) {
+  switch (dt) {
+  case CK_BOOL: return ((const uint8_t *)base)[off] != 0;
+  case CK_U8: return ((const uint8_t *)base)[off];
+  case CK_I8: return ((const int8_t *)base)[off];
+  case CK_I16: return ((const int16_t *)base)[off];
+  case CK_U32: return ((const uint32_t *)base)[off];
+  case CK_I64: return ((const int64_t *)base)[off];
+  default: return ((const int32_t *)base)[off];
+  }
+}
+
+/* A result into out: floats from v (rounded once), integers from the exact iv (the result dtype holds it:
+ * i64 for sums and products, the input's dtype for MAX/MIN). */
+static void wr_val(void *base, ck_dtype dt, int64_t off, double v, int64_t iv) {
+  switch (dt) {
+  case CK_F32: ((float *)base)[off] = (float)v; break;
+  case CK_F64: ((double *)base)[off] = v; break;
+  case CK_F16: ((uint16_t *)base)[off] = ck_f64_to_f16(v); break; /* rounded once */
+  case CK_BF16: ((uint16_t *)base)[off] = ck_f64_to_bf16(v); break;
+  case CK_BOOL: ((uint8_t *)base)[off] = iv != 0; break;
+  case CK_U8: ((uint8_t *)base)[off] = (uint8_t)iv; break;
+  case CK_I8: ((int8_t *)base)[off] = (int8_t)iv; break;
+  case CK_I16: ((int16_t *)base)[off] = (int16_t)iv; break;
+  case CK_U32: ((uint32_t *)base)[off] = (uint32_t)iv; break;
+  case CK_I32: ((int32_t *)base)[off] = (int32_t)iv; break;
+  default: ((int64_t *)base)[off] = iv; break;
   }
 }
 
@@ -81,7 +101,7 @@ static bool beats_f(double a, double b, bool is_max) {
 
 typedef struct {
   double v;    /* float result */
-  uint32_t iv; /* i32 result bits */
+  int64_t iv;  /* integer result */
   int64_t pos; /* 0-based position of the winner (indexed ops) */
 } red_result;
 
@@ -106,29 +126,28 @@ static red_result reduce_one(int op, bool indexed, ck_dtype dt, const void *base
   red_result r = {0, 0, 0};
   const bool is_max = ck_reduce_op_maxlike(op);
   const bool arith = ck_reduce_op_family(op) == CK_REDF_ARITH;
-  if (dt == CK_I32) {
-    const int32_t *p = (const int32_t *)base;
-    if (arith) { /* i32 accumulates in uint32: wraps modulo 2^32 */
-      uint32_t acc = 0;
-#define A_T uint32_t
-#define A_LOAD ((uint32_t)p[w.off])
+  if (!ck_dtype_is_float(dt)) {
+    if (arith) { /* integers accumulate in uint64: wraps modulo 2^64 */
+      uint64_t acc = 0;
+#define A_T uint64_t
+#define A_LOAD ((uint64_t)rd_i(base, dt, w.off))
       switch (op) {
 #include "reduce/reduce_ops.def"
       default: break;
       }
 #undef A_T
 #undef A_LOAD
-      r.iv = acc;
+      r.iv = (int64_t)acc; /* the two's complement bits (gcc defines the conversion) */
       return r;
     }
-    int32_t best = p[w.off];
+    int64_t best = rd_i(base, dt, w.off);
     int64_t bp = 0;
     for (int64_t k = 1; k < len; ++k) {
       walk_next(&w);
-      const int32_t v = p[w.off];
+      const int64_t v = rd_i(base, dt, w.off);
       if (is_max ? v > best : v < best) best = v, bp = k;
     }
-    memcpy(&r.iv, &best, sizeof best);
+    r.iv = best;
     r.pos = bp;
     return r;
   }
@@ -178,7 +197,7 @@ ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, co
     walk_init(&all, x->ndim, x->shape, x->stride, x->offset);
     const red_result r = reduce_one(op, indexed, x->dtype, base, all, len);
     if (out) wr_val(out->st->ptr, out->dtype, ow.off, r.v, r.iv);
-    if (idx) ((int32_t *)idx->st->ptr)[iw.off] = (int32_t)(r.pos + 1);
+    if (idx) ((int64_t *)idx->st->ptr)[iw.off] = r.pos + 1;
     return CK_OK;
   }
   /* kept dims of x, in logical order: the same order as out's elements (with or without keepdim) */
@@ -196,7 +215,7 @@ ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, co
       walk_next(&ow);
     }
     if (idx) {
-      ((int32_t *)idx->st->ptr)[iw.off] = (int32_t)(r.pos + 1);
+      ((int64_t *)idx->st->ptr)[iw.off] = r.pos + 1;
       walk_next(&iw);
     }
     walk_next(&kw);

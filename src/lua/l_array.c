@@ -130,7 +130,9 @@ static int l_generate(lua_State *L) {
     s1 = (double)(int64_t)CKL_MS(L)->seed;
     s2 = (double)CKL_MS(L)->draws++;
   }
-  if (ck_ew_generate(CKL_CTX(L), ops[which], t, s1, s2)) return ckl_fail(L);
+  const ck_status st = ops[which] == CK_EW_FILL && lua_isinteger(L, 3) ? ck_ew_fill_int(CKL_CTX(L), t, lua_tointeger(L, 3))
+                                                                      : ck_ew_generate(CKL_CTX(L), ops[which], t, s1, s2);
+  if (st) return ckl_fail(L);
   lua_settop(L, 1);
   return 1;
 }
@@ -469,7 +471,9 @@ static int m_fill(lua_State *L) {
   else if (!ok || lua_type(L, 2) != LUA_TNUMBER)
     return arr_error(L, "a:fill", "value must be a number, got %s%s", describe(L, 2),
                      lua_isboolean(L, 2) ? " (booleans go into bool arrays)" : "");
-  if (ck_ew_generate(CKL_CTX(L), CK_EW_FILL, t, v, 0)) return arr_fail(L, "a:fill");
+  const ck_status st = lua_isinteger(L, 2) ? ck_ew_fill_int(CKL_CTX(L), t, lua_tointeger(L, 2))
+                                           : ck_ew_generate(CKL_CTX(L), CK_EW_FILL, t, v, 0);
+  if (st) return arr_fail(L, "a:fill");
   lua_settop(L, 1);
   return 1;
 }

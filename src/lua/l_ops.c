@@ -108,6 +108,7 @@ static void parse_unary(lua_State *L, int base, ckl_opcall *oc) {
   c->a = check_array(L, base + 1);
   oc->out_at = opt_out(L, base + 2);
   c->s1 = luaL_optnumber(L, base + 3, 0);
+  if (lua_isinteger(L, base + 3)) c->s_int = true, c->si = lua_tointeger(L, base + 3);
   c->s2 = luaL_optnumber(L, base + 4, 0);
   c->variant = ckl_opt_variant(L, base + 5, oc->vbuf, sizeof oc->vbuf);
   oc->nout = 1;
@@ -125,13 +126,15 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
   if (a && b) {
     c->a = a;
     c->b = b;
-  } else if (a) {
-    c->a = a;
-    c->s1 = luaL_checknumber(L, base + 2);
   } else {
-    c->a = b;
-    c->s1 = luaL_checknumber(L, base + 1);
-    c->scalar_left = true;
+    const int at = a ? base + 2 : base + 1; /* the number's argument */
+    c->a = a ? a : b;
+    c->scalar_left = !a;
+    const int cls = ck_ew_op_dtypes(c->fn);
+    const bool logic = cls == CK_EWD_INT || c->fn == CK_EW_LAND || c->fn == CK_EW_LOR || c->fn == CK_EW_LXOR;
+    if (logic && lua_isboolean(L, at)) c->s1 = lua_toboolean(L, at), c->si = (int64_t)c->s1, c->s_int = true; /* mask & true */
+    else c->s1 = luaL_checknumber(L, at);
+    if (lua_isinteger(L, at)) c->s_int = true, c->si = lua_tointeger(L, at); /* exact beyond 2^53 */
   }
   oc->out_at = opt_out(L, base + 3);
   c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);

@@ -63,18 +63,6 @@ static ck_status cuda_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   ck_status st;
   /* small copies join the batch (the elementwise `batched` variant); the rest are one memcpy */
   const bool batch = ck_batch_active(ctx) && ck_numel(dst) <= CK_BATCH_MAX_ELEMS;
-  /* the storage dtypes (bool u8 i8 i16 u32 i64, issue 32) have no kernel yet: dense same-dtype copies are memcpy */
-  if ((CK_DT_STORAGE & (CK_DT_BIT(dst->dtype) | CK_DT_BIT(src->dtype)))) {
-    if (dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src))
-      return ck_memcpy(ctx, ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
-                       cudaMemcpyDeviceToDevice, false, "copy (memcpy)");
-    char a[96], b[96];
-    return ck_error(ctx, CK_ERR_DTYPE, "copy %s <- %s: no cuda kernel copies %s %s yet (cuda takes contiguous "
-                    "copies of it and transfers to and from the host); copy on the host with :host()",
-                    ck_describe(dst, a, sizeof a), ck_describe(src, b, sizeof b),
-                    dst->dtype == src->dtype ? "a strided" : "or casts",
-                    ck_dtype_name(CK_DT_STORAGE & CK_DT_BIT(dst->dtype) ? dst->dtype : src->dtype));
-  }
   if (!batch && dst->dtype == src->dtype && ck_is_contiguous(dst) && ck_is_contiguous(src))
     return ck_memcpy(ctx, ck_data(dst), ck_data(src), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
                      cudaMemcpyDeviceToDevice, false, "copy (memcpy)");

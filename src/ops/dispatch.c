@@ -280,7 +280,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (p->has_idx && !p->idx) return ck_error(ctx, CK_ERR_ARG, "%s: no output array given for the indices", p->name);
   if (p->out && (st = prepare_output(ctx, p, p->out, p->dt, "out", &p->out_alloc))) return st;
   if (p->out_alloc) p->beta = 0.0, p->out_reads = false; /* fresh memory: nothing to scale or read */
-  if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I32, "idx", &p->idx_alloc))) return st;
+  if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I64, "idx", &p->idx_alloc))) return st;
   if (p->out && p->idx && ck_overlaps(p->out, p->idx))
     return ck_error(ctx, CK_ERR_ARG, "%s: out and idx share memory; give them separate arrays", p->name);
   for (int i = 0; i < p->nin; ++i) {
@@ -416,19 +416,10 @@ ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tens
 
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
   const ck_call call = {.kind = CK_OP_EW, .fn = op, .out = out, .s1 = s1, .s2 = s2};
-  /* the storage dtypes (issue 32) have no generator rows: fill, arange and eye run in f64 on the host and are
-   * cast (ck_copy: the host's rules, then one transfer); rand and randn are refused by the dispatcher */
-  if (out && out->st && (unsigned)out->dtype < CK_NDTYPES && (CK_DT_STORAGE & CK_DT_BIT(out->dtype)) &&
-      (op == CK_EW_FILL || op == CK_EW_ARANGE || op == CK_EW_EYE)) {
-    ck_tensor tmp = {0};
-    ck_status st;
-    if ((st = ck_check_live(ctx, ck_ew_op_name(op), out)) || (st = ck_check_writable(ctx, ck_ew_op_name(op), out)) ||
-        (st = ck_empty(ctx, &tmp, CK_F64, out->ndim, out->shape, CK_DEV_HOST)))
-      return st;
-    const ck_call c2 = {.kind = CK_OP_EW, .fn = op, .out = &tmp, .s1 = s1, .s2 = s2};
-    if (!(st = ck_run(ctx, &c2, NULL))) st = ck_copy(ctx, out, &tmp);
-    ck_release(&tmp);
-    return st;
-  }
+  return ck_run(ctx, &call, NULL);
+}
+
+ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v) {
+  const ck_call call = {.kind = CK_OP_EW, .fn = CK_EW_FILL, .out = out, .s1 = (double)v, .si = v, .s_int = true};
   return ck_run(ctx, &call, NULL);
 }

@@ -112,10 +112,12 @@ static ck_status red_check(ck_ctx *ctx, ck_plan *p) {
   p->nin = 1;
   p->in[0] = x;
   p->in_dt = p->dt = x->dtype;
-  if (ck_reduce_op_float_only(c->fn) && x->dtype == CK_I32)
-    return ck_error(ctx, CK_ERR_DTYPE, "%s: not defined for i32 (the %s of integers is not an integer); "
-                                       "convert with :to(\"f32\") or :to(\"f64\") first [%s]",
-                    p->name, p->name, ck_describe(x, d, sizeof d));
+  if (!ck_dtype_is_float(x->dtype)) {
+    /* NumPy's rules: the mean of integers (or bools) is f64; integer and bool sums and products accumulate in
+     * and return i64 (a sum of bools counts) */
+    if (ck_reduce_op_float_only(c->fn)) p->in_dt = p->dt = CK_F64;
+    else if (ck_reduce_op_family(c->fn) == CK_REDF_ARITH) p->dt = CK_I64;
+  }
   int dim = c->dim;
   if (x->ndim == 0 && dim == 0) dim = -1; /* a 0-d array has one element: reducing "dim 1" is reducing it all */
   if (dim < -1 || dim >= x->ndim)
@@ -137,9 +139,6 @@ static ck_status red_check(ck_ctx *ctx, ck_plan *p) {
     return ck_error(ctx, CK_ERR_SHAPE, "%s: cannot reduce an empty dimension (shape %s, dim %d)", p->name,
                     ck_shape_str(x->ndim, x->shape, sh, sizeof sh), dim + 1);
   }
-  if (p->has_idx && p->len > INT32_MAX)
-    return ck_error(ctx, CK_ERR_SHAPE, "%s: %lld elements along the reduced dim of %s: 1-based i32 indices stop "
-                    "at 2^31-1", p->name, (long long)p->len, ck_describe(x, d, sizeof d));
   p->nd = result_shape(x, dim, c->keepdim, p->shape);
   return CK_OK;
 }
@@ -181,7 +180,7 @@ static void red_describe(const ck_plan *p, void *desc) {
   physical_layout(p->in[0], p->dim, p->dim < 0 && !p->idx, &d->outer, &d->len, &d->inner);
   d->x = ck_data(p->in[0]);
   d->out = p->out ? ck_data(p->out) : NULL;
-  d->idx = p->idx ? (int32_t *)ck_data(p->idx) : NULL;
+  d->idx = p->idx ? (int64_t *)ck_data(p->idx) : NULL;
 }
 
 /* Whole arrays: by size (kernels/reduce/variants.c says why); rows and columns: the shape-picking order. */
@@ -201,7 +200,7 @@ static void red_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n)
   else snprintf(buf, n, "%s (%s) %s dim %d", p->name, v->name, ck_describe(p->call->a, d, sizeof d), p->dim + 1);
 }
 
-const ck_opdef ck_opdef_reduce = {CK_LADDER("reduce", ck_reduce), .host_dtypes = CK_DT_ALL5, .check = red_check,
+const ck_opdef ck_opdef_reduce = {CK_LADDER("reduce", ck_reduce), .host_dtypes = CK_DT_ALL, .check = red_check,
                                   .out_shape_ok = red_out_shape_ok, .trivial = red_trivial, .host = red_host,
                                   .layout = red_layout, .describe = red_describe, .preferred_for = red_preferred_for,
                                   .what = red_what};
