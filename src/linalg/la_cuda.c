@@ -5,7 +5,8 @@
  *
  * Paths:
  *   getrf / getrs   batch >= 2 and n <= CK_LA_SMALL (square): cublas<t>getrfBatched / getrsBatched, one call for the
- *                   whole batch (pointer arrays made on the device); otherwise cusolverDn<t>getrf / getrs per entry.
+ *                   whole batch (pointer arrays made on the device); otherwise cusolverDn<t>getrs per entry, and
+ *                   getrf by the LU ladder's rung 0 (kernels/lu/00_cusolver.c, the same call, one implementation).
  *   potrf, potrs, geqrf, orgqr, ormqr, gesvd (m >= n: the layer transposes otherwise), syevd: cusolverDn<t>... per
  *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around).
@@ -25,6 +26,7 @@
 #include "ck_linalg.h"
 #include "la_int.h"
 #include "linalg/cusolver_dl.h"
+#include "lu/lu.h"
 
 /* The job and where its launcher records a library failure. */
 typedef struct la_run {
@@ -155,7 +157,6 @@ static int la_launch(const void *arg, const ck_env *env) {
   const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
   int lwork = 0; /* elements */
   switch (j->op) {  /* one workspace for the batch: every entry has the same shape */
-  case CK_LA_GETRF: if (FAILED(CUSOLVER(getrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_POTRF: if (FAILED(CUSOLVER(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_GEQRF: if (FAILED(CUSOLVER(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_ORGQR:
@@ -182,7 +183,6 @@ static int la_launch(const void *arg, const ck_env *env) {
     int32_t *ipiv = j->ipiv ? j->ipiv + i * j->sp : NULL, *info = j->info + i;
     int st = 0;
     switch (j->op) {
-    case CK_LA_GETRF: st = CUSOLVER(getrf, h, j->m, j->n, a, j->lda, w, ipiv, info); break;
     case CK_LA_GETRS: st = CUSOLVER(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
     case CK_LA_POTRF: st = CUSOLVER(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
     case CK_LA_POTRS: st = CUSOLVER(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
@@ -217,6 +217,8 @@ static void describe(const void *ud, char *buf, size_t n) {
 }
 
 ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
+  if (j->op == CK_LA_GETRF && !(j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL))
+    return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
   ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};
   ck_status st = ck_submit(ctx, &req);

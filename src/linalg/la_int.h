@@ -60,6 +60,8 @@ ck_status la_run_fn(la_env *e);
 
 /* la_lu.c: getrf by a rung of the LU ladder (ck.variants("lu")); the host validates the name and runs LAPACKE */
 ck_status la_lu_variant(la_env *e, ck_la_job *j);
+/* getrf of j's batch by row v of the LU ladder, through ck_submit (la_cuda.c's large getrf is rung 0's) */
+ck_status la_lu_rung(ck_ctx *ctx, const ck_variant *v, const ck_la_job *j, const char *name, ck_launch_note *note);
 
 /* la_cuda.c */
 ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name);
