@@ -228,7 +228,7 @@ function L.cond(A, p)
     local hi, lo = s:select(-1, 1), s:select(-1, k)
     return call(w_cond, ck.div, p == -2 and lo or hi, p == -2 and hi or lo)
   end
-  return call(w_cond, ck.mul, L.norm(A, p, {-2, -1}), L.norm(L.inv(A), p, {-2, -1}))
+  return call(w_cond, function() return ck.mul(L.norm(A, p, {-2, -1}), L.norm(L.inv(A), p, {-2, -1})) end)
 end
 
 local w_rank, w_pinv = where_of("ck.matrix_rank"), where_of("ck.pinv")
