@@ -5,15 +5,9 @@
 local H = require "spec.helpers"
 local ck = H.ck
 
-local DIR = os.tmpname()
-os.remove(DIR)
-assert(os.execute("mkdir -p '" .. DIR .. "'"))
+local DIR = H.tmpdir()
 local function P(name) return DIR .. "/" .. name end
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  return p:close(), out
-end
+local sh = H.sh
 local OCTAVE = sh("command -v octave-cli") and "octave-cli" or (sh("command -v octave") and "octave" or nil)
 local HAVE_MAT = ck.io_formats().mat
 

@@ -28,6 +28,11 @@ end
 local function T(a) return a:transpose(-2, -1) end
 local function eye_like(n, dt) return ck.eye(n, {dtype = dt}) end
 
+--- ||Q^T Q - I|| / (m eps): orthonormal columns
+local function orth(Q, m, dt) return fro(ck.sub(mm(T(Q), Q), eye_like(Q:size(-1), "f64"))) / (m * EPS[dt]) end
+--- ||F - A|| / (||A|| m eps): a factorisation F of A
+local function fact(F, A, m, dt) return fro(ck.sub(F, host64(A))) / (fro(A) * m * EPS[dt]) end
+
 local function randm(shape, dt, dev, how)
   local a = H.rand(shape, dt, dev)
   if how == "transposed" then -- the same values seen through a transposed view
@@ -132,11 +137,11 @@ for _, dev in ipairs(H.devices()) do
           local A = ck.add(mm(G, T(G)), ck.mul(eye_like(n, "f64"), n)):to(dev, dt)
           local Lc = ck.cholesky(A)
           assert(ck.equal(Lc, ck.tril(Lc)))
-          local e = fro(ck.sub(mm(Lc, T(Lc)), host64(A))) / (fro(A) * n * EPS[dt])
+          local e = fact(mm(Lc, T(Lc)), A, n, dt)
           assert(e < BOUND, ("cholesky %s: ratio %.3g"):format(dt, e))
           local Uc = ck.cholesky(A, {upper = true})
           assert(ck.equal(Uc, ck.triu(Uc)))
-          assert(fro(ck.sub(mm(T(Uc), Uc), host64(A))) / (fro(A) * n * EPS[dt]) < BOUND)
+          assert(fact(mm(T(Uc), Uc), A, n, dt) < BOUND)
           local bs = {table.unpack(shape)}; bs[#bs] = 2
           local B = H.rand(bs, dt, dev)
           assert(backward(A, ck.cholesky_solve(Lc, B), B, dt) < BOUND)
@@ -176,8 +181,7 @@ for _, dev in ipairs(H.devices()) do
             local qc = mode == "complete" and m or math.min(m, n)
             assert.same(qc, Q:size(-1)); assert.same(qc, R:size(-2))
             assert(ck.equal(R, ck.triu(R)), "R upper")
-            local eo = fro(ck.sub(mm(T(Q), Q), eye_like(qc, "f64"))) / (m * EPS[dt])
-            local ef = fro(ck.sub(mm(Q, R), host64(A))) / (fro(A) * m * EPS[dt])
+            local eo, ef = orth(Q, m, dt), fact(mm(Q, R), A, m, dt)
             assert(eo < BOUND and ef < BOUND, ("qr %s %s %s: orth %.3g, fact %.3g"):format(dt, mode, table.concat(shape, "x"), eo, ef))
           end
         end
@@ -194,9 +198,7 @@ for _, dev in ipairs(H.devices()) do
             local Uk, Vk = U:narrow(-1, 1, k), V:narrow(-1, 1, k)
             local sh = s:shape(); table.insert(sh, #sh, 1)
             local US = ck.mul(host64(Uk), host64(s):contiguous():reshape(table.unpack(sh)))
-            local ef = fro(ck.sub(mm(US, T(Vk)), host64(A))) / (fro(A) * math.max(m, n) * EPS[dt])
-            local eu = fro(ck.sub(mm(T(U), U), eye_like(U:size(-1), "f64"))) / (m * EPS[dt])
-            local ev = fro(ck.sub(mm(T(V), V), eye_like(V:size(-1), "f64"))) / (n * EPS[dt])
+            local ef, eu, ev = fact(mm(US, T(Vk)), A, math.max(m, n), dt), orth(U, m, dt), orth(V, n, dt)
             assert(ef < BOUND and eu < BOUND and ev < BOUND, ("svd %s %s: %.3g %.3g %.3g"):format(dt, table.concat(shape, "x"), ef, eu, ev))
             local sf = host64(s):contiguous():reshape(-1, k):totable()
             for _, row in ipairs(sf) do for i = 1, k do assert(row[i] >= 0 and (i == 1 or row[i] <= row[i - 1]), "descending") end end
@@ -214,7 +216,7 @@ for _, dev in ipairs(H.devices()) do
           local sh = w:shape(); table.insert(sh, #sh, 1)
           local VL = ck.mul(host64(V), host64(w):contiguous():reshape(table.unpack(sh)))
           local er = fro(ck.sub(mm(A, V), VL)) / (fro(A) * n * EPS[dt])
-          local eo = fro(ck.sub(mm(T(V), V), eye_like(n, "f64"))) / (n * EPS[dt])
+          local eo = orth(V, n, dt)
           assert(er < BOUND and eo < BOUND, ("eigh %s: %.3g %.3g"):format(dt, er, eo))
           local wf = host64(w):contiguous():reshape(-1, n):totable()
           for _, row in ipairs(wf) do for i = 2, n do assert(row[i] >= row[i - 1], "ascending") end end
