@@ -26,7 +26,7 @@ BUILD := build
 # function, the tables, the registry) < host (the oracles) < ops (the dispatcher, the op definitions, copies) <
 # fused (expressions, map, run-time kernels) and io (file formats) < lua (the binding, the only code that sees
 # lua.h). kernels/ (device code and its launchers) is below them all and includes nothing from src/.
-LAYERS := core host ops fused io dist
+LAYERS := core host ops fused io dist linalg
 LAYER_INC := $(addprefix -Isrc/,$(LAYERS))
 CK_CFLAGS := $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter $(WERROR) \
              -Isrc $(LAYER_INC) -Ikernels -I$(CUDA_HOME)/include

@@ -6,8 +6,9 @@
 local H = require "spec.helpers"
 
 -- dist (several devices and processes: collectives, NCCL loaded at run time, the rendezvous store) runs ops and
--- copies, so it sits beside fused and io; its store files include nothing of cukern at all.
-local RANK = {kernels = 0, core = 1, host = 2, ops = 3, fused = 4, io = 4, dist = 4, lua = 5}
+-- copies, so it sits beside fused and io; its store files include nothing of cukern at all. linalg (issue 34: solve,
+-- lu, qr, svd, ... on LAPACKE and cuSOLVER) runs copies and ops around its library calls, so it sits there too.
+local RANK = {kernels = 0, core = 1, host = 2, ops = 3, fused = 4, io = 4, dist = 4, linalg = 4, lua = 5}
 
 local function files(pattern)
   local t = {}
@@ -24,7 +25,8 @@ end
 
 -- Where a bare #include "x" resolves: the including file's folder first, then the -I list of the Makefile
 -- (src/<layer> for every layer, then kernels/).
-local INC_DIRS = {"src/core", "src/dist", "src/host", "src/ops", "src/fused", "src/io", "src/lua", "src", "kernels"}
+local INC_DIRS = {"src/core", "src/dist", "src/host", "src/ops", "src/fused", "src/io", "src/linalg", "src/lua", "src",
+                  "kernels"}
 local function exists(p) local f = io.open(p, "r"); if f then f:close(); return true end; return false end
 local function resolve(from, name)
   local here = from:match("^(.*)/")

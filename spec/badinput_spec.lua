@@ -509,6 +509,25 @@ for _, f in ipairs {"tril", "triu"} do
     C(("ck.%s(A, 0.5)"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s('x')"):format(f)),
     C(("ck.%s(A, 1, 2)"):format(f))})
 end
+-- linear algebra (issue 34; lua/cukern/linalg.lua): A is 3 x 4 f32 (not square), V 1-D, S 0-d
+for _, f in ipairs {"inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh"} do
+  add("ck." .. f, {C(("ck.%s(A)"):format(f)), C(("ck.%s(V)"):format(f)), C(("ck.%s(F)"):format(f)),
+    C(("ck.%s('x')"):format(f)), C(("ck.%s(ck.ones(3, 3, {dtype = 'i32'}))"):format(f)), C(("ck.%s(A, {bogus = 1})"):format(f))})
+end
+for _, f in ipairs {"svd", "svdvals", "qr", "lu", "matrix_rank", "pinv"} do
+  add("ck." .. f, {C(("ck.%s(V)"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s('x')"):format(f)),
+    C(("ck.%s(A, {bogus = 1})"):format(f)), C(("ck.%s(ck.ones(3, 3, {dtype = 'f16'}))"):format(f))})
+end
+for _, f in ipairs {"solve", "cholesky_solve", "triangular_solve", "lstsq"} do
+  add("ck." .. f, {C(("ck.%s(ck.eye(4), A)"):format(f)), C(("ck.%s(ck.eye(3), F)"):format(f)),
+    C(("ck.%s(F, ck.ones(3))"):format(f)), C(("ck.%s(ck.eye(3), 'x')"):format(f)), C(("ck.%s(V, V)"):format(f)),
+    C(("ck.%s(ck.eye(3), ck.ones(3), {bogus = 1})"):format(f))})
+end
+add("ck.eig", {C("ck.eig(A)"), C("ck.eig(ck.eye(3))")})
+add("ck.norm", {C("ck.norm(F)"), C("ck.norm(A, 'x')"), C("ck.norm(V, 'fro')"), C("ck.norm(A, 3, {-2, -1})"),
+  C("ck.norm(A, 2, {1, 1})"), C("ck.norm('x')")})
+add("ck.cond", {C("ck.cond(V)"), C("ck.cond(F)"), C("ck.cond(A, 1)"), C("ck.cond('x')")})
+CAT["ck.linalg_available"] = {none = "takes no argument that can be wrong (extra arguments are ignored, as in Lua)"}
 add("ck.diag", {C("ck.diag(S)"), C("ck.diag(ck.rand(2, 2, 2))"), C("ck.diag(A, 'x')"), C("ck.diag(F)"),
   C("ck.diag(V, 2^62)"), C("ck.diag(V, math.mininteger)"), C("ck.diag('x')"), C("ck.diag(A, 1, 2)")})
 add("ck.pad", {

@@ -126,6 +126,25 @@ local CASES = {
   {"ck.tile", [[ck.tile(a, "x")]], "reps must be an integer or a list of integers"},
   {"ck.flip", [[ck.flip(a, {1, 1})]], "dim 1 is listed twice"},
   {"ck.roll", [[ck.roll(a, {1, 2})]], "without dims the shift must be an integer"},
+  {"ck.solve", [[ck.solve(a:narrow(2, 1, 1):narrow(1, 1, 1), z)]], "freed"},
+  {"ck.inv", [[ck.inv(i)]], "i32"},
+  {"ck.det", [[ck.det(a:sum(1))]], "it needs a matrix"},
+  {"ck.slogdet", [[ck.slogdet(z)]], "freed"},
+  {"ck.lu", [[ck.lu(a, {variant = "nope"})]], "unknown variant 'nope'"},
+  {"ck.cholesky", [[ck.cholesky(ck.mul(ck.eye(3), -1))]], "not positive definite"},
+  {"ck.cholesky_solve", [[ck.cholesky_solve(ck.eye(3), ck.ones(4))]], "B needs 3 rows"},
+  {"ck.triangular_solve", [[ck.triangular_solve(ck.eye(3), ck.ones(3), {side = 1})]], "unknown option"},
+  {"ck.qr", [[ck.qr(a, {mode = 1})]], "option mode must be"},
+  {"ck.lstsq", [[ck.lstsq(a, z)]], "freed"},
+  {"ck.svd", [[ck.svd(z)]], "freed"},
+  {"ck.svdvals", [[ck.svdvals(a:sum(1))]], "it needs a matrix"},
+  {"ck.eigh", [[ck.eigh(a, {uplo = "X"})]], "option uplo must be"},
+  {"ck.eigvalsh", [[ck.eigvalsh(z)]], "freed"},
+  {"ck.eig", [[ck.eig(a)]], "complex"},
+  {"ck.norm", [[ck.norm(a, "x")]], "p must be a number"},
+  {"ck.cond", [[ck.cond(z)]], "freed"},
+  {"ck.matrix_rank", [[ck.matrix_rank(a, {tol = -1})]], "option tol must be"},
+  {"ck.pinv", [[ck.pinv(a, {rtol = "x"})]], "option rtol must be"},
   {"ck.tril", [[ck.tril(a:sum(1))]], "needs an array of at least 2 dims"},
   {"ck.triu", [[ck.triu(z)]], "freed"},
   {"ck.diag", [[ck.diag(a, 0.5)]], "k must be an integer, got 0.5"},
@@ -244,7 +263,7 @@ describe("errors", function()
     -- functions that take no arguments or accept anything cannot be called badly
     local no_bad_call = {device = true, has_cuda = true, sync = true, sync_mode = true, memory = true,
       empty_cache = true, last_ran = true, is_array = true, core = true, version = true, unary_ops = true,
-      binary_ops = true, io_formats = true, kernel_header = true, map_cache_size = true}
+      binary_ops = true, io_formats = true, kernel_header = true, map_cache_size = true, linalg_available = true}
     local missing = {}
     for k, v in pairs(ck) do
       if not no_bad_call[k] and type(v) == "function" and not named["ck." .. k] then missing[#missing + 1] = "ck." .. k end

@@ -162,4 +162,18 @@ end
 
 H.shapes_awkward = {{1, 1}, {1, 7}, {7, 1}, {3, 5}, {31, 33}, {64, 64}, {127, 255}, {1000, 37}, {37, 1000}}
 
+--- A fresh temporary directory (its path) and a shell command's (ok, output with stderr) — for specs that talk to
+-- other programs (Octave, Python).
+function H.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p '" .. d .. "'"))
+  return d
+end
+function H.sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  return p:close(), out
+end
+
 return H

@@ -157,6 +157,7 @@ extern const luaL_Reg ckl_rtc_funcs[]; /* l_rtc.c: run-time kernels, kernel_buil
 extern const luaL_Reg ckl_map_funcs[]; /* l_map.c: fused kernels */
 extern const luaL_Reg ckl_graph_funcs[];
 extern const luaL_Reg ckl_io_funcs[]; /* l_io.c: file formats */
+extern const luaL_Reg ckl_linalg_funcs[]; /* l_linalg.c: linear algebra (issue 34) */
 extern const luaL_Reg ckl_dist_funcs[]; /* l_dist.c: collectives (ck.nccl) and processes (ck.dist) */
 void ckl_dist_init(lua_State *L);  /* the communicator metatable (module state on the stack top) */
 void ckl_dist_close(ckl_modstate *ms); /* communicators, before the context goes */

@@ -31,7 +31,7 @@ static bool own_lua_file(const char *src) {
       "cukern/init.lua",     "cukern/errors.lua",   "cukern/args.lua",     "cukern/options.lua",
       "cukern/creation.lua", "cukern/ops.lua",      "cukern/operators.lua", "cukern/indexing.lua",
       "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
-      "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua"};
+      "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
@@ -408,7 +408,7 @@ static int l_variants(lua_State *L) {
   int n;
   const ck_variant *tab = ck_variants(op, &n);
   if (!tab)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise)", op));
+    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise, lu)", op));
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
     lua_createtable(L, 0, 6);
@@ -517,7 +517,7 @@ int luaopen_cukern_core(lua_State *L) {
   lua_newtable(L); /* module */
   static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs,
                                           ckl_rtc_funcs, ckl_map_funcs,   ckl_io_funcs,  ckl_graph_funcs,
-                                          ckl_dist_funcs};
+                                          ckl_dist_funcs, ckl_linalg_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);

@@ -1,0 +1,95 @@
+--- Linear algebra on a GPU against the host (LAPACKE) — issue 34. The residual checks of spec/linalg_spec.lua run
+-- on the GPU too; here every GPU path is compared with the host's answer for the same input: the batched cuBLAS
+-- getrf/getrs (batch >= 2, n <= 64), cuSOLVER per matrix, each rung of the LU ladder (same pivots, LU within
+-- 1e3 n eps |A|), iterative refinement (backward error within the f64 solve's, times 10), and check = false.
+local H = require "spec.helpers"
+local ck = H.ck
+local gpu = H.gpu
+
+local EPS = {f32 = 2.0 ^ -23, f64 = 2.0 ^ -52}
+local function close(got, ref, tol, what)
+  local ok, msg = H.allclose(got, ref, tol)
+  assert(ok, (what or "") .. ": " .. tostring(msg) .. " (seed " .. H.seed .. ")")
+end
+
+describe("linear algebra: GPU against the host", function()
+  for _, dt in ipairs {"f32", "f64"} do
+    it(dt .. ": solve, det, cholesky, svdvals, eigvalsh on small batches (cuBLAS batched) and large matrices", gpu(function()
+      for _, shape in ipairs {{1000, 8, 8}, {100, 64, 64}, {65, 65}, {300, 300}, {3, 130, 130}} do
+        local n = shape[#shape]
+        local A = H.rand(shape, dt, "host")
+        local B = H.rand((function() local s = {table.unpack(shape)}; s[#s] = 2; return s end)(), dt, "host")
+        local tol = {rtol = 1e3 * n * EPS[dt], atol = 1e3 * n * EPS[dt]}
+        local Xd = ck.solve(A:cuda(), B:cuda())
+        local Xh = ck.solve(A, B)
+        -- forward error scale: compare residual-equivalent (A (Xd - Xh)) rather than x, which cond(A) amplifies
+        local r = ck.matmul(A:to("f64"):contiguous():reshape(-1, n, n), ck.sub(Xd:host(), Xh):to("f64"):contiguous():reshape(-1, n, 2))
+        assert(ck.max(ck.abs(r):reshape(-1), 1):item() < 1e3 * n * EPS[dt] * n, "solve residual of the difference")
+        close((ck.slogdet(A:cuda())), (ck.slogdet(A)), {rtol = 0, atol = 0}, "slogdet sign")
+        local G = ck.add(ck.matmul(A:to("f64"):contiguous():reshape(-1, n, n), A:to("f64"):contiguous():reshape(-1, n, n):transpose(2, 3)),
+          ck.mul(ck.eye(n, {dtype = "f64"}), n)):to(dt)
+        close(ck.cholesky(G:cuda()), ck.cholesky(G), tol, "cholesky")
+        close(ck.svdvals(A:cuda()), ck.svdvals(A), {rtol = tol.rtol, atol = tol.atol * n}, "svdvals")
+        local S = ck.add(A, A:transpose(-2, -1))
+        close(ck.eigvalsh(S:cuda()), ck.eigvalsh(S), {rtol = tol.rtol, atol = tol.atol * n}, "eigvalsh")
+      end
+    end))
+
+    it(dt .. ": every rung of the LU ladder gives the host's pivots and factors", gpu(function()
+      for _, shape in ipairs {{1, 1}, {33, 33}, {200, 200}, {130, 70}, {70, 130}, {2, 96, 96}, {513, 513}} do
+        local A = H.rand(shape, dt, "host")
+        local LUh, ph = ck.lu(A, {packed = true})
+        for _, v in ipairs(ck.variants("lu")) do
+          local LUd, pd = ck.lu(A:cuda(), {packed = true, variant = v.name})
+          assert.same(v.name, ck.last_ran().name)
+          assert(ck.equal(pd, ph), v.name .. ": pivots differ (seed " .. H.seed .. ")")
+          local n = math.max(shape[#shape], shape[#shape - 1])
+          close(LUd, LUh, {rtol = 1e2 * n * EPS[dt], atol = 1e2 * n * EPS[dt]}, "lu " .. v.name .. " " .. table.concat(shape, "x"))
+        end
+      end
+    end))
+
+    it(dt .. ": qr, svd, eigh, lstsq, triangular_solve, inv on the GPU satisfy the host's residual bounds", gpu(function()
+      local A = H.rand({40, 25}, dt, "cuda")
+      local Q, R = ck.qr(A)
+      close(ck.matmul(Q, R), A, {rtol = 1e3 * 40 * EPS[dt], atol = 1e3 * 40 * EPS[dt]}, "qr")
+      local U, s, V = ck.svd(A)
+      close(ck.matmul(ck.mul(U, s:reshape(1, 25)), V:t()), A, {rtol = 1e3 * 40 * EPS[dt], atol = 1e3 * 40 * EPS[dt]}, "svd")
+      local U2, s2, V2 = ck.svd(A:t(), {full = true})
+      assert.same({25, 25}, U2:shape()); assert.same({40, 40}, V2:shape()); close(s2, s, {rtol = 1e3 * 40 * EPS[dt], atol = 1e-6}, "svd wide")
+      local x = ck.lstsq(A, H.rand({40}, dt, "cuda"))
+      assert.same({25}, x:shape())
+      local T = ck.add(ck.triu(H.rand({30, 30}, dt, "cuda")), ck.mul(ck.eye(30, {dtype = dt, device = "cuda"}), 4))
+      local b = H.rand({5, 30}, dt, "cuda")
+      close(ck.triangular_solve(T, b, {upper = true, left = false}), ck.triangular_solve(T:host(), b:host(), {upper = true, left = false}),
+        {rtol = 1e3 * 30 * EPS[dt], atol = 1e3 * 30 * EPS[dt]}, "trsm right")
+      local M = H.rand({50, 50}, dt, "cuda")
+      close(ck.matmul(M, ck.inv(M)), ck.eye(50, {dtype = dt, device = "cuda"}), {rtol = 0, atol = 1e4 * 50 * EPS[dt] * ck.cond(M):item() / 50}, "inv")
+    end))
+  end
+
+  it("singular and not-SPD inputs raise on the GPU as on the host; check = false reads nothing back", gpu(function()
+    local S = ck.array({{1, 2}, {2, 4}}, {dtype = "f64", device = "cuda"})
+    local ok, err = pcall(ck.solve, S, ck.ones(2, {dtype = "f64", device = "cuda"}))
+    assert(not ok and err:find("U(2,2) is exactly zero", 1, true), err)
+    local batch = ck.stack({ck.eye(3, {dtype = "f32", device = "cuda"}), ck.zeros(3, 3, {device = "cuda"})})
+    ok, err = pcall(ck.inv, batch)
+    assert(not ok and err:find("U(1,1) is exactly zero in its LU factors (matrix [2] of the batch)", 1, true), err)
+    ok, err = pcall(ck.cholesky, ck.mul(ck.eye(4, {dtype = "f64", device = "cuda"}), -1))
+    assert(not ok and err:find("leading minor of order 1", 1, true), err)
+    assert(pcall(ck.solve, S, ck.ones(2, 1, {dtype = "f64", device = "cuda"}), {check = false}))
+  end))
+
+  it("refine (f16, bf16, tf32): backward error no worse than 10x the f64 solve's", gpu(function()
+    local n = 512
+    local A = ck.add(H.rand({n, n}, "f64", "cuda"), ck.mul(ck.eye(n, {dtype = "f64", device = "cuda"}), n / 4))
+    local b = H.rand({n, 1}, "f64", "cuda")
+    local function berr(x) local r = ck.sub(ck.matmul(A, x), b); return ck.norm(r):item() / (ck.norm(A):item() * ck.norm(x):item()) end
+    local base = berr(ck.solve(A, b))
+    for _, p in ipairs {"f16", "bf16", "tf32"} do
+      local x, iters = ck.solve(A, b, {refine = p})
+      assert(math.type(iters) == "integer")
+      assert(berr(x) <= 10 * base + 1e-15, p .. ": backward error " .. berr(x) .. " vs " .. base)
+    end
+  end))
+end)

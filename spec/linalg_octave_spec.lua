@@ -1,0 +1,67 @@
+--- Linear algebra against GNU Octave (issue 34): cukern saves the systems to a .mat file, Octave solves them with
+-- its own LAPACK (`\`, det, chol, svd, eig, qr's R, pinv) and saves its answers; cukern's answers agree within
+-- tolerances stated from the condition number: |x - x_oct| <= 100 n eps cond(A) |x_oct| (forward error of two
+-- backward-stable solvers), values of det/svd/eig relative 100 n eps (well-conditioned inputs). Both devices.
+local H = require "spec.helpers"
+local ck = H.ck
+
+local DIR = H.tmpdir()
+local function P(name) return DIR .. "/" .. name end
+local sh = H.sh
+local OCTAVE = sh("command -v octave-cli") and "octave-cli" or (sh("command -v octave") and "octave" or nil)
+local HAVE_MAT = ck.io_formats().mat
+
+local function octave(body)
+  local f = assert(io.open(P("script.m"), "w"))
+  f:write(body)
+  f:close()
+  local ok, out = sh(("cd '%s' && %s --no-gui -q --norc script.m"):format(DIR, OCTAVE))
+  assert(out:find("OCTAVE%-DONE"), "octave failed (seed " .. H.seed .. ", exit ok " .. tostring(ok) .. "):\n" .. out)
+end
+
+local EPS = 2.0 ^ -52
+local function rel(a, b) -- max |a - b| / max |b|
+  local d = ck.max(ck.abs(ck.sub(a:to("host", "f64"), b:to("host", "f64"))):contiguous():reshape(-1), 1):item()
+  return d / math.max(ck.max(ck.abs(b:to("host", "f64")):contiguous():reshape(-1), 1):item(), 1e-300)
+end
+
+for _, dev in ipairs(H.devices()) do
+  describe("linear algebra against GNU Octave on " .. dev, function()
+    it("solve, lstsq, det, chol, svd, eig, qr, pinv of the same matrices agree", (dev == "cuda" and H.gpu or function(f) return f end)(function()
+      if not OCTAVE then return pending("octave is not installed here (`make test` installs it from Debian)") end
+      if not HAVE_MAT then return pending("this build has no .mat support (libmatio)") end
+      local n = 12
+      local A = H.rand({n, n}, "f64", dev)
+      local B = H.rand({n, 3}, "f64", dev)
+      local At = H.rand({n, n}, "f64", dev):t() -- a transposed view: saved as it lies
+      local G = H.rand({n, n}, "f64", dev)
+      local S = ck.add(ck.matmul(G, G:t()), ck.mul(ck.eye(n, {dtype = "f64", device = dev}), n)) -- SPD
+      local T = H.rand({9, 5}, "f64", dev)  -- tall
+      local W = H.rand({4, 9}, "f64", dev)  -- wide
+      local bt, bw = H.rand({9, 2}, "f64", dev), H.rand({4, 2}, "f64", dev)
+      ck.save(P("in.mat"), {A = A:to("host"), B = B:to("host"), At = At:to("host"), S = S:to("host"), T = T:to("host"),
+        W = W:to("host"), bt = bt:to("host"), bw = bw:to("host")})
+      octave([[
+load('in.mat');
+X = A \ B; Xt = At \ B; d = det(A); L = chol(S, 'lower'); s = svd(T); e = eig((S + S') / 2);
+[~, R] = qr(T, 0); Pw = pinv(W); xt = T \ bt; xw = pinv(W) * bw; c = cond(A);
+save('-v7', 'out.mat', 'X', 'Xt', 'd', 'L', 's', 'e', 'R', 'Pw', 'xt', 'xw', 'c');
+disp('OCTAVE-DONE');
+]])
+      local o = ck.load(P("out.mat"))
+      local c = o.c:item()
+      local fw = 100 * n * EPS * c
+      assert(rel(ck.solve(A, B), o.X) < fw, "solve")
+      assert(rel(ck.solve(At, B), o.Xt) < 100 * n * EPS * ck.cond(At):item(), "solve, transposed A")
+      assert(rel(ck.det(A), o.d) < fw, "det")
+      assert(rel(ck.cholesky(S), o.L) < 100 * n * EPS * ck.cond(S):item(), "chol")
+      assert(rel(ck.svdvals(T), o.s:reshape(-1)) < 100 * n * EPS, "svd")
+      assert(rel(ck.eigvalsh(S), o.e:reshape(-1)) < 100 * n * EPS * ck.cond(S):item(), "eig")
+      local _, R = ck.qr(T) -- R is unique up to the signs of its rows
+      assert(rel(ck.abs(R), ck.abs(o.R)) < 100 * n * EPS * ck.cond(T):item(), "qr's R")
+      assert(rel(ck.pinv(W), o.Pw) < 100 * n * EPS * ck.cond(W):item(), "pinv")
+      assert(rel(ck.lstsq(T, bt), o.xt) < 100 * n * EPS * ck.cond(T):item() ^ 2, "lstsq, over-determined")
+      assert(rel(ck.lstsq(W, bw), o.xw) < 100 * n * EPS * ck.cond(W):item(), "lstsq, minimum norm")
+    end))
+  end)
+end

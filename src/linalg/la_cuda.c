@@ -1,0 +1,232 @@
+/*
+ * la_cuda.c — one ck_la_job (kernels/linalg/linalg.h) on the GPU: cuSOLVER (loaded at run time: cusolver_dl.h),
+ * cuBLAS (trsm, and getrf/getrs batched for many small matrices) and the layer's two kernels (la_aux.cu), all
+ * inside ONE launcher run by ck_submit (so queued small ops run first and the order check sees it).
+ *
+ * Paths:
+ *   getrf / getrs   batch >= 2 and n <= CK_LA_SMALL (square): cublas<t>getrfBatched / getrsBatched, one call for the
+ *                   whole batch (pointer arrays made on the device); otherwise cusolverDn<t>getrs per entry, and
+ *                   getrf by the LU ladder's rung 0 (kernels/lu/00_cusolver.c, the same call, one implementation).
+ *   potrf, potrs, geqrf, orgqr, ormqr, gesvd (m >= n: the layer transposes otherwise), syevd: cusolverDn<t>... per
+ *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
+ *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around).
+ *   gesv_irs        cusolverDnD{H,B,X,S}gesv: LU in f16 / bf16 / tf32 / f32 on the tensor cores, refined to f64.
+ * A loop over entries issues its calls back to back on one stream: cuSOLVER's per-call work is what a batch of
+ * large matrices costs anyway; the batched calls are for the small ones, where the launch is the cost.
+ *
+ * A failed library call is recorded in the job's `fail` fields and the launcher returns 0; ck_la_cuda then raises
+ * it with the routine's name and cuSOLVER's status (ck_submit's codes know cuBLAS and CUDA, not cuSOLVER).
+ * info stays on the device: the layer reads it (or not: {check = false}).
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ck_linalg.h"
+#include "la_int.h"
+#include "linalg/cusolver_dl.h"
+#include "lu/lu.h"
+
+/* The job and where its launcher records a library failure. */
+typedef struct la_run {
+  ck_la_job *j;
+  const char *fail_call; /* "cusolverDnDgetrf", or NULL */
+  int fail_status;
+  char why[160]; /* cuSOLVER could not be loaded, or a handle made */
+} la_run;
+
+/* Call cuSOLVER routine NAME in the job's precision: s->S##NAME(args) or s->D##NAME(args), with float * or double *
+ * for the data (the same argument list, cast by the routine's own type). */
+#define CUSOLVER(NAME, ...)                                                                                          \
+  (dbl ? (r->fail_call = "cusolverDnD" #NAME, (int)s->D##NAME(__VA_ARGS__))                                          \
+       : (r->fail_call = "cusolverDnS" #NAME, (int)s->S##NAME(__VA_ARGS__)))
+#define FAILED(st) ((st) != 0 ? (r->fail_status = (st), 1) : (r->fail_call = NULL, 0))
+
+static void *elem(void *base, int64_t stride, int64_t i, size_t es) {
+  return base ? (char *)base + (size_t)(i * stride) * es : NULL;
+}
+
+/* Batched getrf/getrs through cuBLAS for many small square matrices. */
+static int small_lu(la_run *r, const ck_env *env) {
+  ck_la_job *j = r->j;
+  const bool dbl = j->dtype == CK_F64;
+  const size_t es = dbl ? 8 : 4;
+  const int64_t nb = j->batch;
+  void **pa = (void **)env->ws_alloc(env->owner, (size_t)nb * sizeof(void *) * 2);
+  if (!pa) return (int)cudaErrorMemoryAllocation;
+  void **pb = pa + nb;
+  int rc = ck_la_ptrs(pa, j->a, j->sa * (int64_t)es, nb, env);
+  if (!rc && j->op == CK_LA_GETRS) rc = ck_la_ptrs(pb, j->b, j->sb * (int64_t)es, nb, env);
+  cublasHandle_t h = (cublasHandle_t)env->cublas;
+  int st = 0, hinfo = 0;
+  if (rc) goto done;
+  ck_order_check(env);
+  if (j->op == CK_LA_GETRF) {
+    r->fail_call = dbl ? "cublasDgetrfBatched" : "cublasSgetrfBatched";
+    st = dbl ? (int)cublasDgetrfBatched(h, j->n, (double *const *)pa, j->lda, j->ipiv, j->info, (int)nb)
+             : (int)cublasSgetrfBatched(h, j->n, (float *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
+  } else {
+    r->fail_call = dbl ? "cublasDgetrsBatched" : "cublasSgetrsBatched";
+    const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    st = dbl ? (int)cublasDgetrsBatched(h, op, j->n, j->nrhs, (const double *const *)pa, j->lda, j->ipiv,
+                                        (double *const *)pb, j->ldb, &hinfo, (int)nb)
+             : (int)cublasSgetrsBatched(h, op, j->n, j->nrhs, (const float *const *)pa, j->lda, j->ipiv,
+                                        (float *const *)pb, j->ldb, &hinfo, (int)nb);
+  }
+  if (st) rc = CK_KERR_CUBLAS(st);
+  else r->fail_call = NULL;
+done:
+  env->ws_free(env->owner, pa);
+  return rc;
+}
+
+static int trsm(la_run *r, const ck_env *env) {
+  ck_la_job *j = r->j;
+  const bool dbl = j->dtype == CK_F64;
+  const size_t es = dbl ? 8 : 4;
+  cublasHandle_t h = (cublasHandle_t)env->cublas;
+  const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasDiagType_t dg = j->diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+  const double one = 1;
+  const float onef = 1;
+  ck_order_check(env);
+  for (int64_t i = 0; i < j->batch; ++i) {
+    void *a = elem(j->a, j->sa, i, es), *b = elem(j->b, j->sb, i, es);
+    const int st = dbl ? (int)cublasDtrsm(h, CUBLAS_SIDE_LEFT, uplo, op, dg, j->m, j->nrhs, &one, a, j->lda, b, j->ldb)
+                       : (int)cublasStrsm(h, CUBLAS_SIDE_LEFT, uplo, op, dg, j->m, j->nrhs, &onef, a, j->lda, b, j->ldb);
+    if (st) return CK_KERR_CUBLAS(st);
+  }
+  return 0;
+}
+
+/* Iterative refinement: x = A^-1 b with the LU in a lower precision, refined to f64. */
+static int irs(la_run *r, const ck_env *env, const ck_cusolver_api *s, cusolverDnHandle_t h) {
+  ck_la_job *j = r->j;
+  size_t ws = 0;
+  int st;
+  typedef cusolverStatus_t (*bs_f)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double *, cusolver_int_t,
+                                   cusolver_int_t *, double *, cusolver_int_t, double *, cusolver_int_t, void *,
+                                   size_t *);
+  bs_f bsz = j->refine == CK_LA_IRS_F16 ? s->DHgesv_bufferSize : j->refine == CK_LA_IRS_BF16 ? s->DBgesv_bufferSize
+             : j->refine == CK_LA_IRS_TF32 ? s->DXgesv_bufferSize : s->DSgesv_bufferSize;
+  __typeof__(s->DHgesv) run = j->refine == CK_LA_IRS_F16 ? s->DHgesv : j->refine == CK_LA_IRS_BF16 ? s->DBgesv
+                              : j->refine == CK_LA_IRS_TF32 ? s->DXgesv : s->DSgesv;
+  r->fail_call = j->refine == CK_LA_IRS_F16 ? "cusolverDnDHgesv" : j->refine == CK_LA_IRS_BF16 ? "cusolverDnDBgesv"
+                 : j->refine == CK_LA_IRS_TF32 ? "cusolverDnDXgesv" : "cusolverDnDSgesv";
+  if (FAILED((int)bsz(h, j->n, j->nrhs, NULL, j->lda, NULL, NULL, j->ldb, NULL, j->ldu, NULL, &ws))) return 0;
+  void *w = ws ? env->ws_alloc(env->owner, ws) : NULL;
+  if (ws && !w) return (int)cudaErrorMemoryAllocation;
+  for (int64_t i = 0; i < j->batch; ++i) {
+    int it = 0;
+    st = (int)run(h, j->n, j->nrhs, (double *)elem(j->a, j->sa, i, 8), j->lda, j->ipiv + i * j->sp,
+                  (double *)elem(j->b, j->sb, i, 8), j->ldb, (double *)elem(j->u, j->su, i, 8), j->ldu, w, ws, &it,
+                  j->info + i);
+    if (FAILED(st)) break;
+    j->iters = it;
+  }
+  if (w) env->ws_free(env->owner, w);
+  return 0;
+}
+
+static int la_launch(const void *arg, const ck_env *env) {
+  la_run *r = (la_run *)arg;
+  ck_la_job *j = r->j;
+  if (j->op == CK_LA_TRI) return ck_la_tri(j, env);
+  if (j->op == CK_LA_TRSM) return trsm(r, env);
+  if ((j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
+      j->batch <= 0x7fffffff)
+    return small_lu(r, env);
+  const char *why;
+  const ck_cusolver_api *s = ck_cusolver(&why);
+  if (!s) {
+    snprintf(r->why, sizeof r->why, "%s", why);
+    return 0;
+  }
+  cusolverDnHandle_t h = ck_cusolver_handle(env->device, env->stream);
+  if (!h) {
+    snprintf(r->why, sizeof r->why, "cusolverDnCreate failed on cuda:%d", env->device);
+    return 0;
+  }
+  ck_order_check(env);
+  if (j->op == CK_LA_GESV_IRS) return irs(r, env, s, h);
+  const bool dbl = j->dtype == CK_F64;
+  const size_t es = dbl ? 8 : 4;
+  const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int lwork = 0; /* elements */
+  switch (j->op) {  /* one workspace for the batch: every entry has the same shape */
+  case CK_LA_POTRF: if (FAILED(CUSOLVER(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
+  case CK_LA_GEQRF: if (FAILED(CUSOLVER(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
+  case CK_LA_ORGQR:
+    if (FAILED(CUSOLVER(orgqr_bufferSize, h, j->m, j->n, j->nrhs, j->a, j->lda, j->tau, &lwork))) return 0;
+    break;
+  case CK_LA_ORMQR:
+    if (FAILED(CUSOLVER(ormqr_bufferSize, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, j->a, j->lda, j->tau, j->b,
+                        j->ldb, &lwork)))
+      return 0;
+    break;
+  case CK_LA_GESVD: if (FAILED(CUSOLVER(gesvd_bufferSize, h, j->m, j->n, &lwork))) return 0; break;
+  case CK_LA_SYEVD: {
+    const cusolverEigMode_t jz = j->jobu == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    if (FAILED(CUSOLVER(syevd_bufferSize, h, jz, uplo, j->n, j->a, j->lda, j->s, &lwork))) return 0;
+    break;
+  }
+  default: break;
+  }
+  /* gesvd's rwork (unconverged superdiagonals) is not kept: info says how many */
+  void *w = env->ws_alloc(env->owner, (size_t)(lwork > 0 ? lwork : 1) * es);
+  if (!w) return (int)cudaErrorMemoryAllocation;
+  for (int64_t i = 0; i < j->batch; ++i) {
+    void *a = elem(j->a, j->sa, i, es), *b = elem(j->b, j->sb, i, es), *tau = elem(j->tau, j->stau, i, es);
+    int32_t *ipiv = j->ipiv ? j->ipiv + i * j->sp : NULL, *info = j->info + i;
+    int st = 0;
+    switch (j->op) {
+    case CK_LA_GETRS: st = CUSOLVER(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
+    case CK_LA_POTRF: st = CUSOLVER(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
+    case CK_LA_POTRS: st = CUSOLVER(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
+    case CK_LA_GEQRF: st = CUSOLVER(geqrf, h, j->m, j->n, a, j->lda, tau, w, lwork, info); break;
+    case CK_LA_ORGQR: st = CUSOLVER(orgqr, h, j->m, j->n, j->nrhs, a, j->lda, tau, w, lwork, info); break;
+    case CK_LA_ORMQR:
+      st = CUSOLVER(ormqr, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, a, j->lda, tau, b, j->ldb, w, lwork, info);
+      break;
+    case CK_LA_GESVD: {
+      const signed char ju = (signed char)j->jobu;
+      st = CUSOLVER(gesvd, h, ju, ju, j->m, j->n, a, j->lda, elem(j->s, j->ss, i, es), elem(j->u, j->su, i, es),
+                    j->ldu > 0 ? j->ldu : 1, elem(j->vt, j->svt, i, es), j->ldvt > 0 ? j->ldvt : 1, w, lwork, NULL,
+                    info);
+      break;
+    }
+    case CK_LA_SYEVD: {
+      const cusolverEigMode_t jz = j->jobu == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+      st = CUSOLVER(syevd, h, jz, uplo, j->n, a, j->lda, elem(j->s, j->ss, i, es), w, lwork, info);
+      break;
+    }
+    default: st = -1; r->fail_call = ck_la_op_name(j->op); break;
+    }
+    if (FAILED(st)) break;
+  }
+  env->ws_free(env->owner, w);
+  return 0;
+}
+
+static void describe(const void *ud, char *buf, size_t n) {
+  const la_run *r = (const la_run *)ud;
+  snprintf(buf, n, "linalg (cuda, %s %s, batch %lld of %dx%d)", ck_la_op_name(r->j->op), r->j->dtype == CK_F64 ? "f64" : "f32", (long long)r->j->batch, r->j->m, r->j->n);
+}
+
+ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
+  if (j->op == CK_LA_GETRF && !(j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL))
+    return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
+  la_run r = {.j = j};
+  ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};
+  ck_status st = ck_submit(ctx, &req);
+  if (st) return ck_error_prefix(ctx, st, "%s", name);
+  if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);
+  if (r.fail_call)
+    return ck_error(ctx, CK_ERR_CUBLAS, "%s: %s failed: %s (%s, %dx%d, batch %lld)", name, r.fail_call,
+                    ck_cusolver_status_name(r.fail_status), j->dtype == CK_F64 ? "f64" : "f32", j->m, j->n,
+                    (long long)j->batch);
+  return CK_OK;
+}
