@@ -144,6 +144,16 @@ do
   local h_a, h_b, h_c = sq_a:to("f16"), sq_b:to("f16"), ck.empty(side, side, {dtype = "f16", device = device})
   cases[#cases + 1] = {op = "add", layout = "f16 one transposed", dtype = "f16", a = h_a, b = h_b:t(), out = h_c,
     shape = {side, side}, bytes = 3 * side * side * 2}
+  -- the integer dtypes of issue 32 (they compute in 64 bits and store modulo their width): u8 and i64, dense,
+  -- and a comparison (f32 in, bool out)
+  local u_a, u_b = (a * 250):to("u8"), (b * 250):to("u8")
+  cases[#cases + 1] = {op = "add", layout = "u8 contiguous", dtype = "u8", a = u_a, b = u_b,
+    out = ck.empty(N, {dtype = "u8", device = device}), shape = {N}, bytes = 3 * N}
+  local l_a, l_b = (a * 2 ^ 40):to("i64"), (b * 2 ^ 40):to("i64")
+  cases[#cases + 1] = {op = "add", layout = "i64 contiguous", dtype = "i64", a = l_a, b = l_b,
+    out = ck.empty(N, {dtype = "i64", device = device}), shape = {N}, bytes = 3 * N * 8}
+  cases[#cases + 1] = {op = "gt", layout = "f32 -> bool contiguous", dtype = "f32>bool", a = a, b = b,
+    out = ck.empty(N, {dtype = "bool", device = device}), shape = {N}, bytes = 2 * N * F32 + N}
 end
 local total = #cases * #variants + 3 * #variants
 local step = 0
@@ -153,7 +163,7 @@ for _, cs in ipairs(cases) do
     step = step + 1
     bench.progress(step, total, cs.op .. " " .. cs.layout .. " " .. v.name)
     local spec = {op = cs.op, a = cs.a, b = cs.b, out = cs.out, variant = vopt(v)}
-    cs.out:fill(0 / 0)
+    cs.out:fill(cs.out:dtype():match("^[fb]") and cs.out:dtype() ~= "bool" and 0 / 0 or 1)
     ck[cs.op](cs.a, cs.b, {out = cs.out, variant = vopt(v)})
     local ran = ck.last_ran()
     local ok, msg = validate(cs.out, {cs.a, cs.b}, function(x, y) return ck[cs.op](x, y) end)
