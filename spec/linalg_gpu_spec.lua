@@ -13,6 +13,9 @@ local function close(got, ref, tol, what)
 end
 
 describe("linear algebra: GPU against the host", function()
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   for _, dt in ipairs {"f32", "f64"} do
     it(dt .. ": solve, det, cholesky, svdvals, eigvalsh on small batches (cuBLAS batched) and large matrices", gpu(function()
       for _, shape in ipairs {{1000, 8, 8}, {100, 64, 64}, {65, 65}, {300, 300}, {3, 130, 130}} do

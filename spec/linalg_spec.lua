@@ -63,6 +63,10 @@ local CASES = {
 
 for _, dev in ipairs(H.devices()) do
   describe("linear algebra on " .. dev, function()
+    -- the oracle's arrays (eye_like, host64 ...) are made on the host, also where the default device is a GPU
+    local prev_default
+    setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+    teardown(function() ck.default_device(prev_default) end)
     local g = dev == "cuda" and H.gpu or function(f) return f end
 
     for _, dt in ipairs {"f32", "f64"} do
@@ -319,7 +323,11 @@ for _, dev in ipairs(H.devices()) do
 end
 
 describe("linear algebra: bad input", function()
-  local A = ck.randn(3, 3)
+  -- host arrays (the messages name host:0), also where the default device is a GPU
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
+  local A = ck.randn(3, 3, {device = "host"})
   local cases = {
     {function() ck.solve(ck.randn(3, 4), ck.randn(3)) end, "ck.solve: A is f32[3x4] host:0; it must be square"},
     {function() ck.solve(A, ck.randn(4)) end, "ck.solve: A is f32[3x3] host:0 and B is f32[4x1]"},
