@@ -1,8 +1,8 @@
 --- cukern.assembly (issue 32): arrays assembled from others — ck.cat, stack, split, chunk, tile, flip, roll,
 -- tril, triu, diag, pad. Built from views and copies only (a:narrow, a:select, a:reshape, a:permute, a:copy_,
 -- a:fill), so every function works for every dtype, on every device, and takes any strided view; each
--- returns a new contiguous array (split and chunk: views of their input). No kernel of their own yet: cat and
--- stack copy once per input (one CUDA launch for them is a later step); each function's launches are at it
+-- returns a new contiguous array (split and chunk: views of their input). cat and stack are one launch per 64
+-- inputs (core.cat, the index ladder's cat copy: kernels/index/ix_common.cu); the others' launches are at them
 -- below and in docs/api.md ("Assembly"). Each runs inside errors.call: its checks, and any error of the views
 -- and copies it uses, are raised at the user's line under its name ("ck.cat: ..."). Outputs are allocated
 -- after every check, so a refused call writes nothing.
@@ -17,6 +17,7 @@ local fmt, concat, min, max = string.format, table.concat, math.min, math.max
 local DTYPE = options.set("dtype")
 local MAXINT = math.maxinteger
 
+local core = require "cukern.core"
 local ck -- the module table (install)
 
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end
@@ -107,15 +108,33 @@ local function join(where, stacking, list, dim, opts)
   end
   local out_shape = {table.unpack(shape)}
   if stacking then table.insert(out_shape, d, n) else out_shape[d] = total end
-  local out = new(out_shape, opts.dtype or dt, dev)
+  local odt = opts.dtype or dt
+  local out = new(out_shape, odt, dev)
   if out:numel() == 0 then return out end
-  local off = 0
+  -- one launch per 64 inputs (core.cat: kernels/index/, the cat copy): inputs of another dtype are cast and
+  -- non-contiguous ones copied first (one extra copy each); stack's inputs get their new dim as a size-1 dim
+  local parts, lens = {}, {}
   for i = 1, n do
     local x = list[i]
-    local len = stacking and 1 or x:size(d)
-    if stacking then out:select(d, i):copy_(x)
-    elseif len > 0 then out:narrow(d, off + 1, off + len):copy_(x) end
-    off = off + len
+    if x:dtype() ~= odt then x = x:to(odt) end
+    if not x:is_contiguous() then x = x:contiguous() end
+    if stacking then
+      local s = x:shape()
+      table.insert(s, d, 1)
+      x = x:reshape(s)
+    end
+    parts[i], lens[i] = x, x:size(d)
+  end
+  local first, off = 1, 0
+  while first <= n do
+    local last = min(n, first + 63)
+    local group, len = {}, 0
+    for i = first, last do group[#group + 1] = parts[i]; len = len + lens[i] end
+    if len > 0 then
+      local view = (first == 1 and last == n) and out or out:narrow(d, off + 1, off + len)
+      core.cat(group, d - 1, view)
+    end
+    first, off = last + 1, off + len
   end
   return out
 end
