@@ -24,7 +24,7 @@ def main():
         ms = time(fn)
         rows.append({"case": name, "ms": ms})
         print(f"{name:28s} torch {ms:9.3f} ms")
-    R, C = 65536, 1024
+    R, C = 65536, 2048
     a = torch.rand(R, C, device=d); ix = torch.randint(0, R, (R,), device=d)
     case("index_select_rows", lambda: torch.index_select(a, 0, ix))
     R, C = 16384, 4096

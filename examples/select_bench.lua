@@ -30,8 +30,8 @@ local function time(fn, reps)
   return ms[(#ms + 1) // 2]
 end
 
-local function memcpy_ms(bytes)
-  local n = math.max(1, bytes // 4)
+local function memcpy_ms(bytes) -- a copy of bytes / 2 moves `bytes` (read + write)
+  local n = math.max(1, bytes // 8)
   local a, b = ck.empty({n}, {device = dev}), ck.empty({n}, {device = dev})
   if backend ~= "cuda" then return time(function() b:copy_(a) end, 5) end
   local ms = core.time_op({op = "memcpy", dst = b, src = a}, 3, 10)
@@ -66,7 +66,7 @@ local function perm(n, m) -- m random rows of n, i64 (1-based)
 end
 
 do -- index_select of rows: [R x C] f32, R rows picked
-  local R, C = math.floor(65536 * S), 1024
+  local R, C = math.floor(65536 * S), 2048
   local a, ix = ck.rand(R, C, {device = dev}), perm(R, R)
   case("index_select_rows", 2 * R * C * 4 + R * 8, function() return ck.index_select(a, 1, ix) end)
 end
@@ -74,7 +74,7 @@ do -- gather of rows: idx[i, j] = p[i] (i64), along dim 1
   local R, C = math.floor(16384 * S), 4096
   local a = ck.rand(R, C, {device = dev})
   local p = perm(R, R)
-  local ix = p:reshape(R, 1):expand(R, C):contiguous()
+  local ix = p:to("host"):reshape(R, 1):expand(R, C):contiguous():to(dev) -- (no strided i64 copy on cuda yet)
   case("gather_rows", R * C * (8 + 4 + 4), function() return ck.gather(a, 1, ix) end)
 end
 for _, k in ipairs {2, 8, 64} do -- cat along dim 2 of k [R x C/k] f32 arrays, and along dim 1
