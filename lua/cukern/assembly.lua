@@ -16,14 +16,9 @@ local type, pairs, ipairs, select, tointeger, math_type = type, pairs, ipairs, s
 local fmt, concat, min, max = string.format, table.concat, math.min, math.max
 local DTYPE = options.set("dtype")
 local MAXINT = math.maxinteger
-
-local core = require "cukern.core"
-local ck -- the module table (install)
-
+local core, ck = require "cukern.core", nil -- ck: the module table (install)
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end
-
 local function prod(t, i, j) local p = 1; for k = i or 1, j or #t do p = p * t[k] end; return p end
-
 local function new(shape, dtype, device) return ck.empty(shape, {dtype = dtype, device = device}) end
 
 --- A new contiguous array with a's values.
@@ -69,10 +64,9 @@ local function check_seq(where, t, what)
 end
 
 -- ---------------------------------------------------------------- cat, stack
---- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one copy per input with
--- elements. The list: a non-empty sequence of live arrays on one device. The dtype: opts.dtype, else the
--- inputs' dtypes promoted as elementwise ops promote them (that of a sum of 0-element arrays of those dtypes on
--- the inputs' device, which launches nothing: the core's one rule, ck_promote).
+--- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one launch per 64 inputs.
+-- The list: live arrays on one device. The dtype: opts.dtype, else the inputs' promoted (ck_promote, via a sum
+-- of 0-element arrays, which launches nothing).
 local function join(where, stacking, list, dim, opts)
   if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
   if type(list) ~= "table" or is_array(list) then
@@ -111,35 +105,25 @@ local function join(where, stacking, list, dim, opts)
   local odt = opts.dtype or dt
   local out = new(out_shape, odt, dev)
   if out:numel() == 0 then return out end
-  -- one launch per 64 inputs (core.cat: kernels/index/, the cat copy): inputs of another dtype are cast and
-  -- non-contiguous ones copied first (one extra copy each); stack's inputs get their new dim as a size-1 dim
+  -- one launch per 64 inputs (core.cat); inputs of another dtype are cast, non-contiguous ones copied first
   local parts, lens = {}, {}
   for i = 1, n do
-    local x = list[i]
-    if x:dtype() ~= odt then x = x:to(odt) end
-    if not x:is_contiguous() then x = x:contiguous() end
-    if stacking then
-      local s = x:shape()
-      table.insert(s, d, 1)
-      x = x:reshape(s)
-    end
+    local x = list[i]:dtype() == odt and list[i] or list[i]:to(odt)
+    x = x:is_contiguous() and x or x:contiguous()
+    if stacking then local s = x:shape(); table.insert(s, d, 1); x = x:reshape(s) end
     parts[i], lens[i] = x, x:size(d)
   end
   local first, off = 1, 0
   while first <= n do
-    local last = min(n, first + 63)
-    local group, len = {}, 0
+    local last, group, len = min(n, first + 63), {}, 0
     for i = first, last do group[#group + 1] = parts[i]; len = len + lens[i] end
-    if len > 0 then
-      local view = (first == 1 and last == n) and out or out:narrow(d, off + 1, off + len)
-      core.cat(group, d - 1, view)
-    end
+    if len > 0 then core.cat(group, d - 1, (first == 1 and last == n) and out or out:narrow(d, off + 1, off + len)) end
     first, off = last + 1, off + len
   end
   return out
 end
 
--- ---------------------------------------------------------------- split, chunk (views)
+-- -------------------------------------------------------------- split, chunk (views)
 --- Views of a along d of the given sizes; `sizes` an integer s gives sizes s, s, ..., the rest (one 0 for n = 0).
 local function parts(a, d, sizes)
   local n = a:size(d)

@@ -289,8 +289,8 @@ function S.install(target)
     nonzero = {function(w, a) return nonzero(w, a, false) end, 1, "nonzero"},
     find = {function(w, a) return nonzero(w, a, true) end, 1},
   }
-  local METHODS = {scatter_ = scatter, scatter_add_ = scatter_add, index_add_ = index_add, index_copy_ = index_copy,
-    put_ = put_, masked_fill_ = masked_fill_}
+  local METHODS = {scatter_ = {scatter, 4}, scatter_add_ = {scatter_add, 4}, index_add_ = {index_add, 4},
+    index_copy_ = {index_copy, 4}, put_ = {put_, 3}, masked_fill_ = {masked_fill_, 3}}
   for name, e in pairs(FNS) do
     local w, f, nmax = where_of("ck." .. name), e[1], e[2]
     ck[name] = function(...)
@@ -298,14 +298,15 @@ function S.install(target)
       if n > nmax then raise(fmt("%s: takes at most %d arguments, got %d", w, nmax, n)) end
       return f(w, ...)
     end
-    if e[3] then
-      local mw = where_of("a:" .. e[3])
-      M[e[3]] = function(...) return f(mw, ...) end
-    end
+    if e[3] then METHODS[e[3]] = {f, nmax} end
   end
-  for name, f in pairs(METHODS) do
-    local mw = where_of("a:" .. name)
-    M[name] = function(...) return f(mw, ...) end
+  for name, e in pairs(METHODS) do
+    local mw, f, nmax = where_of("a:" .. name), e[1], e[2]
+    M[name] = function(...)
+      local n = select("#", ...)
+      if n > nmax then raise(fmt("%s: takes at most %d arguments, got %d", mw, nmax - 1, n - 1)) end
+      return f(mw, ...)
+    end
   end
   return ck
 end

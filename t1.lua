@@ -1,0 +1,23 @@
+package.path="./lua/?.lua;./lua/?/init.lua;"..package.path; package.cpath="./?.so;"..package.cpath
+local ck=require"cukern"
+local dev = arg[1] or "host"
+local a=ck.arange(1,13,{device=dev}):reshape(3,4)
+local i=ck.array({3,1}, {dtype="i64", device=dev})
+print(ck.index_select(a,1,i)); print(a[i]); print(a[{{}, i}])
+print(ck.gather(a, 2, ck.array({{1,1},{4,3},{2,2}},{dtype="i32",device=dev})))
+print(ck.take(a:t(), ck.array({1,2,12},{dtype="i64",device=dev})))
+local m = ck.array({{true,false,true,false},{false,false,false,true},{true,true,true,true}},{device=dev})
+print(m:dtype(), a[m])
+print(ck.nonzero(m)); print(ck.find(m))
+print(ck.where(m, a, 0))
+local b = a:clone(); b[m] = -1; print(b)
+b = a:clone(); b[m] = ck.arange(1,8,{device=dev}); print(b)
+print(ck.scatter(ck.zeros({3,4},{device=dev}), 1, ck.array({{3,1,2,2}},{dtype="i32",device=dev}), a))
+print(ck.scatter_add(ck.zeros({3,4},{device=dev}), 1, ck.array({{3,3,3,3},{3,3,3,3}},{dtype="i32",device=dev}), a))
+print(ck.index_add(ck.zeros({3,4},{device=dev}), 1, ck.array({2,2},{dtype="i32",device=dev}), ck.ones({2,4},{device=dev})))
+print(pcall(ck.scatter, ck.zeros({3,4},{device=dev}), 1, ck.array({{3,1,2,2},{3,2,2,2}},{dtype="i32",device=dev}), a))
+print(pcall(ck.gather, a, 1, ck.array({{1,1},{4,3},{2,2}},{dtype="i32",device=dev})))
+print(ck.put(a, ck.array({1,12},{dtype="i32",device=dev}), 0))
+local c = a:clone(); c[{ck.array({1,3},{dtype="i32",device=dev}), {}}] = 0; print(c)
+print(ck.cat({a, a:t():t(), a:narrow(2,1,2)}, 2)); print(ck.stack({a,a}, 2):shape()[2])
+print(a:clone():masked_fill_(m, 7))
