@@ -122,7 +122,7 @@ local CASES = {
   {"ck.index_copy", [[ck.index_copy(z, 1, 1, 1)]], "freed"},
   {"ck.put", [[ck.put(a, ck.array({1, 1}, {dtype = "i64"}), ck.ones(2))]], "idx%[1%] and idx%[2%] write the same element"},
   {"ck.where", [[ck.where(a, 1, 0)]], "the condition is f32 %[3x4%]; masks are bool arrays"},
-  {"ck.masked_select", [[ck.masked_select(a, ck.zeros({5}, {dtype = "bool"}))]], "they do not broadcast"},
+  {"ck.masked_select", [[ck.masked_select(a, 1)]], "the mask must be a bool array, got 1"},
   {"ck.nonzero", [[ck.nonzero(z)]], "freed"},
   {"ck.find", [[ck.find(1)]], "the array must be a cukern array"},
   {"a:index_select", [[a:index_select(1, ck.array({0}, {dtype = "i32"}))]], "index 0 at idx%[1%] is out of range"},
