@@ -133,7 +133,7 @@ local CASES = {
   {"a:index_add_", [[a:index_add_(1, ck.array({1}, {dtype = "i32"}), ck.ones(2, 4))]], "the source must have the destination's shape"},
   {"a:index_copy_", [[a:index_copy_(1, ck.array({1}, {dtype = "u8"}), 0)]], "the index is u8"},
   {"a:put_", [[a:put_(ck.array({0}, {dtype = "i32"}), 1)]], "index 0 at idx%[1%] is out of range"},
-  {"a:masked_fill_", [[a:masked_fill_(ck.zeros({2, 4}, {dtype = "bool"}), 1)]], "the mask must broadcast to the array's shape"},
+  {"a:masked_fill_", [[a:masked_fill_(ck.zeros({7, 9, 11}, {dtype = "bool"}), 1)]], "the mask must broadcast to the array's shape"},
   {"a:masked_select", [[a:masked_select(a)]], "the mask is f32"},
   {"a:nonzero", [[a:nonzero(1)]], "takes at most 0 arguments"},
   -- assembly (lua/cukern/assembly.lua)
