@@ -349,7 +349,7 @@ static ck_status ix_report(ck_ctx *ctx, const ck_plan *p, const ck_ix_desc *d) {
     ix_where(d, first, w2, sizeof w2);
     return ck_error(ctx, CK_ERR_ARG, "%s: %s and %s write the same element of the destination with values of the source: "
                     "the result would depend on the write order; use %s to accumulate, or indices without repeats",
-                    p->name, w2, w1, d->fn == CK_IX_PUT ? "put_ with accumulate" : d->fn == CK_IX_INDEX_COPY ? "index_add" : "scatter_add");
+                    p->name, w2, w1, d->fn == CK_IX_PUT ? "index_add on a flattened copy" : d->fn == CK_IX_INDEX_COPY ? "index_add" : "scatter_add");
   }
   return CK_OK;
 }
