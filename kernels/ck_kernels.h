@@ -260,6 +260,57 @@ typedef struct ck_ew_desc {
   int64_t si; /* the scalar operand (or FILL's value) as an exact integer, when the op computes in an integer dtype */
 } ck_ew_desc;
 
+/* ---------------------------------------------------------------- index (selection, masks, assembly; issue 32)
+ * One descriptor for the index ladder (kernels/index/). Kernels move elements by their size `es` (1, 2, 4, 8 or
+ * 16 bytes), so every dtype runs through the same code; only the accumulating ops (SCATTER_ADD, INDEX_ADD) add
+ * in `dtype`. Indices are 1-based, i32 or i64 (ix_dt); every one is checked against `bound`.
+ *   gathers  (GATHER, INDEX_SELECT, TAKE): over the index space `shape` (nd dims, numel elements):
+ *            out[pos . out_st] = src[pos . src_st + (ix[pos . ix_st] - 1) * dim_st]
+ *   scatters (SCATTER, SCATTER_ADD, INDEX_ADD, INDEX_COPY, PUT): the same with out and src swapped:
+ *            out[pos . out_st + (ix[pos . ix_st] - 1) * dim_st] (=, +=) src[pos . src_st]
+ *            `dup_st` (the destination's row-major strides, 0 on the indexed dim, dup_dim_st on it) number the
+ *            destination's elements for the repeat check (dup_check: the source is not one value)
+ *   WHERE:   out[pos . out_st] = ix[pos . ix_st] ? src[pos . src_st] : y[pos . y_st]  (ix: a bool mask)
+ *   COUNT, MASKED_SELECT, NONZERO (compaction): over `shape` in row-major order, the elements whose mask element
+ *            (ix, any dtype: "nonzero", -0.0 counts as zero) is set: COUNT writes their number (one i64 to out),
+ *            (bound: that number; NONZERO with dim_st == 1 writes [count, nd] subscripts, else positions)
+ *            MASKED_SELECT their src values (out: count elements), NONZERO their 1-based row-major positions (i64).
+ *   CAT:     n inputs (<= CK_CAT_MAX per launch) of `rows` rows each, input k's rows `row_bytes` long at pitch
+ *            `src_pitch`, written at out + k's dst_off with pitch out_pitch (all in bytes).
+ * `flag` (device, two i64, or NULL): the kernels set flag[0] when an index is out of range and flag[1] when a
+ * destination repeats; the writing kernels of a scatter run after the check and write nothing when either is set. */
+enum { CK_IX_GATHER, CK_IX_INDEX_SELECT, CK_IX_TAKE, CK_IX_SCATTER, CK_IX_SCATTER_ADD, CK_IX_INDEX_ADD, CK_IX_INDEX_COPY,
+       CK_IX_PUT, CK_IX_WHERE, CK_IX_COUNT, CK_IX_MASKED_SELECT, CK_IX_NONZERO, CK_IX_CAT, CK_IX_NFNS };
+#define CK_CAT_MAX 64
+typedef struct ck_cat_in {
+  const void *src;
+  int64_t src_pitch, row_bytes, dst_off;
+} ck_cat_in;
+typedef struct ck_ix_desc {
+  int fn, es, dtype, ix_dt, nd, dup_check;
+  int ix_es;      /* the mask's element size (where: 1; compactions: any dtype's) */
+  int dim;        /* index_select / index_add / index_copy: the dim of `shape` the index runs along */
+  int64_t shape[CK_MAX_DIMS];
+  int64_t numel;
+  void *out;
+  int64_t out_st[CK_MAX_DIMS];
+  const void *src;
+  int64_t src_st[CK_MAX_DIMS];
+  const void *ix;
+  int64_t ix_st[CK_MAX_DIMS];
+  const void *y;
+  int64_t y_st[CK_MAX_DIMS];
+  int64_t dim_st, bound;
+  int64_t dup_st[CK_MAX_DIMS];
+  int64_t dup_dim_st, dup_numel;
+  uint64_t nz_mask;   /* compaction: the bits of a mask element that make it nonzero (not the sign of a float) */
+  int64_t *flag;
+  /* CAT */
+  int n;
+  int64_t rows, out_pitch;
+  ck_cat_in in[CK_CAT_MAX];
+} ck_ix_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -281,6 +332,9 @@ extern int ck_transpose_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_index_variants[];
+extern const int ck_index_nvariants;
+extern int ck_index_preferred[CK_ORDER_CAP];
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,9 @@ extern "C" {
 #define CK_RUNG_PREFIX ck_ew_
 #include "elementwise/rungs.def"
 #undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_index_
+#include "index/rungs.def"
+#undef CK_RUNG_PREFIX
 #undef CK_RUNG
 #undef CK_RUNG_DECL_S
 #undef CK_RUNG_DECL_N

@@ -492,6 +492,21 @@ add("ck.split", {
 })
 add("ck.chunk", {C("ck.chunk(A)"), C("ck.chunk(A, 0)"), C("ck.chunk(A, 2, 3)"), C("ck.chunk(S, 2)"),
   C("ck.chunk(F, 2)"), C("ck.chunk(A, 'x')"), C("ck.chunk(A, 2^0.5)")})
+-- selection and masks (lua/cukern/select.lua): index dtypes, ranges, repeats, mask shapes and dtypes, devices
+add("ck.index_select", {C("ck.index_select(A, 1, A)"), C("ck.index_select(A, 1, I:reshape(3, 1))"), C("ck.index_select(A, 9, I)"),
+  C("ck.index_select(A, 1, ck.array({4}, {dtype = 'i32'}))"), C("ck.index_select(F, 1, I)"), C("ck.index_select(A, 1, F)")})
+add("ck.gather", {C("ck.gather(A, 1, I)"), C("ck.gather(A, 1, ck.array({{0}}, {dtype = 'i64'}))"), C("ck.gather(A, 1, 'x')")})
+add("ck.take", {C("ck.take(A, ck.array({13}, {dtype = 'i32'}))"), C("ck.take(A, V)"), C("ck.take(A)")})
+add("ck.scatter", {C("ck.scatter(A, 1, ck.array({{1}, {1}}, {dtype = 'i32'}), ck.ones(2, 1))"), C("ck.scatter(A, 1, I, A)"),
+  C("ck.scatter(A, 1, ck.array({{9}}, {dtype = 'i32'}), A)"), C("ck.scatter(A, 1, ck.array({{1}}, {dtype = 'i32'}), 'x')")})
+add("ck.scatter_add", {C("ck.scatter_add(A, 1, ck.array({{0}}, {dtype = 'i32'}), A)"), C("ck.scatter_add(A, 1, V, A)")})
+add("ck.index_add", {C("ck.index_add(A, 2, I, A)"), C("ck.index_add(A, 1, ck.array({4}, {dtype = 'i32'}), ck.ones(1, 4))")})
+add("ck.index_copy", {C("ck.index_copy(A, 1, ck.array({1, 1}, {dtype = 'i32'}), ck.ones(2, 4))"), C("ck.index_copy(A, 1, V, 0)")})
+add("ck.put", {C("ck.put(A, ck.array({1, 1}, {dtype = 'i32'}), ck.ones(2))"), C("ck.put(A, I, ck.ones(5))"), C("ck.put(A, S, 1)")})
+add("ck.where", {C("ck.where(A, 1, 0)"), C("ck.where(ck.zeros({5}, {dtype = 'bool'}), A, 0)"), C("ck.where(ck.zeros({3}, {dtype = 'bool'}), 'x', 0)")})
+add("ck.masked_select", {C("ck.masked_select(A, V)"), C("ck.masked_select(A, ck.zeros({5}, {dtype = 'bool'}))"), C("ck.masked_select(F, F)")})
+add("ck.nonzero", {C("ck.nonzero(F)"), C("ck.nonzero('x')"), C("ck.nonzero(A, 1)")})
+add("ck.find", {C("ck.find(F)"), C("ck.find({})"), C("ck.find(A, 1)")})
 add("ck.tile", {
   C("ck.tile(A)"), C("ck.tile(A, -1)"), C("ck.tile(A, {2, 'x'})"), C("ck.tile(A, {2^40, 2^40})"),
   C("ck.tile(A, {2^62, 1})"), C("ck.tile(A, {1, 1, 1, 1, 1, 1, 1, 1, 1})"), C("ck.tile(F, 2)"), C("ck.tile(A, A)"),

@@ -1142,10 +1142,71 @@ local function case_operands(dev)
   return compare(r, {shape = shape, v = ref, dt = dt}, function(j) return eps * mag[j] + 1e-30 end, dt)
 end
 
+-- index ops (issue 32): index_select, gather, take, where, masked_select, find on random views and dtypes,
+-- indices i32/i64, sometimes one out of range (then the error, naming the op) ---------------------------------
+local function case_index(dev)
+  local dt = ({"f32", "f64", "i32", "f16", "bf16"})[random(5)]
+  local shape = rnd_shape(3, 400)
+  if #shape == 0 then shape = {random(1, 5)} end
+  local a, o = build(shape, dt, dev, random(0, 2), false, "u")
+  local nd, n = #shape, numel(shape)
+  local rs = row_strides(shape)
+  local idt = random() < 0.5 and "i32" or "i64"
+  local op = ({"index_select", "gather", "take", "where", "masked_select", "find"})[random(6)]
+  local d = random(1, nd)
+  local bad = random() < 0.1
+  local function pick(hi) return random(1, math.max(hi, 1)) end
+  local function at(sub) local p = 1; for k = 1, nd do p = p + (sub[k] - 1) * rs[k] end; return o.v[p] end
+  local function subs(p, sh) local s, q = {}, p - 1; for k = #sh, 1, -1 do s[k] = q % sh[k] + 1; q = q // sh[k] end; return s end
+  note("%s %s%s dim %d idx %s on %s%s", op, dt, sstr(shape), d, idt, dev, bad and " (one index out of range)" or "")
+  local r, ref, rshape
+  if op == "index_select" or op == "gather" or op == "take" then
+    if n == 0 then return true end
+    local ishape = op == "index_select" and {random(0, 6)} or op == "take" and rnd_shape(2, 30) or copy(shape)
+    if op == "gather" then ishape[d] = random(0, 5); for k = 1, nd do if k ~= d then ishape[k] = random(0, shape[k]) end end end
+    local ni, hi = numel(ishape), op == "take" and n or shape[d]
+    local it = {}
+    for i = 1, ni do it[i] = pick(hi) end
+    if bad and ni > 0 then it[random(ni)] = random() < 0.5 and 0 or hi + 1 end
+    local ix = ck.array(it, {dtype = idt, device = dev}):reshape(ishape)
+    local ok, res
+    if op == "take" then ok, res = pcall(ck.take, a, ix) else ok, res = pcall(ck[op], a, d, ix) end
+    if bad and ni > 0 then return not ok and tostring(res):find("ck." .. op .. ": index", 1, true) ~= nil, "expected a range error, got " .. tostring(res) end
+    if not ok then return false, "error: " .. tostring(res) end
+    r, ref = res, {}
+    if op == "take" then rshape = ishape; for i = 1, ni do ref[i] = o.v[it[i]] end
+    elseif op == "gather" then rshape = ishape
+      for p = 1, ni do local s2 = subs(p, ishape); s2[d] = it[p]; ref[p] = at(s2) end
+    else rshape = copy(shape); rshape[d] = ishape[1]
+      for p = 1, numel(rshape) do local s2 = subs(p, rshape); s2[d] = it[s2[d]]; ref[p] = at(s2) end
+    end
+  else
+    local mt = {}
+    for i = 1, n do mt[i] = random() < 0.5 end
+    local m = ck.array(mt, {dtype = "bool", device = dev}):reshape(shape)
+    ref, rshape = {}, nil
+    if op == "where" then
+      r, rshape = ck.where(m, a, -1), shape
+      for i = 1, n do ref[i] = mt[i] and o.v[i] or -1 end
+    elseif op == "masked_select" then
+      r = ck.masked_select(a, m)
+      for i = 1, n do if mt[i] then ref[#ref + 1] = o.v[i] end end
+      rshape = {#ref}
+    else
+      r = ck.find(m)
+      for i = 1, n do if mt[i] then ref[#ref + 1] = i end end
+      return compare(r, {shape = {#ref}, v = ref, dt = "i64"}, function() return 0 end, "i64")
+    end
+  end
+  -- the oracle's values are those the array was made from: 2-byte floats hold them rounded once (moves are exact)
+  local rel = dt == "bf16" and 2^-8 or dt == "f16" and 2^-10 or 0
+  return compare(r, {shape = rshape, v = ref, dt = dt}, function(j) return rel * abs(ref[j]) + (rel > 0 and 1e-7 or 0) end, dt)
+end
+
 local FAMILIES = {
   {"unary", case_unary, 0.22}, {"binary", case_binary, 0.26}, {"reduce", case_reduce, 0.22},
   {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18}, {"writes", case_writes, 0.08},
-  {"numbers", case_numbers, 0.06}, {"operands", case_operands, 0.01},
+  {"numbers", case_numbers, 0.06}, {"operands", case_operands, 0.01}, {"index", case_index, 0.08},
 }
 
 local function run_family(fi)

@@ -1,8 +1,8 @@
 --- cukern.assembly (issue 32): arrays assembled from others — ck.cat, stack, split, chunk, tile, flip, roll,
 -- tril, triu, diag, pad. Built from views and copies only (a:narrow, a:select, a:reshape, a:permute, a:copy_,
 -- a:fill), so every function works for every dtype, on every device, and takes any strided view; each
--- returns a new contiguous array (split and chunk: views of their input). No kernel of their own yet: cat and
--- stack copy once per input (one CUDA launch for them is a later step); each function's launches are at it
+-- returns a new contiguous array (split and chunk: views of their input). cat and stack are one launch per 64
+-- inputs (core.cat, the index ladder's cat copy: kernels/index/ix_common.cu); the others' launches are at them
 -- below and in docs/api.md ("Assembly"). Each runs inside errors.call: its checks, and any error of the views
 -- and copies it uses, are raised at the user's line under its name ("ck.cat: ..."). Outputs are allocated
 -- after every check, so a refused call writes nothing.
@@ -16,13 +16,9 @@ local type, pairs, ipairs, select, tointeger, math_type = type, pairs, ipairs, s
 local fmt, concat, min, max = string.format, table.concat, math.min, math.max
 local DTYPE = options.set("dtype")
 local MAXINT = math.maxinteger
-
-local ck -- the module table (install)
-
+local core, ck = require "cukern.core", nil -- ck: the module table (install)
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end
-
 local function prod(t, i, j) local p = 1; for k = i or 1, j or #t do p = p * t[k] end; return p end
-
 local function new(shape, dtype, device) return ck.empty(shape, {dtype = dtype, device = device}) end
 
 --- A new contiguous array with a's values.
@@ -68,10 +64,9 @@ local function check_seq(where, t, what)
 end
 
 -- ---------------------------------------------------------------- cat, stack
---- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one copy per input with
--- elements. The list: a non-empty sequence of live arrays on one device. The dtype: opts.dtype, else the
--- inputs' dtypes promoted as elementwise ops promote them (that of a sum of 0-element arrays of those dtypes on
--- the inputs' device, which launches nothing: the core's one rule, ck_promote).
+--- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one launch per 64 inputs.
+-- The list: live arrays on one device. The dtype: opts.dtype, else the inputs' promoted (ck_promote, via a sum
+-- of 0-element arrays, which launches nothing).
 local function join(where, stacking, list, dim, opts)
   if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
   if type(list) ~= "table" or is_array(list) then
@@ -107,20 +102,28 @@ local function join(where, stacking, list, dim, opts)
   end
   local out_shape = {table.unpack(shape)}
   if stacking then table.insert(out_shape, d, n) else out_shape[d] = total end
-  local out = new(out_shape, opts.dtype or dt, dev)
+  local odt = opts.dtype or dt
+  local out = new(out_shape, odt, dev)
   if out:numel() == 0 then return out end
-  local off = 0
+  -- one launch per 64 inputs (core.cat); inputs of another dtype are cast, non-contiguous ones copied first
+  local parts, lens = {}, {}
   for i = 1, n do
-    local x = list[i]
-    local len = stacking and 1 or x:size(d)
-    if stacking then out:select(d, i):copy_(x)
-    elseif len > 0 then out:narrow(d, off + 1, off + len):copy_(x) end
-    off = off + len
+    local x = list[i]:dtype() == odt and list[i] or list[i]:to(odt)
+    x = x:is_contiguous() and x or x:contiguous()
+    if stacking then local s = x:shape(); table.insert(s, d, 1); x = x:reshape(s) end
+    parts[i], lens[i] = x, x:size(d)
+  end
+  local first, off = 1, 0
+  while first <= n do
+    local last, group, len = min(n, first + 63), {}, 0
+    for i = first, last do group[#group + 1] = parts[i]; len = len + lens[i] end
+    if len > 0 then core.cat(group, d - 1, (first == 1 and last == n) and out or out:narrow(d, off + 1, off + len)) end
+    first, off = last + 1, off + len
   end
   return out
 end
 
--- ---------------------------------------------------------------- split, chunk (views)
+-- -------------------------------------------------------------- split, chunk (views)
 --- Views of a along d of the given sizes; `sizes` an integer s gives sizes s, s, ..., the rest (one 0 for n = 0).
 local function parts(a, d, sizes)
   local n = a:size(d)

@@ -9,6 +9,7 @@ local I = {}
 local type, next, pairs, math_type, tointeger = type, next, pairs, math.type, math.tointeger
 local fmt = string.format
 local core = require "cukern.core"
+local sel = require "cukern.select"
 
 -- a[i]             1-D: the number at i; N-D: the view a:select(1, i)
 -- a[{i, j}]        a number when every dim gets a number
@@ -48,7 +49,8 @@ local function norm_range(where, r, d, n)
   return fi, li
 end
 
---- The view of a that `spec` (a table: numbers, ranges, {}) picks, and whether every dim got a number.
+--- The view of a that `spec` (a table: numbers, ranges, {}, at most one index array) picks, whether every dim got
+-- a number, and the index array with its dim in the view (an array entry keeps its dim whole in the view).
 local function view_of(where, a, spec)
   for k in pairs(spec) do
     if math_type(k) ~= "integer" or k < 1 or k > #spec then
@@ -58,10 +60,14 @@ local function view_of(where, a, spec)
   local shape = a:shape()
   local nd, n = #shape, #spec
   if n > nd then raise(fmt("%s: %d indices for a %d-D array", where, n, nd)) end
-  local v, dim, numbers = a, 1, 0
+  local v, dim, numbers, ix, ixdim = a, 1, 0, nil, nil
   for k = 1, n do
     local s = spec[k]
-    if type(s) == "number" then
+    if is_array(s) then
+      if ix then raise(fmt("%s: one index array per table (entries %d and %d are arrays)", where, ixdim, k)) end
+      ix, ixdim = s, dim
+      dim = dim + 1
+    elseif type(s) == "number" then
       v = v:select(dim, norm_index(where, s, k, shape[k]))
       numbers = numbers + 1
     elseif type(s) == "table" and not is_array(s) then
@@ -72,7 +78,7 @@ local function view_of(where, a, spec)
       raise(fmt("%s: index %d must be a number or a range {first, last}, got %s", where, k, show(s)))
     end
   end
-  return v, numbers == nd
+  return v, numbers == nd, ix, ixdim
 end
 
 local INDEX, SETINDEX = where_of("a[i]"), where_of("a[i] = v")
@@ -94,12 +100,16 @@ local function index(a, k)
     return v
   elseif not is_array(k) then
     check_live(INDEX, a, "the array")
-    local v, all = view_of(INDEX_T, a, k)
+    local v, all, ix, d = view_of(INDEX_T, a, k)
+    if ix then return sel.array_get(INDEX_T, v, d, ix) end
     if all then return v:item() end
     return v
   end
-  raise(INDEX .. ": indexing with an array (a mask or a list of indices) is not supported; " ..
-    "for a mask use a:mul(mask), for single elements a[{i, j}]")
+  check_live(INDEX, a, "the array")
+  check_live(INDEX, k, "the index")
+  if k:dtype() == "bool" then return sel.mask_get(INDEX, a, k) end
+  if a:ndim() == 0 then raise(INDEX .. ": a 0-d array takes no index array") end
+  return sel.array_get(INDEX, a, 1, k) -- i32/i64 (index_arg names any other dtype)
 end
 
 local function setindex(a, k, value)
@@ -114,7 +124,15 @@ local function setindex(a, k, value)
   elseif tk == "table" and not is_array(k) then
     where = SETINDEX_T
     check_live(where, a, "the array")
-    target = view_of(where, a, k)
+    local ix, d
+    target, _, ix, d = view_of(where, a, k)
+    if ix then return sel.array_set(where, target, d, ix, value) end
+  elseif is_array(k) then
+    check_live(where, a, "the array")
+    check_live(where, k, "the index")
+    if k:dtype() == "bool" then sel.mask_set(where, a, k, value); return end
+    if a:ndim() == 0 then raise(where .. ": a 0-d array takes no index array") end
+    return sel.array_set(where, a, 1, k, value)
   else
     raise(fmt("%s: cannot set %s on a cukern array (arrays take a[i] = v and a[{...}] = v; methods cannot be replaced)",
       where, show(k)))

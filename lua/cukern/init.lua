@@ -171,6 +171,7 @@ require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ...
 require("cukern.dist").install(ck) -- ck.nccl (collectives over devices), ck.dist (processes) (lua/cukern/dist.lua)
 require("cukern.shard").install(ck) -- ck.shard, ck.replicate: arrays spread over devices (lua/cukern/shard.lua)
 require("cukern.linalg").install(ck) -- ck.solve, inv, det, lu, qr, svd, eigh, norm, ... (lua/cukern/linalg.lua)
+require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, put, where, masked_select, nonzero (lua/cukern/select.lua)
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others

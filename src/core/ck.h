@@ -366,7 +366,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * conversion of inputs; then the host oracle, or the variant picker, the layout copies the chosen variant
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
-typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_NOPKINDS } ck_opkind;
+typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_INDEX, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
@@ -383,6 +383,11 @@ typedef struct ck_call {
   double alpha, beta;     /* matmul: C = alpha * A @ B + beta * C (beta ignored when out is allocated) */
   int precision;          /* matmul: CK_MM_EXACT (0), or CK_MM_TF32: f32 through TF32 tensor cores, opt-in */
   const char *variant;    /* NULL or "": the default; else a registry name or decimal id */
+  /* index ops (CK_OP_INDEX, fn = CK_IX_*; src/ops/op_index.c says which operand is which): the index array
+   * (1-based i32/i64) or mask, never converted; cat's inputs */
+  const ck_tensor *ix;
+  const ck_tensor *const *list;
+  int nlist;
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
@@ -455,5 +460,10 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
  * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */
 void ck_host_ew_run(int op, ck_dtype dt, void *out, const void *a, const void *b, int64_t n);
 ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* strided, with cast */
+/* The index ops' oracle (host_index.c) on a ck_ix_desc of host pointers: the scan of the index (the first
+ * position out of range, the first that repeats a destination written by `first`; -1: none), and the op. */
+void ck_host_index_check(const ck_ix_desc *d, int64_t *bad, int64_t *dup, int64_t *first);
+void ck_host_index(const ck_ix_desc *d);
+const char *ck_index_fn_name(int fn); /* "gather", ... (op_index.c) */
 
 #endif

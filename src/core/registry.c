@@ -48,6 +48,7 @@ static const struct {
     {ck_reduce_variants, &ck_reduce_nvariants, 3, ck_reduce_preferred_small},
     {ck_transpose_variants, &ck_transpose_nvariants, 0, ck_transpose_preferred},
     {ck_ew_variants, &ck_ew_nvariants, 0, ck_ew_preferred},
+    {ck_index_variants, &ck_index_nvariants, 0, ck_index_preferred},
 };
 
 static void build_orders(void) {

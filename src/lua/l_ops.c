@@ -141,6 +141,53 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* index: fn (a name: "gather", "where", ...), a, ix, b, out, dim (0-based), variant; any may be nil but fn
+ * (lua/cukern/select.lua checks the user's arguments; op_index.c says which operand each op reads) */
+static ck_tensor *opt_array(lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return NULL;
+  return check_array(L, i);
+}
+static void parse_index(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_INDEX;
+  const char *fname = luaL_checkstring(L, base);
+  c->fn = -1;
+  for (int f = 0; f < CK_IX_NFNS; ++f)
+    if (strcmp(fname, ck_index_fn_name(f)) == 0) c->fn = f;
+  if (c->fn < 0 || c->fn == CK_IX_CAT) luaL_argerror(L, base, lua_pushfstring(L, "unknown index op '%s'", fname));
+  c->a = opt_array(L, base + 1);
+  c->ix = opt_array(L, base + 2);
+  c->b = opt_array(L, base + 3);
+  oc->out_at = opt_out(L, base + 4);
+  c->dim = (int)luaL_optinteger(L, base + 5, 0);
+  c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
+}
+
+/* cat: {arrays} (1..CK_CAT_MAX, one dtype and device, contiguous), dim (0-based), out, variant */
+static void parse_cat(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_INDEX;
+  c->fn = CK_IX_CAT;
+  luaL_checktype(L, base, LUA_TTABLE);
+  const lua_Integer n = luaL_len(L, base);
+  if (n < 1 || n > CK_CAT_MAX) luaL_argerror(L, base, "1..64 arrays per call");
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, base, i);
+    ck_tensor *t = ckl_op_array(L, -1);
+    if (!t || !t->st) luaL_argerror(L, base, "a list of live cukern arrays");
+    lua_pop(L, 1); /* the table keeps it alive */
+    oc->list[i - 1] = t;
+  }
+  c->list = oc->list;
+  c->nlist = (int)n;
+  c->a = oc->list[0];
+  c->dim = (int)luaL_checkinteger(L, base + 1);
+  oc->out_at = opt_out(L, base + 2);
+  c->variant = ckl_opt_variant(L, base + 3, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -148,6 +195,8 @@ const ckl_opdesc ckl_ops[] = {
     {"transpose", parse_transpose, {"x", "out", "variant"}},
     {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
+    {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant"}},
+    {"cat", parse_cat, {"list", "dim", "out", "variant"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -190,6 +239,8 @@ static int l_reduce(lua_State *L) { return run_op(L, &ckl_ops[1]); }
 static int l_transpose(lua_State *L) { return run_op(L, &ckl_ops[2]); }
 static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
+static int l_index(lua_State *L) { return run_op(L, &ckl_ops[5]); }
+static int l_cat(lua_State *L) { return run_op(L, &ckl_ops[6]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -236,4 +287,5 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
-                                  {"reduce_ops", l_reduce_ops}, {NULL, NULL}};
+                                  {"reduce_ops", l_reduce_ops}, {"index", l_index},
+                                  {"cat", l_cat},           {NULL, NULL}};

@@ -134,6 +134,7 @@ typedef struct ckl_opcall {
   int nout;           /* 1 if the op returns values (out), 0 for index-only ops */
   bool want_idx;      /* the op writes indices (idx) */
   char vbuf[32];      /* a variant given by id, as text */
+  const ck_tensor *list[CK_CAT_MAX]; /* cat's inputs (the call points here) */
 } ckl_opcall;
 typedef struct ckl_opdesc {
   const char *name;                                        /* core.<name> */

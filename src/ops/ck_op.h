@@ -39,6 +39,8 @@ typedef struct ck_plan {
   int64_t len;           /* reduce: elements per output */
   const ck_variant *req; /* the variant the call names, resolved (NULL: default) */
   /* owned by ck_run */
+  bool inplace_ok;       /* this call may write exactly over an input (where, in place); the def's flag says it for all */
+  ck_tensor tflag;       /* index ops on CUDA: the device flags their kernels set (out of range, repeats) */
   ck_tensor tin[2], tout, tidx;
   bool out_alloc, idx_alloc;
 } ck_plan;
@@ -69,13 +71,15 @@ typedef struct ck_opdef {
   const int *(*preferred_for)(const void *desc);
   /* The launch described for an error message (only formatted on failure; NULL: "op (variant) operands"). */
   void (*what)(const ck_plan *p, const ck_variant *v, char *buf, size_t n);
+  /* After the launch (CUDA): what the kernels reported (index ops: out-of-range indices, repeats). NULL: none. */
+  ck_status (*after)(ck_ctx *ctx, ck_plan *p);
 } ck_opdef;
 
 /* The registry fields of an op definition: ladder name and the table, count and preference order of
  * kernels/<op>/variants.c (named <prefix>_variants, <prefix>_nvariants, <prefix>_preferred). */
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
-extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose;
+extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index;
 
 
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */

@@ -37,6 +37,7 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_REDUCE: return &ck_opdef_reduce;
   case CK_OP_MATMUL: return &ck_opdef_matmul;
   case CK_OP_TRANSPOSE: return &ck_opdef_transpose;
+  case CK_OP_INDEX: return &ck_opdef_index;
   default: return NULL;
   }
 }
@@ -231,9 +232,10 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   ck_status st;
 
   /* 1. liveness, one device */
-  const ck_tensor *named[4] = {c->a, c->b, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL};
+  const ck_tensor *named[5] = {c->a, c->b, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL,
+                               c->ix};
   const ck_tensor *first = NULL;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
     if (!first) first = named[i];
@@ -250,7 +252,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     if (p->dev.kind == CK_HOST)
       return ck_error(ctx, CK_ERR_DEVICE, "%s: host arrays cannot be recorded in a graph (%s); use cuda arrays",
                       p->name, ck_plan_operands(p, ops, sizeof ops));
-    for (int i = 0; i < 4; ++i) ck_graph_keep_tensor(ctx, named[i]);
+    for (int i = 0; i < 5; ++i) ck_graph_keep_tensor(ctx, named[i]);
   }
 
   /* 2. the op's own checks */
@@ -288,10 +290,12 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I64, "idx", &p->idx_alloc))) return st;
   if (p->out && p->idx && ck_overlaps(p->out, p->idx))
     return ck_error(ctx, CK_ERR_ARG, "%s: out and idx share memory; give them separate arrays", p->name);
+  if (p->out && !p->out_alloc && c->ix && ck_overlaps(p->out, c->ix) && (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
+    return st; /* an index array or mask the op writes over */
   for (int i = 0; i < p->nin; ++i) {
     /* exact in place is fine for ops that read each element before the same thread writes it */
     const bool clash = p->out && !p->out_alloc &&
-                       (def->inplace_ok ? ck_unsafe_alias(p->out, p->in[i]) : ck_overlaps(p->out, p->in[i]));
+                       (def->inplace_ok || p->inplace_ok ? ck_unsafe_alias(p->out, p->in[i]) : ck_overlaps(p->out, p->in[i]));
     if (clash && (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
       return st;
     if (p->idx && !p->idx_alloc && ck_overlaps(p->idx, p->in[i]) && (st = temp_output(ctx, p, &p->idx, &p->tidx, false)))
@@ -321,6 +325,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_red_desc red;
       ck_tr_desc tr;
       ck_ew_desc ew;
+      ck_ix_desc ix;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -348,6 +353,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       /* what ran, for ck.last_ran() and this row of ck.variants() */
       if (ran) ran->gpu = true, ran->library = v->id == 0, ran->kernels = launched;
       ck_seen_record(ctx, c->kind, *def->ntab, (int)(v - def->tab), v->id == 0, &launched);
+      if (def->after && (st = def->after(ctx, p))) return st;
     }
   }
 
@@ -373,6 +379,7 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   ck_release(&p.tin[1]);
   ck_release(&p.tout);
   ck_release(&p.tidx);
+  ck_release(&p.tflag);
   if (st) {
     if (p.out_alloc) ck_release(call->out);
     if (p.idx_alloc) ck_release(call->idx);

@@ -1,0 +1,279 @@
+/*
+ * 02_vec.cu — index ladder, rung 2: the dense cases, moved in wide units with several loads in flight.
+ *   index_select of rows: the output (new, contiguous) is [outer, n, inner]; output row (o, j) is source row
+ *     (o, ix[j]) of `inner` contiguous elements: both sides move in units of the widest of 16/8/4/2/1 bytes that
+ *     divides the row length, pointers and pitches, 4 units per thread issued before the stores (32-bit
+ *     divisions where the sizes allow). The change from `strided`: no per-element walk over the dims, and
+ *     16-byte moves instead of element moves.
+ *   gather / take with a contiguous index and output: 4 positions per thread, the index loaded and the output
+ *     stored as one vector each; the source read element by element (its dims merged where they can be).
+ *   where with four contiguous operands of one shape: 4 elements per thread as vectors (the mask as 4 bytes).
+ *   cat: the shared cat copy at the widest move (ix_common.cu), one launch per 64 inputs.
+ * Out-of-range indices write zeros and set flag[0], as in `strided`; scatters are not taken (strided runs them).
+ */
+#include "ix_common.cuh"
+
+using namespace ckix;
+
+namespace {
+
+template <int ES> struct __align__(ES * 4 < 16 ? ES * 4 : 16) V4 { typename Elem<ES>::T e[4]; };
+
+__device__ __forceinline__ void divmod(int64_t u, int64_t n, int64_t &q, int64_t &r) {
+  if (((u | n) >> 31) == 0) {
+    const unsigned uq = (unsigned)u / (unsigned)n;
+    q = uq;
+    r = (int64_t)((unsigned)u - uq * (unsigned)n);
+  } else {
+    q = u / n;
+    r = u - q * n;
+  }
+}
+
+/* ---------------------------------------------------------------- rows of index_select */
+struct Rows {
+  const char *src;
+  char *out;
+  const void *ix;
+  int ix_dt, w;
+  int64_t ix_step, n, outer, row_units, o_pitch, r_pitch, bound; /* pitches in bytes */
+  int64_t *flag;
+};
+constexpr int RU = 4;
+template <class V> __global__ void __launch_bounds__(256) rows_k(const Rows a) {
+  const int64_t total = a.outer * a.n * a.row_units;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x * RU;
+  for (int64_t base = (int64_t)blockIdx.x * blockDim.x * RU + threadIdx.x; base < total; base += stride) {
+    V buf[RU];
+#pragma unroll
+    for (int k = 0; k < RU; ++k) {
+      const int64_t u = base + (int64_t)k * blockDim.x;
+      if (u >= total) break;
+      int64_t r, c, o, j;
+      divmod(u, a.row_units, r, c);
+      divmod(r, a.n, o, j);
+      const int64_t i = load_ix(a.ix, a.ix_dt, j * a.ix_step);
+      if (i < 1 || i > a.bound) {
+        note_bad(a.flag, 0, j);
+        memset(&buf[k], 0, sizeof(V));
+      } else {
+        buf[k] = *(const V *)(a.src + o * a.o_pitch + (i - 1) * a.r_pitch + c * (int64_t)sizeof(V));
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < RU; ++k) {
+      const int64_t u = base + (int64_t)k * blockDim.x;
+      if (u < total) ((V *)a.out)[u] = buf[k];
+    }
+  }
+}
+
+/* The rows plan of an index_select, or false: out contiguous, the source's dims after `dim` contiguous, its dims
+ * before `dim` one stride. */
+bool rows_plan(const ck_ix_desc &d, Rows *a) {
+  if (d.fn != CK_IX_INDEX_SELECT) return false;
+  int64_t want = 1;
+  for (int k = d.nd - 1; k >= 0; --k) {
+    if (d.shape[k] != 1 && d.out_st[k] != want) return false;
+    want *= d.shape[k];
+  }
+  int64_t inner = 1;
+  for (int k = d.nd - 1; k > d.dim; --k) {
+    if (d.shape[k] != 1 && d.src_st[k] != inner) return false;
+    inner *= d.shape[k];
+  }
+  int64_t outer = 1, o_st = 0;
+  for (int k = d.dim - 1; k >= 0; --k) {
+    if (d.shape[k] == 1) continue;
+    if (outer > 1 && d.src_st[k] != o_st * outer) return false;
+    if (outer == 1) o_st = d.src_st[k];
+    outer *= d.shape[k];
+  }
+  const int64_t es = d.es, row_bytes = inner * es;
+  uint64_t bits = (uint64_t)(uintptr_t)d.src | (uint64_t)(uintptr_t)d.out | (uint64_t)row_bytes |
+                  (uint64_t)(d.dim_st * es) | (uint64_t)(o_st * es);
+  int w = 16;
+  while (w > 1 && (bits & (uint64_t)(w - 1))) w /= 2;
+  a->src = (const char *)d.src;
+  a->out = (char *)d.out;
+  a->ix = d.ix;
+  a->ix_dt = d.ix_dt;
+  a->w = w;
+  a->ix_step = d.ix_st[d.dim];
+  a->n = d.shape[d.dim];
+  a->outer = outer;
+  a->row_units = row_bytes / w;
+  a->o_pitch = o_st * es;
+  a->r_pitch = d.dim_st * es;
+  a->bound = d.bound;
+  a->flag = d.flag;
+  return true;
+}
+
+/* ---------------------------------------------------------------- dense gather / take */
+struct Dense {
+  int nd;
+  int64_t shape[CK_MAX_DIMS], st[CK_MAX_DIMS]; /* the source's strides over the index space, dims merged */
+};
+template <int ES, class IX> __global__ void __launch_bounds__(256) dense_gather_k(const ck_ix_desc d, const Dense g) {
+  using T = typename Elem<ES>::T;
+  using IV = V4<sizeof(IX)>;
+  const int64_t groups = d.numel / 4;
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += (int64_t)gridDim.x * blockDim.x) {
+    const IV iv = ((const IV *)d.ix)[q];
+    V4<ES> ov;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      int64_t p = q * 4 + k, o = 0;
+      for (int j = g.nd - 1; j >= 0; --j) {
+        int64_t qq, r;
+        divmod(p, g.shape[j], qq, r);
+        o += r * g.st[j];
+        p = qq;
+      }
+      const int64_t i = (int64_t)(IX)iv.e[k];
+      if (i < 1 || i > d.bound) {
+        note_bad(d.flag, 0, q * 4 + k);
+        memset(&ov.e[k], 0, sizeof(T));
+      } else {
+        ov.e[k] = ((const T *)d.src)[o + (i - 1) * d.dim_st];
+      }
+    }
+    ((V4<ES> *)d.out)[q] = ov;
+  }
+  /* the last numel % 4 positions, one thread each */
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, p0 = groups * 4;
+  if (t < d.numel - p0) {
+    int64_t p = p0 + t, o = 0;
+    for (int j = g.nd - 1; j >= 0; --j) {
+      o += (p % g.shape[j]) * g.st[j];
+      p /= g.shape[j];
+    }
+    const int64_t i = (int64_t)((const IX *)d.ix)[p0 + t];
+    T v;
+    if (i < 1 || i > d.bound) {
+      note_bad(d.flag, 0, p0 + t);
+      memset(&v, 0, sizeof v);
+    } else {
+      v = ((const T *)d.src)[o + (i - 1) * d.dim_st];
+    }
+    ((T *)d.out)[p0 + t] = v;
+  }
+}
+
+bool contiguous_over(const ck_ix_desc &d, const int64_t *st) {
+  int64_t want = 1;
+  for (int k = d.nd - 1; k >= 0; --k) {
+    if (d.shape[k] != 1 && st[k] != want) return false;
+    want *= d.shape[k];
+  }
+  return true;
+}
+
+bool aligned(const void *p, int64_t a) { return ((uintptr_t)p % (uintptr_t)a) == 0; }
+
+bool dense_gather_ok(const ck_ix_desc &d) {
+  if (d.fn != CK_IX_GATHER && d.fn != CK_IX_TAKE) return false;
+  const int ixs = d.ix_dt == CK_I64 ? 8 : 4;
+  return contiguous_over(d, d.out_st) && contiguous_over(d, d.ix_st) && aligned(d.out, d.es * 4 < 16 ? d.es * 4 : 16) &&
+         aligned(d.ix, ixs * 4 < 16 ? ixs * 4 : 16);
+}
+
+Dense dense_geo(const ck_ix_desc &d) {
+  Dense g;
+  g.nd = 0;
+  for (int k = 0; k < d.nd; ++k) {
+    if (d.shape[k] == 1) continue;
+    if (g.nd > 0 && g.st[g.nd - 1] == d.src_st[k] * d.shape[k]) { /* merge into the previous (outer) dim */
+      g.shape[g.nd - 1] *= d.shape[k];
+      g.st[g.nd - 1] = d.src_st[k];
+      continue;
+    }
+    g.shape[g.nd] = d.shape[k];
+    g.st[g.nd] = d.src_st[k];
+    g.nd++;
+  }
+  if (g.nd == 0) g.nd = 1, g.shape[0] = 1, g.st[0] = 0;
+  return g;
+}
+
+/* ---------------------------------------------------------------- dense where */
+template <int ES> __global__ void __launch_bounds__(256) dense_where_k(const ck_ix_desc d) {
+  using T = typename Elem<ES>::T;
+  const int64_t groups = d.numel / 4;
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += (int64_t)gridDim.x * blockDim.x) {
+    const uchar4 c = ((const uchar4 *)d.ix)[q];
+    const V4<ES> x = ((const V4<ES> *)d.src)[q], y = ((const V4<ES> *)d.y)[q];
+    V4<ES> o;
+    o.e[0] = c.x ? x.e[0] : y.e[0];
+    o.e[1] = c.y ? x.e[1] : y.e[1];
+    o.e[2] = c.z ? x.e[2] : y.e[2];
+    o.e[3] = c.w ? x.e[3] : y.e[3];
+    ((V4<ES> *)d.out)[q] = o;
+  }
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, p = groups * 4 + t;
+  if (p < d.numel)
+    ((T *)d.out)[p] = ((const uint8_t *)d.ix)[p] ? ((const T *)d.src)[p] : ((const T *)d.y)[p];
+}
+
+bool dense_where_ok(const ck_ix_desc &d) {
+  if (d.fn != CK_IX_WHERE) return false;
+  const int64_t a = d.es * 4 < 16 ? d.es * 4 : 16;
+  return contiguous_over(d, d.out_st) && contiguous_over(d, d.src_st) && contiguous_over(d, d.y_st) &&
+         contiguous_over(d, d.ix_st) && aligned(d.out, a) && aligned(d.src, a) && aligned(d.y, a) && aligned(d.ix, 4);
+}
+
+} // namespace
+
+extern "C" const char *ck_index_vec_supports(const void *desc) {
+  const ck_ix_desc &d = *(const ck_ix_desc *)desc;
+  Rows r;
+  if (d.fn == CK_IX_CAT || rows_plan(d, &r) || dense_gather_ok(d) || dense_where_ok(d)) return nullptr;
+  return "takes cat, index_select of contiguous rows, gather/take with a contiguous index, where of contiguous operands";
+}
+
+extern "C" int ck_index_vec(const void *desc, const ck_env *env) {
+  const ck_ix_desc &d = *(const ck_ix_desc *)desc;
+  cudaStream_t s = (cudaStream_t)env->stream;
+  if (d.fn == CK_IX_CAT) return cat_launch(d, env, true);
+  if (d.flag)
+    if (cudaError_t e = cudaMemsetAsync(d.flag, 0x7f, 2 * sizeof(int64_t), s)) return (int)e;
+  const int block = 256;
+  Rows r;
+  if (rows_plan(d, &r)) {
+    const int64_t total = r.outer * r.n * r.row_units;
+    const unsigned grid = grid_for((total + RU - 1) / RU, block, env);
+    switch (r.w) {
+#define CKIX_ROWS(W, V)                                                                                                      \
+  case W:                                                                                                                    \
+    ck_note(env, rows_k<V>, block, 0);                                                                                       \
+    rows_k<V><<<grid, block, 0, s>>>(r);                                                                                     \
+    break;
+      CKIX_ROWS(16, uint4)
+      CKIX_ROWS(8, unsigned long long)
+      CKIX_ROWS(4, unsigned)
+      CKIX_ROWS(2, unsigned short)
+      CKIX_ROWS(1, unsigned char)
+#undef CKIX_ROWS
+    }
+    return (int)cudaGetLastError();
+  }
+  const unsigned grid = grid_for((d.numel + 3) / 4, block, env);
+  if (dense_where_ok(d))
+    return by_size(d.es, [&](auto es) {
+      ck_note(env, dense_where_k<es.value>, block, 0);
+      dense_where_k<es.value><<<grid, block, 0, s>>>(d);
+      return (int)cudaGetLastError();
+    });
+  const Dense g = dense_geo(d);
+  return by_size(d.es, [&](auto es) {
+    if (d.ix_dt == CK_I64) {
+      ck_note(env, dense_gather_k<es.value, int64_t>, block, 0);
+      dense_gather_k<es.value, int64_t><<<grid, block, 0, s>>>(d, g);
+    } else {
+      ck_note(env, dense_gather_k<es.value, int32_t>, block, 0);
+      dense_gather_k<es.value, int32_t><<<grid, block, 0, s>>>(d, g);
+    }
+    return (int)cudaGetLastError();
+  });
+}
