@@ -115,6 +115,7 @@ local function f32(v) return string.unpack("f", string.pack("f", v)) end
 local function close(got, ref, dt, rtol, atol)
   if ref ~= ref then return got ~= got end
   if ref == math.huge or ref == -math.huge then return got == ref end
+  if math.type(got) == "integer" and math.type(ref) == "integer" then return got == ref end -- (i64: exact, and abs(minint) < 0)
   return got == got and math.abs(got - ref) <= atol + rtol * math.abs(ref)
 end
 
