@@ -171,6 +171,7 @@ require("cukern.map").install(ck) -- ck.map, ck.reduce_map, ck.kernel_build, ...
 require("cukern.dist").install(ck) -- ck.nccl (collectives over devices), ck.dist (processes) (lua/cukern/dist.lua)
 require("cukern.shard").install(ck) -- ck.shard, ck.replicate: arrays spread over devices (lua/cukern/shard.lua)
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
+require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 

@@ -366,7 +366,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * conversion of inputs; then the host oracle, or the variant picker, the layout copies the chosen variant
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
-typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_NOPKINDS } ck_opkind;
+typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_SCAN, CK_OP_SORT, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
@@ -381,6 +381,9 @@ typedef struct ck_call {
   double alpha, beta;     /* matmul: C = alpha * A @ B + beta * C (beta ignored when out is allocated) */
   int precision;          /* matmul: CK_MM_EXACT (0), or CK_MM_TF32: f32 through TF32 tensor cores, opt-in */
   const char *variant;    /* NULL or "": the default; else a registry name or decimal id */
+  bool exclusive;         /* scan: out(r) covers elements 0..r-1 (the identity at r == 0) */
+  bool descending;        /* sort */
+  int64_t k;              /* sort: keep the first k along dim (topk); 0: all */
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
@@ -408,6 +411,17 @@ ck_status ck_ew_binary(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, 
 ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *a, double s,
                               bool scalar_left, const char *variant, ck_ran *ran);
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2);
+
+/* Scans along `dim` (0-based; CK_SCAN_SUM/PROD/MAX/MIN, src/ops/op_scan.c): out has x's shape; sums and
+ * products of integers and bool are i64. */
+ck_status ck_scan(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *x, int dim, bool exclusive,
+                  const char *variant, ck_ran *ran);
+int ck_scan_op_parse(const char *name); /* "cumsum", "cumprod", "cummax", "cummin" -> CK_SCAN_*, or -1 */
+const char *ck_scan_op_name(int op);
+/* Stable sort along `dim` (src/ops/op_sort.c): out (values, may be NULL) and idx (1-based i64 positions); k > 0
+ * keeps the first k along dim (topk: descending, k largest). */
+ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim, bool descending,
+                  int64_t k, const char *variant, ck_ran *ran);
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
@@ -445,6 +459,9 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
 ck_status ck_host_reduce(ck_ctx *ctx, int op, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim,
                          int64_t len);
 ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
+/* Scans and sorts (issue 33) on the validated descriptor: host pointers, x contiguous [outer, len, inner]. */
+ck_status ck_host_scan(ck_ctx *ctx, const ck_scan_desc *d);
+ck_status ck_host_sort(ck_ctx *ctx, const ck_sort_desc *d);
 /* One dense run of a unary or binary elementwise op (f32, f64 or i32; b NULL for a unary op): out[i] =
  * op(a[i], b[i]) for i < n, by the host backend's own row function, the table's expression (ew_ops.def)
  * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */

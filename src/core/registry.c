@@ -48,6 +48,9 @@ static const struct {
     {ck_reduce_variants, &ck_reduce_nvariants, 3, ck_reduce_preferred_small},
     {ck_transpose_variants, &ck_transpose_nvariants, 0, ck_transpose_preferred},
     {ck_ew_variants, &ck_ew_nvariants, 0, ck_ew_preferred},
+    {ck_scan_variants, &ck_scan_nvariants, 0, ck_scan_preferred},
+    {ck_scan_variants, &ck_scan_nvariants, 1, ck_scan_preferred_full},
+    {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
 };
 
 static void build_orders(void) {

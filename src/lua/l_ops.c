@@ -138,6 +138,40 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* scan: fname ("cumsum" ...), x [, dim [, exclusive [, variant [, out]]]] -> values (issue 33) */
+static void parse_scan(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *fname = luaL_optstring(L, base, "cumsum");
+  c->kind = CK_OP_SCAN;
+  c->fn = ck_scan_op_parse(fname);
+  if (c->fn < 0)
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown scan '%s' (cumsum, cumprod, cummax, cummin)", fname));
+  c->a = check_array(L, base + 1);
+  c->dim = lua_isnoneornil(L, base + 2) ? (c->a->ndim ? c->a->ndim - 1 : -1) : ckl_check_dim(L, base + 2, c->a);
+  c->exclusive = lua_toboolean(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 5);
+  oc->nout = 1;
+}
+
+/* sort: x [, dim [, descending [, k [, variant [, values [, out [, idx]]]]]]] -> [values,] indices (issue 33):
+ * values = false gives the indices only (argsort); k > 0 keeps the first k (topk, largest first). */
+static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_SORT;
+  c->a = check_array(L, base);
+  c->dim = lua_isnoneornil(L, base + 1) ? (c->a->ndim ? c->a->ndim - 1 : -1) : ckl_check_dim(L, base + 1, c->a);
+  c->descending = lua_toboolean(L, base + 2);
+  c->k = (int64_t)luaL_optinteger(L, base + 3, 0);
+  if (c->k < 0) luaL_argerror(L, base + 3, "k must be >= 0");
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  const bool values = lua_isnoneornil(L, base + 5) || lua_toboolean(L, base + 5);
+  oc->out_at = opt_out(L, base + 6);
+  oc->idx_at = opt_out(L, base + 7);
+  oc->nout = values ? 1 : 0;
+  oc->want_idx = true;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -145,6 +179,8 @@ const ckl_opdesc ckl_ops[] = {
     {"transpose", parse_transpose, {"x", "out", "variant"}},
     {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
+    {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
+    {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -187,6 +223,8 @@ static int l_reduce(lua_State *L) { return run_op(L, &ckl_ops[1]); }
 static int l_transpose(lua_State *L) { return run_op(L, &ckl_ops[2]); }
 static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
+static int l_scan(lua_State *L) { return run_op(L, &ckl_ops[5]); }
+static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[6]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -233,4 +271,5 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
-                                  {"reduce_ops", l_reduce_ops}, {NULL, NULL}};
+                                  {"reduce_ops", l_reduce_ops}, {"scan", l_scan},
+                                  {"sort", l_sort},             {NULL, NULL}};

@@ -1,0 +1,116 @@
+--- cukern.sorting: scans and sorts (issue 33) as functions and methods.
+--   ck.cumsum(a [, dim] [, {exclusive, variant, out}])    and cumprod, cummax, cummin; a:cumsum(...)
+--   ck.sort(a [, dim] [, {descending, variant, out, idx}]) -> values, indices (1-based i64), stable
+--   ck.argsort(a [, dim] [, {descending, variant, out}])   -> indices
+--   ck.topk(a, k [, dim] [, {variant, out, idx}])          -> the k largest along dim, largest first, and indices
+-- dim defaults to the last (MATLAB's cumsum/sort take the first non-singleton dim, NumPy's cumsum flattens;
+-- torch and NumPy's sort take the last). The core does the work (core.scan, core.sort: src/ops/op_scan.c,
+-- op_sort.c); here are the names, the options and the messages.
+local core = require "cukern.core"
+local errors, args, options = require "cukern.errors", require "cukern.args", require "cukern.options"
+local raise, fail, where_of = errors.raise, errors.fail, errors.where_of
+local is_array, check_live, check_dim = args.is_array, args.check_live, args.check_dim
+
+local S = {}
+local type, pcall, math_type = type, pcall, math.type
+local fmt = string.format
+local M = core.methods
+local core_scan, core_sort = core.scan, core.sort
+
+local RULES = {
+  exclusive = function(v) return type(v) == "boolean", "true or false" end,
+  descending = function(v) return type(v) == "boolean", "true or false" end,
+  idx = function(v) return is_array(v) and not v:is_freed(), "a (live) i64 cukern array" end,
+}
+local SCAN = options.set("exclusive", "variant", "out")
+local SORT = options.set("descending", "variant", "out", "idx")
+local ARGSORT = options.set("descending", "variant", "out")
+local TOPK = options.set("variant", "out", "idx")
+local NONE = {}
+
+local function check_opts(where, opts, allowed)
+  local problem = options.problem(where, opts, allowed, RULES)
+  if problem then raise(where .. ": " .. problem) end
+  return opts or NONE
+end
+
+-- (a, dim, opts) or (a, opts): dim may be left out before an options table
+local function dim_opts(dim, opts)
+  if type(dim) == "table" and opts == nil and not is_array(dim) then return nil, dim end
+  return dim, opts
+end
+
+local function explain(where, a, what, dim, e)
+  check_live(where, a, what)
+  if dim ~= nil then check_dim(where, a, dim) end
+  fail(where, e)
+end
+
+local function scan_fn(name, where, what)
+  where_of(where)
+  return function(a, dim, opts)
+    dim, opts = dim_opts(dim, opts)
+    local o = opts ~= nil and check_opts(where, opts, SCAN) or NONE
+    local ok, r = pcall(core_scan, name, a, dim, o.exclusive, o.variant, o.out)
+    if ok then return r end
+    explain(where, a, what, dim, r)
+  end
+end
+
+local function sort_fn(where, what)
+  where_of(where)
+  return function(a, dim, opts)
+    dim, opts = dim_opts(dim, opts)
+    local o = opts ~= nil and check_opts(where, opts, SORT) or NONE
+    if o.out and o.idx and o.out:storage_id() == o.idx:storage_id() then
+      raise(where .. ": options out and idx must be different arrays")
+    end
+    local ok, v, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, true, o.out, o.idx)
+    if ok then return v, i end
+    explain(where, a, what, dim, v)
+  end
+end
+
+local function argsort_fn(where, what)
+  where_of(where)
+  return function(a, dim, opts)
+    dim, opts = dim_opts(dim, opts)
+    local o = opts ~= nil and check_opts(where, opts, ARGSORT) or NONE
+    local ok, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, false, nil, o.out)
+    if ok then return i end
+    explain(where, a, what, dim, i)
+  end
+end
+
+local function topk_fn(where, what)
+  where_of(where)
+  return function(a, k, dim, opts)
+    dim, opts = dim_opts(dim, opts)
+    local o = opts ~= nil and check_opts(where, opts, TOPK) or NONE
+    if math_type(k) ~= "integer" and not (type(k) == "number" and k == k // 1) then
+      check_live(where, a, what)
+      raise(fmt("%s: k must be an integer >= 0, got %s", where, options.show(k)))
+    end
+    if k < 0 then raise(fmt("%s: k must be an integer >= 0, got %d", where, k)) end
+    if k == 0 then -- nothing to keep: the empty line of a (a view) sorted gives empty results of the right shape
+      check_live(where, a, what)
+      if dim ~= nil then check_dim(where, a, dim) end
+      if a:ndim() > 0 then a = a:narrow(dim or -1, 1, 0) end
+    end
+    local ok, v, i = pcall(core_sort, a, dim, true, k // 1, o.variant, true, o.out, o.idx)
+    if ok then return v, i end
+    explain(where, a, what, dim, v)
+  end
+end
+
+function S.install(ck)
+  for _, name in ipairs {"cumsum", "cumprod", "cummax", "cummin"} do
+    ck[name] = scan_fn(name, "ck." .. name, "argument 1")
+    M[name] = scan_fn(name, "a:" .. name, "the array")
+  end
+  ck.sort, M.sort = sort_fn("ck.sort", "argument 1"), sort_fn("a:sort", "the array")
+  ck.argsort, M.argsort = argsort_fn("ck.argsort", "argument 1"), argsort_fn("a:argsort", "the array")
+  ck.topk, M.topk = topk_fn("ck.topk", "argument 1"), topk_fn("a:topk", "the array")
+end
+
+return S
