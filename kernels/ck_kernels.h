@@ -257,6 +257,35 @@ typedef struct ck_ew_desc {
   double s1, s2;
 } ck_ew_desc;
 
+/* ---------------------------------------------------------------- scan (issue 33)
+ * x contiguous, viewed as [outer, len, inner]: element (o, r, i) at x[(o*len + r)*inner + i]; out contiguous in
+ * the same layout, of out_dtype. out(o, r, i) = op over x(o, 0..r, i) (inclusive), or over x(o, 0..r-1, i)
+ * (exclusive: the identity at r == 0). SUM/PROD of integers and bool accumulate in and write i64 (wrapping mod
+ * 2^64, NumPy's rule); of floats in the float (f16/bf16 in f32, rounded once per output); MAX/MIN keep the
+ * dtype and propagate NaN (once a NaN is seen, every later output is NaN, as NumPy's maximum.accumulate).
+ * len >= 1, outer*inner >= 1 (the dispatcher handles empty arrays).                                        */
+enum { CK_SCAN_SUM, CK_SCAN_PROD, CK_SCAN_MAX, CK_SCAN_MIN, CK_SCAN_NOPS };
+typedef struct ck_scan_desc {
+  int dtype, out_dtype, op, exclusive;
+  const void *x;
+  void *out;
+  int64_t outer, len, inner;
+} ck_scan_desc;
+
+/* ---------------------------------------------------------------- sort (issue 33)
+ * x contiguous, viewed as [outer, len, inner]; each (o, i) line along len is sorted (ascending, or descending),
+ * stably: equal keys keep their order. NaN is the largest value (last ascending, first descending, as NumPy,
+ * MATLAB and torch); -0 and +0 are equal (their order kept). out (values, may be NULL) and idx (1-based i64
+ * positions along len) are contiguous [outer, k, inner]: the first k of each sorted line (k = len for sort,
+ * k <= len for topk). len >= 1, outer*inner >= 1.                                                          */
+typedef struct ck_sort_desc {
+  int dtype, descending;
+  const void *x;
+  void *out;
+  int64_t *idx;
+  int64_t outer, len, inner, k;
+} ck_sort_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -275,6 +304,13 @@ extern int ck_reduce_preferred_small[CK_ORDER_CAP]; /* rank 4: whole arrays up t
 extern const ck_variant ck_transpose_variants[];
 extern const int ck_transpose_nvariants;
 extern int ck_transpose_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_scan_variants[];
+extern const int ck_scan_nvariants;
+extern int ck_scan_preferred[CK_ORDER_CAP];      /* rank 1: rows and columns */
+extern int ck_scan_preferred_full[CK_ORDER_CAP]; /* rank 2: one scan over the whole array (outer == inner == 1) */
+extern const ck_variant ck_sort_variants[];
+extern const int ck_sort_nvariants;
+extern int ck_sort_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];

@@ -34,6 +34,12 @@ extern "C" {
 #define CK_RUNG_PREFIX ck_ew_
 #include "elementwise/rungs.def"
 #undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_scan_
+#include "scan/rungs.def"
+#undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_sort_
+#include "sort/rungs.def"
+#undef CK_RUNG_PREFIX
 #undef CK_RUNG
 #undef CK_RUNG_DECL_S
 #undef CK_RUNG_DECL_N
