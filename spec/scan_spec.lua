@@ -213,7 +213,8 @@ describe("the scan ladder on the GPU", function()
       for _, c in ipairs(cases) do
         for _, op in ipairs(ops) do
           for _, dt in ipairs(dtypes) do
-            if takes(v, dt) then
+            -- views of the storage dtypes are copied on the host until CUDA copies them (issue 32)
+            if takes(v, dt) and not (c.view and not (FLOATS[dt] or dt == "i32")) then
               local a = input(op, dt, c.shape)
               local ga = a:to("cuda")
               if c.view then ga = c.view(ga); a = c.view(a) end
@@ -243,13 +244,7 @@ describe("the scan ladder on the GPU", function()
     return failures, ran
   end
 
-  local function report(failures)
-    if #failures > 0 then
-      local show = {}
-      for k = 1, math.min(#failures, 12) do show[k] = failures[k] end
-      error(("%d failures (seed %d):\n  %s"):format(#failures, H.seed, table.concat(show, "\n  ")), 2)
-    end
-  end
+  local report = H.report
 
   it("every rung, op and dtype matches the host on odd sizes, every dim and views", gpu(function()
     local cases = {

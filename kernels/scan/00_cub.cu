@@ -40,15 +40,6 @@ struct RowOf {
 
 // ---------------------------------------------------------------- launcher
 
-template <class R> static int with_temp(const ck_env *env, R &&run) {
-  size_t bytes = 0;
-  int err = (int)run((void *)nullptr, bytes);
-  if (err) return err;
-  Ws w(env, bytes);
-  if (!w.p) return (int)cudaErrorMemoryAllocation;
-  return (int)run(w.p, bytes);
-}
-
 template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
   ck_order_check(env);
   cudaStream_t s = (cudaStream_t)env->stream;

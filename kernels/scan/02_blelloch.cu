@@ -23,7 +23,7 @@ using namespace ckscan;
 // ---------------------------------------------------------------- kernel
 
 template <class P>
-__global__ void __launch_bounds__(BL_BLOCK) scan_blelloch_kernel(const typename P::in_t *__restrict__ x,
+__global__ void __launch_bounds__(BL_BLOCK) scan_blelloch_kernel(const typename P::in_t *x, /* may be out */
                                                                  typename P::out_t *out, typename P::acc_t *sums,
                                                                  int64_t outer, int64_t len, int64_t ntiles,
                                                                  int exclusive) {

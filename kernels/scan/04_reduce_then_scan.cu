@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(RT_BLOCK) scan_rt_reduce_kernel(const typename
 
 /* Pass 3 (and the whole scan when a row is one tile): each tile scanned after its carry. */
 template <class P>
-__global__ void __launch_bounds__(RT_BLOCK) scan_rt_tile_kernel(const typename P::in_t *__restrict__ x,
+__global__ void __launch_bounds__(RT_BLOCK) scan_rt_tile_kernel(const typename P::in_t *x, /* may be out */
                                                                 typename P::out_t *out, const typename P::acc_t *carry,
                                                                 int64_t outer, int64_t len, int64_t ntiles,
                                                                 int exclusive) {

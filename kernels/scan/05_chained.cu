@@ -14,54 +14,33 @@
 
 using namespace ckscan;
 
-// ---------------------------------------------------------------- kernel
+// ---------------------------------------------------------------- the prefix
 
-template <class P>
-__global__ void __launch_bounds__(SP_BLOCK) scan_chained_kernel(const typename P::in_t *__restrict__ x,
-                                                                typename P::out_t *out, int64_t outer, int64_t len,
-                                                                int64_t ntiles, int exclusive,
-                                                                Status<typename P::acc_t> st) {
-  using T = Tile<P, SP_BLOCK, SP_ITEMS>;
-  using acc_t = typename P::acc_t;
-  __shared__ acc_t s[T::SMEM];
-  __shared__ acc_t wsum[SP_BLOCK / 32];
-  __shared__ acc_t carry;
-  __shared__ int64_t gsh;
-  for (;;) {
-    const int64_t g = next_tile(st.ticket, &gsh);
-    if (g >= outer * ntiles) break;
-    const int64_t row = g / ntiles, t = g % ntiles;
-    T::load(x + row * len, t * SP_TILE, len, s);
-    __syncthreads();
-    acc_t r[SP_ITEMS];
-    const acc_t mine = T::thread_scan(s, r);
-    acc_t total;
-    const acc_t ex = block_excl<P, SP_BLOCK>(mine, total, wsum);
-    if (threadIdx.x == 0) {
-      acc_t prev = P::identity();
-      if (t > 0) {
-        while (ld_volatile(st.flags + g - 1) != 2) {
-        }
-        __threadfence();
-        prev = ld_volatile(st.inc + g - 1);
+/* Lane 0 waits for the previous tile's inclusive prefix, then publishes its own (a row's first tile starts
+ * the chain). */
+struct Chained {
+  template <class P>
+  __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
+                                          typename P::acc_t total) {
+    typename P::acc_t prev = P::identity();
+    if (threadIdx.x != 0) return prev;
+    if (t > 0) {
+      while (ld_volatile(st.flags + g - 1) != 2) {
       }
-      st_volatile(st.inc + g, P::combine(prev, total));
       __threadfence();
-      st_volatile(st.flags + g, 2);
-      carry = prev;
+      prev = ld_volatile(st.inc + g - 1);
     }
-    __syncthreads();
-    T::put_back(s, r, P::combine(carry, ex), exclusive != 0);
-    __syncthreads();
-    T::store(out + row * len, t * SP_TILE, len, s);
-    __syncthreads();
+    st_volatile(st.inc + g, P::combine(prev, total));
+    __threadfence();
+    st_volatile(st.flags + g, 2);
+    return prev;
   }
-}
+};
 
 // ---------------------------------------------------------------- launcher
 
 template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
-  return run_single_pass<P>(env, scan_chained_kernel<P>, d);
+  return run_single_pass<P, Chained>(env, d);
 }
 
 CK_SCAN_LAUNCHER(ck_scan_chained, false, launch)

@@ -28,74 +28,50 @@ template <class P> __device__ __forceinline__ typename P::acc_t warp_all(typenam
   return v;
 }
 
-template <class P>
-__global__ void __launch_bounds__(SP_BLOCK) scan_lookback_kernel(const typename P::in_t *__restrict__ x,
-                                                                 typename P::out_t *out, int64_t outer, int64_t len,
-                                                                 int64_t ntiles, int exclusive,
-                                                                 Status<typename P::acc_t> st) {
-  using T = Tile<P, SP_BLOCK, SP_ITEMS>;
-  using acc_t = typename P::acc_t;
-  __shared__ acc_t s[T::SMEM];
-  __shared__ acc_t wsum[SP_BLOCK / 32];
-  __shared__ acc_t carry;
-  __shared__ int64_t gsh;
-  const int lane = threadIdx.x & 31;
-  for (;;) {
-    const int64_t g = next_tile(st.ticket, &gsh);
-    if (g >= outer * ntiles) break;
-    const int64_t row = g / ntiles, t = g % ntiles;
-    T::load(x + row * len, t * SP_TILE, len, s);
-    __syncthreads();
-    acc_t r[SP_ITEMS];
-    const acc_t mine = T::thread_scan(s, r);
-    acc_t total;
-    const acc_t ex = block_excl<P, SP_BLOCK>(mine, total, wsum);
-    if (threadIdx.x == 0) { /* publish the aggregate (or, for a row's first tile, the inclusive prefix) */
+/* The first warp: publish the tile's aggregate (a row's first tile: its inclusive prefix), look back over the
+ * predecessors 32 at a time until one has its inclusive prefix, publish ours. */
+struct LookBack {
+  template <class P>
+  __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
+                                          typename P::acc_t total) {
+    using acc_t = typename P::acc_t;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) {
       st_volatile(t == 0 ? st.inc + g : st.agg + g, total);
       __threadfence();
       st_volatile(st.flags + g, t == 0 ? 2 : 1);
     }
-    if (threadIdx.x < 32) {
-      acc_t prefix = P::identity();
-      if (t > 0) {
-        const int64_t first = g - t; /* the row's first tile: the look-back stops there */
-        int64_t end = g;
-        for (;;) {
-          const int64_t at = end - 1 - lane; /* lane 0: the nearest predecessor */
-          int f = 2;
-          if (at >= first)
-            do f = ld_volatile(st.flags + at);
-            while (f == 0);
-          __threadfence();
-          acc_t v = P::identity();
-          if (at >= first) v = ld_volatile(f == 2 ? st.inc + at : st.agg + at);
-          const unsigned inc_lanes = __ballot_sync(0xffffffffu, f == 2);
-          const int stop = inc_lanes ? __ffs(inc_lanes) - 1 : 32;
-          if (lane > stop) v = P::identity(); /* behind the nearest inclusive prefix: already in it */
-          prefix = P::combine(warp_all<P>(v), prefix);
-          if (inc_lanes) break;
-          end -= 32;
-        }
-        if (lane == 0) {
-          st_volatile(st.inc + g, P::combine(prefix, total));
-          __threadfence();
-          st_volatile(st.flags + g, 2);
-        }
-      }
-      if (lane == 0) carry = prefix;
+    acc_t prefix = P::identity();
+    if (t == 0) return prefix;
+    const int64_t first = g - t; /* the row's first tile: the look-back stops there */
+    for (int64_t end = g;; end -= 32) {
+      const int64_t at = end - 1 - lane; /* lane 0: the nearest predecessor */
+      int f = 2;
+      if (at >= first)
+        do f = ld_volatile(st.flags + at);
+        while (f == 0);
+      __threadfence();
+      acc_t v = P::identity();
+      if (at >= first) v = ld_volatile(f == 2 ? st.inc + at : st.agg + at);
+      const unsigned inc_lanes = __ballot_sync(0xffffffffu, f == 2);
+      const int stop = inc_lanes ? __ffs(inc_lanes) - 1 : 32;
+      if (lane > stop) v = P::identity(); /* behind the nearest inclusive prefix: already in it */
+      prefix = P::combine(warp_all<P>(v), prefix);
+      if (inc_lanes) break;
     }
-    __syncthreads();
-    T::put_back(s, r, P::combine(carry, ex), exclusive != 0);
-    __syncthreads();
-    T::store(out + row * len, t * SP_TILE, len, s);
-    __syncthreads();
+    if (lane == 0) {
+      st_volatile(st.inc + g, P::combine(prefix, total));
+      __threadfence();
+      st_volatile(st.flags + g, 2);
+    }
+    return prefix;
   }
-}
+};
 
 // ---------------------------------------------------------------- launcher
 
 template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
-  return run_single_pass<P>(env, scan_lookback_kernel<P>, d);
+  return run_single_pass<P, LookBack>(env, d);
 }
 
 CK_SCAN_LAUNCHER(ck_scan_lookback, true, launch)

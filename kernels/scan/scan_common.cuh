@@ -162,6 +162,17 @@ struct Ws {
   Ws &operator=(const Ws &) = delete;
 };
 
+/* A CUB-style call `run(temp, bytes)` made twice: once to size its temporary storage, once for real (the scan and
+ * sort ladders' CUB rungs). */
+template <class R> static int with_temp(const ck_env *env, R &&run) {
+  size_t bytes = 0;
+  int err = (int)run((void *)nullptr, bytes);
+  if (err) return err;
+  Ws w(env, bytes);
+  if (!w.p) return (int)cudaErrorMemoryAllocation;
+  return (int)run(w.p, bytes);
+}
+
 // ---------------------------------------------------------------- warp and block primitives
 
 template <class A> __device__ __forceinline__ A shfl_up(A v, int d) {

@@ -50,9 +50,46 @@ __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t
   return *sh;
 }
 
-/* Launch a single-pass kernel over outer x ntiles tiles with a zeroed status block. */
-template <class P, class K>
-static int run_single_pass(const ck_env *env, K kernel, const ck_scan_desc &d) {
+/* The single-pass kernel: each ticket's tile is loaded and scanned locally, then Prefix::get (run by the first
+ * warp, lane 0's result counts) finds everything before the tile and publishes the tile's own status; the tile
+ * is written after its carry. Prefix is what steps 5 and 6 differ in (05_chained.cu, 06_lookback.cu). */
+template <class P, class Prefix>
+__global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(const typename P::in_t *__restrict__ x,
+                                                                    typename P::out_t *out, int64_t outer, int64_t len,
+                                                                    int64_t ntiles, int exclusive,
+                                                                    Status<typename P::acc_t> st) {
+  using T = Tile<P, SP_BLOCK, SP_ITEMS>;
+  using acc_t = typename P::acc_t;
+  __shared__ acc_t s[T::SMEM];
+  __shared__ acc_t wsum[SP_BLOCK / 32];
+  __shared__ acc_t carry;
+  __shared__ int64_t gsh;
+  for (;;) {
+    const int64_t g = next_tile(st.ticket, &gsh);
+    if (g >= outer * ntiles) break;
+    const int64_t row = g / ntiles, t = g % ntiles;
+    T::load(x + row * len, t * SP_TILE, len, s);
+    __syncthreads();
+    acc_t r[SP_ITEMS];
+    const acc_t mine = T::thread_scan(s, r);
+    acc_t total;
+    const acc_t ex = block_excl<P, SP_BLOCK>(mine, total, wsum);
+    if (threadIdx.x < 32) {
+      const acc_t prefix = Prefix::template get<P>(st, g, t, total);
+      if (threadIdx.x == 0) carry = prefix;
+    }
+    __syncthreads();
+    T::put_back(s, r, P::combine(carry, ex), exclusive != 0);
+    __syncthreads();
+    T::store(out + row * len, t * SP_TILE, len, s);
+    __syncthreads();
+  }
+}
+
+/* Launch the single-pass kernel over outer x ntiles tiles with a zeroed status block. */
+template <class P, class Prefix>
+static int run_single_pass(const ck_env *env, const ck_scan_desc &d) {
+  const auto kernel = scan_single_pass_kernel<P, Prefix>;
   using acc_t = typename P::acc_t;
   cudaStream_t s = (cudaStream_t)env->stream;
   const int64_t ntiles = cdiv(d.len, SP_TILE), total = d.outer * ntiles;

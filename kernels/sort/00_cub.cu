@@ -22,15 +22,6 @@ struct LineStart {
   __host__ __device__ __forceinline__ int64_t operator()(int64_t l) const { return l * len; }
 };
 
-template <class R> static int with_temp(const ck_env *env, R &&run) {
-  size_t bytes = 0;
-  int err = (int)run((void *)nullptr, bytes);
-  if (err) return err;
-  Ws w(env, bytes);
-  if (!w.p) return (int)cudaErrorMemoryAllocation;
-  return (int)run(w.p, bytes);
-}
-
 struct CubSorter {
   template <class K>
   int operator()(const ck_env *env, K *keys, uint32_t *vals, K *keys2, uint32_t *vals2, int64_t n, int64_t len,

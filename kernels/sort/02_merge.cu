@@ -132,12 +132,7 @@ struct MergeSorter {
       ck_note(env, merge_pass_kernel<K>, MS_THREADS, 0);
       merge_pass_kernel<K><<<tiles, MS_THREADS, 0, s>>>(ka, va, kb, vb, n, len, w);
       err = (int)cudaGetLastError();
-      K *tk = ka;
-      ka = kb;
-      kb = tk;
-      uint32_t *tv = va;
-      va = vb;
-      vb = tv;
+      swap_buffers(ka, kb, va, vb);
     }
     *sorted = va;
     return err;

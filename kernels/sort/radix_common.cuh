@@ -163,12 +163,7 @@ template <int BITS, class RANK> struct RadixSorter {
       radix_scatter_kernel<K, BITS, RANK><<<grid_for(ntiles), RX_BLOCK, 0, s>>>(ka, va, kb, vb, n, len, p, key_passes,
                                                                                offsets, ntiles);
       if ((err = (int)cudaGetLastError())) return err;
-      K *tk = ka;
-      ka = kb;
-      kb = tk;
-      uint32_t *tv = va;
-      va = vb;
-      vb = tv;
+      swap_buffers(ka, kb, va, vb);
     }
     *sorted = va;
     return 0;

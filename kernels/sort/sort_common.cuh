@@ -24,20 +24,24 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "../scan/scan_common.cuh" /* Ws, cdiv, grid_for, with_temp */
 
 namespace cksort {
 
-static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static inline unsigned grid_for(int64_t blocks) { return (unsigned)(blocks < 65535 * 32 ? blocks : 65535 * 32); }
+using ckscan::cdiv;
+using ckscan::grid_for;
+using ckscan::with_temp;
+using ckscan::Ws;
 
-struct Ws {
-  const ck_env *env;
-  void *p;
-  Ws(const ck_env *e, size_t bytes) : env(e), p(e->ws_alloc(e->owner, bytes ? bytes : 1)) {}
-  ~Ws() { if (p) env->ws_free(env->owner, p); }
-  Ws(const Ws &) = delete;
-  Ws &operator=(const Ws &) = delete;
-};
+/* Swap a rung's ping-pong buffers after a pass. */
+template <class K> __host__ inline void swap_buffers(K *&ka, K *&kb, uint32_t *&va, uint32_t *&vb) {
+  K *tk = ka;
+  ka = kb;
+  kb = tk;
+  uint32_t *tv = va;
+  va = vb;
+  vb = tv;
+}
 
 // ---------------------------------------------------------------- keys
 

@@ -57,28 +57,23 @@ local function scan_fn(name, where, what)
   end
 end
 
-local function sort_fn(where, what)
+-- sort (values and indices) and argsort (indices only: its `out` is where they go)
+local function sort_fn(where, what, allowed, values)
   where_of(where)
   return function(a, dim, opts)
     dim, opts = dim_opts(dim, opts)
-    local o = opts ~= nil and check_opts(where, opts, SORT) or NONE
+    local o = opts ~= nil and check_opts(where, opts, allowed) or NONE
     if o.out and o.idx and o.out:storage_id() == o.idx:storage_id() then
       raise(where .. ": options out and idx must be different arrays")
     end
-    local ok, v, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, true, o.out, o.idx)
-    if ok then return v, i end
+    local out, idx = o.out, o.idx
+    if not values then out, idx = nil, o.out end
+    local ok, v, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, values, out, idx)
+    if ok then
+      if values then return v, i end
+      return v
+    end
     explain(where, a, what, dim, v)
-  end
-end
-
-local function argsort_fn(where, what)
-  where_of(where)
-  return function(a, dim, opts)
-    dim, opts = dim_opts(dim, opts)
-    local o = opts ~= nil and check_opts(where, opts, ARGSORT) or NONE
-    local ok, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, false, nil, o.out)
-    if ok then return i end
-    explain(where, a, what, dim, i)
   end
 end
 
@@ -108,8 +103,9 @@ function S.install(ck)
     ck[name] = scan_fn(name, "ck." .. name, "argument 1")
     M[name] = scan_fn(name, "a:" .. name, "the array")
   end
-  ck.sort, M.sort = sort_fn("ck.sort", "argument 1"), sort_fn("a:sort", "the array")
-  ck.argsort, M.argsort = argsort_fn("ck.argsort", "argument 1"), argsort_fn("a:argsort", "the array")
+  ck.sort, M.sort = sort_fn("ck.sort", "argument 1", SORT, true), sort_fn("a:sort", "the array", SORT, true)
+  ck.argsort = sort_fn("ck.argsort", "argument 1", ARGSORT, false)
+  M.argsort = sort_fn("a:argsort", "the array", ARGSORT, false)
   ck.topk, M.topk = topk_fn("ck.topk", "argument 1"), topk_fn("a:topk", "the array")
 end
 
