@@ -286,6 +286,19 @@ typedef struct ck_sort_desc {
   int64_t outer, len, inner, k;
 } ck_sort_desc;
 
+/* ---------------------------------------------------------------- histogram (issue 33)
+ * out[b] (i64, bins of them) = the number of the n elements of x (contiguous, any dtype, NaN never counted) in
+ * bin b of `bins` equal bins over [lo, hi] (lo < hi): ck_hist_bin in kernels/hist/hist_bin.h, one rule for the
+ * host and the device; values outside [lo, hi] are not counted, hi falls in the last bin. out is zeroed by the
+ * launcher.                                                                                                */
+typedef struct ck_hist_desc {
+  int dtype;
+  const void *x;
+  int64_t n, bins;
+  double lo, hi;
+  int64_t *out;
+} ck_hist_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -311,6 +324,9 @@ extern int ck_scan_preferred_full[CK_ORDER_CAP]; /* rank 2: one scan over the wh
 extern const ck_variant ck_sort_variants[];
 extern const int ck_sort_nvariants;
 extern int ck_sort_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_hist_variants[];
+extern const int ck_hist_nvariants;
+extern int ck_hist_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];

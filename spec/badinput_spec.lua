@@ -438,6 +438,13 @@ add("ck.topk", {C("ck.topk(A, 5)"), C("ck.topk(A, -1)"), C("ck.topk(A, 1.5)"), C
   C("ck.topk(A, 1, 3)"), C("ck.topk(A, 1, 0)"), C("ck.topk(A, 1, 1, {variant = 'nope'})"),
   C("ck.topk(A, 1, 1, {descending = true})"), C("ck.topk(1, 1)"), C("ck.topk(A, 2^40)"),
   C("ck.topk(A, 1, 2, {out = ck.rand(3, 2)})")})
+add("ck.histc", {C("ck.histc(A, 0, 0, 1)"), C("ck.histc(A, -1, 0, 1)"), C("ck.histc(A, 1.5, 0, 1)"),
+  C("ck.histc(A, 'x', 0, 1)"), C("ck.histc(A, 3, 1, 0)"), C("ck.histc(A, 3, 0, 0/0)"), C("ck.histc(A, 3, -1/0, 1)"),
+  C("ck.histc(A, 3)"), C("ck.histc(F, 3, 0, 1)"), C("ck.histc(1, 3, 0, 1)"), C("ck.histc(A, 3, 0, 1, {out = ck.rand(3)})"),
+  C("ck.histc(A, 3, 0, 1, {variant = 'nope'})"), C("ck.histc(A, 3, 0, 1, {dim = 1})"), C("ck.histc(A, 2^40, 0, 1)")})
+add("ck.histogram", {C("ck.histogram(A, {bins = 0})"), C("ck.histogram(A, {range = {1}})"), C("ck.histogram(A, 3)"),
+  C("ck.histogram(F)"), C("ck.histogram(1)"), C("ck.histogram(A, {range = {2, 1}})"),
+  C("ck.histogram(A, {variant = 'nope'})"), C("ck.histogram(ck.full({3}, 0/0))")})
 add("ck.max", {
   C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})"),
   C("ck.max(A, 2, {idx = ck.rand(3)})"),

@@ -3,6 +3,8 @@
 --   ck.sort(a [, dim] [, {descending, variant, out, idx}]) -> values, indices (1-based i64), stable
 --   ck.argsort(a [, dim] [, {descending, variant, out}])   -> indices
 --   ck.topk(a, k [, dim] [, {variant, out, idx}])          -> the k largest along dim, largest first, and indices
+--   ck.histc(a, bins, lo, hi [, {variant, out}])           -> i64 counts of `bins` equal bins over [lo, hi]
+--   ck.histogram(a [, {bins = 10, range = {lo, hi}, variant}]) -> counts, f64 edges (range: a's min and max)
 -- dim defaults to the last (MATLAB's cumsum/sort take the first non-singleton dim, NumPy's cumsum flattens;
 -- torch and NumPy's sort take the last). The core does the work (core.scan, core.sort: src/ops/op_scan.c,
 -- op_sort.c); here are the names, the options and the messages.
@@ -15,7 +17,7 @@ local S = {}
 local type, pcall, math_type = type, pcall, math.type
 local fmt = string.format
 local M = core.methods
-local core_scan, core_sort = core.scan, core.sort
+local core_scan, core_sort, core_histc = core.scan, core.sort, core.histc
 
 local RULES = {
   exclusive = function(v) return type(v) == "boolean", "true or false" end,
@@ -26,6 +28,12 @@ local SCAN = options.set("exclusive", "variant", "out")
 local SORT = options.set("descending", "variant", "out", "idx")
 local ARGSORT = options.set("descending", "variant", "out")
 local TOPK = options.set("variant", "out", "idx")
+local HISTC = options.set("variant", "out")
+local HISTOGRAM = options.set("bins", "range", "variant")
+RULES.bins = function(v) return math_type(v) == "integer" and v >= 1, "an integer >= 1" end
+RULES.range = function(v)
+  return type(v) == "table" and type(v[1]) == "number" and type(v[2]) == "number", "a table {lo, hi} of numbers"
+end
 local NONE = {}
 
 local function check_opts(where, opts, allowed)
@@ -98,6 +106,43 @@ local function topk_fn(where, what)
   end
 end
 
+local function histc_fn(where, what)
+  where_of(where)
+  return function(a, bins, lo, hi, opts)
+    local o = opts ~= nil and check_opts(where, opts, HISTC) or NONE
+    local ok, r = pcall(core_histc, a, bins, lo, hi, o.variant, o.out)
+    if ok then return r end
+    check_live(where, a, what)
+    if math_type(bins) ~= "integer" then raise(fmt("%s: bins must be an integer >= 1, got %s", where, options.show(bins))) end
+    for _, v in ipairs {lo, hi} do
+      if type(v) ~= "number" then raise(fmt("%s: lo and hi must be numbers, got %s", where, options.show(v))) end
+    end
+    fail(where, r)
+  end
+end
+
+-- NumPy's np.histogram(a, bins, range): counts and the bins + 1 edges; the range defaults to a's min and max
+-- (widened by 0.5 either side when they are equal, as NumPy does).
+local function histogram_fn(where, what)
+  where_of(where)
+  return function(a, opts, ck)
+    local o = check_opts(where, opts, HISTOGRAM)
+    check_live(where, a, what)
+    local bins, lo, hi = o.bins or 10, nil, nil
+    if o.range then lo, hi = o.range[1], o.range[2]
+    elseif a:numel() == 0 then lo, hi = 0, 1
+    else
+      local f = a:to("f64")
+      lo, hi = f:min():item(), f:max():item()
+      if lo ~= lo or hi ~= hi then raise(where .. ": the data contain NaN: give a range") end
+    end
+    if lo == hi then lo, hi = lo - 0.5, hi + 0.5 end
+    local ok, r = pcall(core_histc, a, bins, lo, hi, o.variant)
+    if not ok then fail(where, r) end
+    return r, ck.linspace(lo, hi, bins + 1, {dtype = "f64", device = a:device()})
+  end
+end
+
 function S.install(ck)
   for _, name in ipairs {"cumsum", "cumprod", "cummax", "cummin"} do
     ck[name] = scan_fn(name, "ck." .. name, "argument 1")
@@ -107,6 +152,10 @@ function S.install(ck)
   ck.argsort = sort_fn("ck.argsort", "argument 1", ARGSORT, false)
   M.argsort = sort_fn("a:argsort", "the array", ARGSORT, false)
   ck.topk, M.topk = topk_fn("ck.topk", "argument 1"), topk_fn("a:topk", "the array")
+  ck.histc, M.histc = histc_fn("ck.histc", "argument 1"), histc_fn("a:histc", "the array")
+  local histogram, mhistogram = histogram_fn("ck.histogram", "argument 1"), histogram_fn("a:histogram", "the array")
+  ck.histogram = function(a, opts) return histogram(a, opts, ck) end
+  M.histogram = function(a, opts) return mhistogram(a, opts, ck) end
 end
 
 return S

@@ -172,6 +172,19 @@ static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
   oc->want_idx = true;
 }
 
+/* histc: x, bins, lo, hi [, variant [, out]] -> i64 counts (issue 33) */
+static void parse_histc(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_HIST;
+  c->a = check_array(L, base);
+  c->k = (int64_t)luaL_checkinteger(L, base + 1);
+  c->s1 = luaL_checknumber(L, base + 2);
+  c->s2 = luaL_checknumber(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 5);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -181,6 +194,7 @@ const ckl_opdesc ckl_ops[] = {
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
     {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
+    {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -225,6 +239,7 @@ static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
 static int l_scan(lua_State *L) { return run_op(L, &ckl_ops[5]); }
 static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[6]); }
+static int l_histc(lua_State *L) { return run_op(L, &ckl_ops[7]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -272,4 +287,5 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
                                   {"reduce_ops", l_reduce_ops}, {"scan", l_scan},
-                                  {"sort", l_sort},             {NULL, NULL}};
+                                  {"sort", l_sort},             {"histc", l_histc},
+                                  {NULL, NULL}};

@@ -76,7 +76,8 @@ typedef struct ck_opdef {
  * kernels/<op>/variants.c (named <prefix>_variants, <prefix>_nvariants, <prefix>_preferred). */
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
-extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_scan, ck_opdef_sort;
+extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_scan, ck_opdef_sort,
+    ck_opdef_hist;
 
 
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */

@@ -38,6 +38,7 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_TRANSPOSE: return &ck_opdef_transpose;
   case CK_OP_SCAN: return &ck_opdef_scan;
   case CK_OP_SORT: return &ck_opdef_sort;
+  case CK_OP_HIST: return &ck_opdef_hist;
   default: return NULL;
   }
 }
@@ -52,6 +53,7 @@ const ck_variant *ck_variants(const char *name, int *count) {
   if (ck_reduce_op_parse(name) >= 0) name = ck_opdef_reduce.ladder;
   if (ck_scan_op_parse(name) >= 0) name = ck_opdef_scan.ladder; /* cumsum, cumprod, cummax, cummin */
   if (strcmp(name, "argsort") == 0 || strcmp(name, "topk") == 0) name = ck_opdef_sort.ladder;
+  if (strcmp(name, "histc") == 0 || strcmp(name, "histogram") == 0) name = ck_opdef_hist.ladder;
   for (int k = 0; k < CK_NOPKINDS; ++k) {
     const ck_opdef *d = def_of((ck_opkind)k);
     if (strcmp(name, d->ladder) == 0) {
@@ -322,6 +324,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_ew_desc ew;
       ck_scan_desc scan;
       ck_sort_desc sort;
+      ck_hist_desc hist;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
