@@ -299,6 +299,17 @@ typedef struct ck_hist_desc {
   int64_t *out;
 } ck_hist_desc;
 
+/* ---------------------------------------------------------------- searchsorted (issue 33)
+ * out[j] (i64) = 1 + the number of elements of sorted (contiguous [n], ascending as ck.sort orders: NaN last,
+ * -0 == +0) that come before values[j] (contiguous [m], the same dtype): strictly less (right == 0, NumPy's
+ * side='left') or less or equal (right == 1). So out is NumPy's searchsorted + 1: a 1-based insertion position. */
+typedef struct ck_search_desc {
+  int dtype, right;
+  const void *sorted, *values;
+  int64_t n, m;
+  int64_t *out;
+} ck_search_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -327,6 +338,9 @@ extern int ck_sort_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_hist_variants[];
 extern const int ck_hist_nvariants;
 extern int ck_hist_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_search_variants[];
+extern const int ck_search_nvariants;
+extern int ck_search_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];

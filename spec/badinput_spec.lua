@@ -442,6 +442,10 @@ add("ck.histc", {C("ck.histc(A, 0, 0, 1)"), C("ck.histc(A, -1, 0, 1)"), C("ck.hi
   C("ck.histc(A, 'x', 0, 1)"), C("ck.histc(A, 3, 1, 0)"), C("ck.histc(A, 3, 0, 0/0)"), C("ck.histc(A, 3, -1/0, 1)"),
   C("ck.histc(A, 3)"), C("ck.histc(F, 3, 0, 1)"), C("ck.histc(1, 3, 0, 1)"), C("ck.histc(A, 3, 0, 1, {out = ck.rand(3)})"),
   C("ck.histc(A, 3, 0, 1, {variant = 'nope'})"), C("ck.histc(A, 3, 0, 1, {dim = 1})"), C("ck.histc(A, 2^40, 0, 1)")})
+add("ck.searchsorted", {C("ck.searchsorted(A, A)"), C("ck.searchsorted(V)"), C("ck.searchsorted(F, V)"),
+  C("ck.searchsorted(V, F)"), C("ck.searchsorted(V, 1)"), C("ck.searchsorted(1, V)"), C("ck.searchsorted(V, V, {side = 'up'})"),
+  C("ck.searchsorted(V, V:to('f64'))"), C("ck.searchsorted(V, V, {variant = 'nope'})"), C("ck.searchsorted(V, V, {out = A})"),
+  C("ck.searchsorted(V, V, {dim = 1})")})
 add("ck.histogram", {C("ck.histogram(A, {bins = 0})"), C("ck.histogram(A, {range = {1}})"), C("ck.histogram(A, 3)"),
   C("ck.histogram(F)"), C("ck.histogram(1)"), C("ck.histogram(A, {range = {2, 1}})"),
   C("ck.histogram(A, {variant = 'nope'})"), C("ck.histogram(ck.full({3}, 0/0))")})

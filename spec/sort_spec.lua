@@ -263,3 +263,64 @@ describe("the sort ladder on the GPU", function()
     report((run_rungs(cases, {"f32", "i32", "u32"})))
   end))
 end)
+
+describe("searchsorted", function()
+  -- the oracle: 1 + the number of sorted elements before v in ck.sort's order (strictly, or not for side right)
+  local function oracle(svals, vals, right)
+    local out = {}
+    for j, v in ipairs(vals) do
+      local c = 0
+      for _, s in ipairs(svals) do
+        if before(s, v, false) or (right and not before(v, s, false)) then c = c + 1 end
+      end
+      out[j] = c + 1
+    end
+    return out
+  end
+
+  it("places values in a sorted array on both sides, NaN and -0 as ck.sort orders them (host)", function()
+    for _, dt in ipairs(DTYPES) do
+      for _, n in ipairs {1, 2, 300} do
+        local sorted = ck.sort(input(dt, {n}))
+        local values = input(dt, {4, 25})
+        local sv, vv = flat(sorted), flat(values)
+        for _, side in ipairs {"left", "right"} do
+          local r = ck.searchsorted(sorted, values, {side = side})
+          assert.are.equal("i64", r:dtype()); assert.are.same({4, 25}, r:shape())
+          assert.are.same(oracle(sv, vv, side == "right"), r:flat(), ("%s n=%d %s"):format(dt, n, side))
+        end
+      end
+    end
+    assert.are.same({1}, ck.searchsorted(ck.empty({0}), ck.array({3})):totable())
+  end)
+
+  it("says what is wrong", function()
+    local ok, e = pcall(ck.searchsorted, ck.rand({2, 3}), ck.rand({3}))
+    assert.is_false(ok); assert.matches("ck.searchsorted: the sorted array must be 1%-D", e)
+    ok, e = pcall(ck.searchsorted, ck.rand({3}), ck.rand({3}, {dtype = "f64"}))
+    assert.is_false(ok); assert.matches("must have one dtype", e)
+  end)
+
+  it("every rung matches the host on the GPU", gpu(function()
+    local failures = {}
+    for _, v in ipairs(ck.variants("searchsorted")) do
+      for _, dt in ipairs(DTYPES) do
+        for _, n in ipairs {1, 1023, 100001} do
+          local sorted = ck.sort(input(dt, {n}))
+          local values = input(dt, {5000})
+          for _, side in ipairs {"left", "right"} do
+            local ref = ck.searchsorted(sorted, values, {side = side})
+            local ok, got = pcall(ck.searchsorted, sorted:to("cuda"), values:to("cuda"), {side = side, variant = v.name})
+            local good = ok and ck.last_ran().name == v.name
+            if good then
+              local g, r = got:host():flat(), ref:flat()
+              for q = 1, #r do if g[q] ~= r[q] then good = false; break end end
+            end
+            if not good then failures[#failures + 1] = ("%s %s n=%d %s: %s"):format(v.name, dt, n, side, tostring(got)) end
+          end
+        end
+      end
+    end
+    H.report(failures)
+  end))
+end)

@@ -72,6 +72,13 @@ template <class K, int EB> __device__ __forceinline__ bool is_nan_bits(K u) {
   return (u & EXP) == EXP && (u & MAN) != 0;
 }
 
+/* The key of the value with bits u: to_key, with every NaN the largest (smallest descending). */
+template <class K, int KIND, int EB> __device__ __forceinline__ K key_of(K u, bool descending) {
+  if constexpr (KIND == KIND_FLOAT)
+    if (is_nan_bits<K, EB>(u)) return descending ? (K)0 : (K)~(K)0;
+  return to_key<K, KIND>(u, descending);
+}
+
 /* keys[l*len + r] and vals[l*len + r] = l*len + r for every line l = o*inner + i. */
 template <class K, int KIND, int EB>
 __global__ void __launch_bounds__(256) sort_make_keys_kernel(const K *__restrict__ x, K *keys, uint32_t *vals,
@@ -82,10 +89,7 @@ __global__ void __launch_bounds__(256) sort_make_keys_kernel(const K *__restrict
     const int64_t l = g / len, r = g % len;
     const int64_t o = l / inner, i = l % inner;
     K u = x[(o * len + r) * inner + i];
-    K k;
-    if constexpr (KIND == KIND_FLOAT) k = is_nan_bits<K, EB>(u) ? (K)(descending ? 0 : ~(K)0) : to_key<K, KIND>(u, descending != 0);
-    else k = to_key<K, KIND>(u, descending != 0);
-    keys[g] = k;
+    keys[g] = key_of<K, KIND, EB>(u, descending != 0);
     vals[g] = (uint32_t)g;
   }
 }
@@ -131,22 +135,34 @@ static int run_sort_as(const ck_sort_desc &d, const ck_env *env, const Sorter &s
   return (int)cudaGetLastError();
 }
 
-/* The descriptor's dtype to its key type, kind and exponent bits. */
-template <class Sorter> static int run_sort(const ck_sort_desc &d, const ck_env *env, const Sorter &sorter) {
-  switch (d.dtype) {
-  case CK_F32: return run_sort_as<uint32_t, KIND_FLOAT, 8>(d, env, sorter);
-  case CK_F64: return run_sort_as<uint64_t, KIND_FLOAT, 11>(d, env, sorter);
-  case CK_F16: return run_sort_as<uint16_t, KIND_FLOAT, 5>(d, env, sorter);
-  case CK_BF16: return run_sort_as<uint16_t, KIND_FLOAT, 8>(d, env, sorter);
-  case CK_I32: return run_sort_as<uint32_t, KIND_SIGNED, 0>(d, env, sorter);
-  case CK_I8: return run_sort_as<uint8_t, KIND_SIGNED, 0>(d, env, sorter);
-  case CK_I16: return run_sort_as<uint16_t, KIND_SIGNED, 0>(d, env, sorter);
-  case CK_I64: return run_sort_as<uint64_t, KIND_SIGNED, 0>(d, env, sorter);
+/* A dtype's key type, kind and exponent bits: f(KeyTag<K, KIND, EB>{}). */
+template <class K, int KIND, int EB> struct KeyTag {
+  using key_t = K;
+  static constexpr int kind = KIND, eb = EB;
+};
+template <class F> static int by_key(int dtype, F &&f) {
+  switch (dtype) {
+  case CK_F32: return f(KeyTag<uint32_t, KIND_FLOAT, 8>{});
+  case CK_F64: return f(KeyTag<uint64_t, KIND_FLOAT, 11>{});
+  case CK_F16: return f(KeyTag<uint16_t, KIND_FLOAT, 5>{});
+  case CK_BF16: return f(KeyTag<uint16_t, KIND_FLOAT, 8>{});
+  case CK_I32: return f(KeyTag<uint32_t, KIND_SIGNED, 0>{});
+  case CK_I8: return f(KeyTag<uint8_t, KIND_SIGNED, 0>{});
+  case CK_I16: return f(KeyTag<uint16_t, KIND_SIGNED, 0>{});
+  case CK_I64: return f(KeyTag<uint64_t, KIND_SIGNED, 0>{});
   case CK_BOOL:
-  case CK_U8: return run_sort_as<uint8_t, KIND_UNSIGNED, 0>(d, env, sorter);
-  case CK_U32: return run_sort_as<uint32_t, KIND_UNSIGNED, 0>(d, env, sorter);
+  case CK_U8: return f(KeyTag<uint8_t, KIND_UNSIGNED, 0>{});
+  case CK_U32: return f(KeyTag<uint32_t, KIND_UNSIGNED, 0>{});
   default: return (int)cudaErrorInvalidValue;
   }
+}
+
+/* The descriptor's dtype to its key type, kind and exponent bits. */
+template <class Sorter> static int run_sort(const ck_sort_desc &d, const ck_env *env, const Sorter &sorter) {
+  return by_key(d.dtype, [&](auto tag) {
+    using Tg = decltype(tag);
+    return run_sort_as<typename Tg::key_t, Tg::kind, Tg::eb>(d, env, sorter);
+  });
 }
 
 /* The order of the rungs that sort every line at once: (line, key, g), the line being g / len. */

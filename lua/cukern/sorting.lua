@@ -5,6 +5,7 @@
 --   ck.topk(a, k [, dim] [, {variant, out, idx}])          -> the k largest along dim, largest first, and indices
 --   ck.histc(a, bins, lo, hi [, {variant, out}])           -> i64 counts of `bins` equal bins over [lo, hi]
 --   ck.histogram(a [, {bins = 10, range = {lo, hi}, variant}]) -> counts, f64 edges (range: a's min and max)
+--   ck.searchsorted(sorted, values [, {side = "left" | "right", variant, out}]) -> i64 1-based insertion positions
 -- dim defaults to the last (MATLAB's cumsum/sort take the first non-singleton dim, NumPy's cumsum flattens;
 -- torch and NumPy's sort take the last). The core does the work (core.scan, core.sort: src/ops/op_scan.c,
 -- op_sort.c); here are the names, the options and the messages.
@@ -17,7 +18,7 @@ local S = {}
 local type, pcall, math_type = type, pcall, math.type
 local fmt = string.format
 local M = core.methods
-local core_scan, core_sort, core_histc = core.scan, core.sort, core.histc
+local core_scan, core_sort, core_histc, core_search = core.scan, core.sort, core.histc, core.searchsorted
 
 local RULES = {
   exclusive = function(v) return type(v) == "boolean", "true or false" end,
@@ -30,6 +31,8 @@ local ARGSORT = options.set("descending", "variant", "out")
 local TOPK = options.set("variant", "out", "idx")
 local HISTC = options.set("variant", "out")
 local HISTOGRAM = options.set("bins", "range", "variant")
+local SEARCH = options.set("side", "variant", "out")
+RULES.side = function(v) return v == "left" or v == "right", '"left" or "right"' end
 RULES.bins = function(v) return math_type(v) == "integer" and v >= 1, "an integer >= 1" end
 RULES.range = function(v)
   return type(v) == "table" and type(v[1]) == "number" and type(v[2]) == "number", "a table {lo, hi} of numbers"
@@ -143,6 +146,18 @@ local function histogram_fn(where, what)
   end
 end
 
+local function search_fn(where)
+  where_of(where)
+  return function(sorted, values, opts)
+    local o = opts ~= nil and check_opts(where, opts, SEARCH) or NONE
+    local ok, r = pcall(core_search, sorted, values, o.side == "right", o.variant, o.out)
+    if ok then return r end
+    check_live(where, sorted, "argument 1")
+    check_live(where, values, "argument 2")
+    fail(where, r)
+  end
+end
+
 function S.install(ck)
   for _, name in ipairs {"cumsum", "cumprod", "cummax", "cummin"} do
     ck[name] = scan_fn(name, "ck." .. name, "argument 1")
@@ -156,6 +171,7 @@ function S.install(ck)
   local histogram, mhistogram = histogram_fn("ck.histogram", "argument 1"), histogram_fn("a:histogram", "the array")
   ck.histogram = function(a, opts) return histogram(a, opts, ck) end
   M.histogram = function(a, opts) return mhistogram(a, opts, ck) end
+  ck.searchsorted = search_fn("ck.searchsorted")
 end
 
 return S

@@ -366,7 +366,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * conversion of inputs; then the host oracle, or the variant picker, the layout copies the chosen variant
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
-typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_SCAN, CK_OP_SORT, CK_OP_HIST, CK_NOPKINDS } ck_opkind;
+typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_SCAN, CK_OP_SORT, CK_OP_HIST, CK_OP_SEARCH, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
@@ -425,6 +425,10 @@ ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *
 /* Histogram (src/ops/op_hist.c): out (i64 [bins]) counts the elements of x in `bins` equal bins over [lo, hi]. */
 ck_status ck_histc(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, int64_t bins, double lo, double hi,
                    const char *variant, ck_ran *ran);
+/* searchsorted (src/ops/op_search.c): out (i64, values' shape) = 1-based insertion positions of values in the
+ * 1-D ascending `sorted` (same dtype); right: after equal elements. */
+ck_status ck_searchsorted(ck_ctx *ctx, ck_tensor *out, const ck_tensor *sorted, const ck_tensor *values, bool right,
+                          const char *variant, ck_ran *ran);
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
@@ -466,6 +470,7 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *d);
 ck_status ck_host_scan(ck_ctx *ctx, const ck_scan_desc *d);
 ck_status ck_host_sort(ck_ctx *ctx, const ck_sort_desc *d);
 ck_status ck_host_hist(ck_ctx *ctx, const ck_hist_desc *d);
+ck_status ck_host_search(ck_ctx *ctx, const ck_search_desc *d); /* host_sort.c: the sort's keys */
 /* One dense run of a unary or binary elementwise op (f32, f64 or i32; b NULL for a unary op): out[i] =
  * op(a[i], b[i]) for i < n, by the host backend's own row function, the table's expression (ew_ops.def)
  * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */

@@ -52,6 +52,7 @@ static const struct {
     {ck_scan_variants, &ck_scan_nvariants, 1, ck_scan_preferred_full},
     {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
     {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},
+    {ck_search_variants, &ck_search_nvariants, 0, ck_search_preferred},
 };
 
 static void build_orders(void) {

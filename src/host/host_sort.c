@@ -76,3 +76,20 @@ ck_status ck_host_sort(ck_ctx *ctx, const ck_sort_desc *d) {
   free(items);
   return CK_OK;
 }
+
+/* searchsorted's oracle: a binary search over the same keys as the sort (NaN last, -0 == +0). */
+ck_status ck_host_search(ck_ctx *ctx, const ck_search_desc *d) {
+  (void)ctx;
+  for (int64_t j = 0; j < d->m; ++j) {
+    const uint64_t v = key_of(d->values, d->dtype, j, 0);
+    int64_t lo = 0, hi = d->n;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      const uint64_t s = key_of(d->sorted, d->dtype, mid, 0);
+      if (d->right ? s <= v : s < v) lo = mid + 1;
+      else hi = mid;
+    }
+    d->out[j] = lo + 1;
+  }
+  return CK_OK;
+}

@@ -185,6 +185,18 @@ static void parse_histc(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* searchsorted: sorted, values [, right [, variant [, out]]] -> i64 1-based positions (issue 33) */
+static void parse_search(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_SEARCH;
+  c->a = check_array(L, base);
+  c->b = check_array(L, base + 1);
+  c->fn = lua_toboolean(L, base + 2) ? 1 : 0;
+  c->variant = ckl_opt_variant(L, base + 3, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 4);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -195,6 +207,7 @@ const ckl_opdesc ckl_ops[] = {
     {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
     {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
+    {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -240,6 +253,7 @@ static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
 static int l_scan(lua_State *L) { return run_op(L, &ckl_ops[5]); }
 static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[6]); }
 static int l_histc(lua_State *L) { return run_op(L, &ckl_ops[7]); }
+static int l_search(lua_State *L) { return run_op(L, &ckl_ops[8]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -288,4 +302,4 @@ const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
                                   {"reduce_ops", l_reduce_ops}, {"scan", l_scan},
                                   {"sort", l_sort},             {"histc", l_histc},
-                                  {NULL, NULL}};
+                                  {"searchsorted", l_search},   {NULL, NULL}};

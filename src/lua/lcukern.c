@@ -408,7 +408,7 @@ static int l_variants(lua_State *L) {
   int n;
   const ck_variant *tab = ck_variants(op, &n);
   if (!tab)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise, scan, sort, histogram)", op));
+    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise, scan, sort, histogram, searchsorted)", op));
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
     lua_createtable(L, 0, 6);

@@ -77,7 +77,7 @@ typedef struct ck_opdef {
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_scan, ck_opdef_sort,
-    ck_opdef_hist;
+    ck_opdef_hist, ck_opdef_search;
 
 
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */

@@ -39,6 +39,7 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_SCAN: return &ck_opdef_scan;
   case CK_OP_SORT: return &ck_opdef_sort;
   case CK_OP_HIST: return &ck_opdef_hist;
+  case CK_OP_SEARCH: return &ck_opdef_search;
   default: return NULL;
   }
 }
@@ -325,6 +326,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_scan_desc scan;
       ck_sort_desc sort;
       ck_hist_desc hist;
+      ck_search_desc search;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
