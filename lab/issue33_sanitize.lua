@@ -1,4 +1,4 @@
--- Issue 33: every rung of the scan, sort and histogram ladders once on small cases (one tile, several tiles, rows, leading
+-- Issue 33: every rung of the scan, sort, histogram and searchsorted ladders once on small cases (one tile, several tiles, rows, leading
 -- dims, odd sizes), each result checked against the host oracle — the run compute-sanitizer (memcheck,
 -- racecheck, synccheck, initcheck) watches in lab/issue33-gpu.sh. Ends with "issue33_sanitize: N runs, M bad".
 package.path = "./lua/?.lua;./lua/?/init.lua;" .. package.path
@@ -47,6 +47,13 @@ for _, v in ipairs(ck.variants("histogram")) do
     local hx = ck.rand({n}, {device = "host"})
     local ok, got = pcall(ck.histc, hx:to("cuda"), 37, 0.1, 0.9, {variant = v.name})
     report(ok and same(got, ck.histc(hx, 37, 0.1, 0.9)), ("histc %s n=%d: %s"):format(v.name, n, ok and "differs" or tostring(got)))
+  end
+end
+for _, v in ipairs(ck.variants("searchsorted")) do
+  for _, n in ipairs {1, 1023, 70000} do
+    local s, x = ck.sort(ck.rand({n}, {device = "host"})), ck.rand({999}, {device = "host"})
+    local ok, got = pcall(ck.searchsorted, s:to("cuda"), x:to("cuda"), {variant = v.name})
+    report(ok and same(got, ck.searchsorted(s, x)), ("searchsorted %s n=%d: %s"):format(v.name, n, ok and "differs" or tostring(got)))
   end
 end
 print(("issue33_sanitize: %d runs, %d bad"):format(runs, bad))
