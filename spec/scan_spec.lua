@@ -11,14 +11,16 @@ local DTYPES = {"f32", "f64", "f16", "bf16", "i32", "i64", "i16", "i8", "u8", "u
 
 -- Integer-valued inputs that every dtype holds, so that sums are exact in f32/f64 and i64 (and halves are
 -- off by their final rounding only): sums and extremes draw from -3..3 (0..3 unsigned, 0..1 bool), products
--- from {-1, 1, 2} ({1, 2} unsigned, {0, 1} bool), never all zeros.
+-- from {-1, 1, 2} ({1, 2} unsigned, {0, 1} bool; floats also 0.5), never all zeros.
 local function draw(op, dt)
   local unsigned = dt == "u8" or dt == "u32"
   if dt == "bool" then return math.random(0, 1) end
   if op == "cumprod" then
-    if FLOATS[dt] and math.random() < 0.25 then return 0.5 end
-    local v = ({-1, 1, 2})[math.random(unsigned and 2 or 1, 3)]
-    return v
+    if FLOATS[dt] then -- powers of two, exact; the exponent's walk stays well inside f32's range
+      local u = math.random()
+      return u < 0.1 and 0.5 or u < 0.2 and 2 or u < 0.6 and -1 or 1
+    end
+    return ({-1, 1, 2})[math.random(unsigned and 2 or 1, 3)]
   end
   return math.random(unsigned and 0 or -3, 3)
 end

@@ -9,8 +9,8 @@
  * (exclusively) the same way, one level up, and a last pass adds each tile's carry to its elements
  * (scan_common.cuh's scan_levels / add_carry). Rows (outer > 1) are independent tiles of their own.
  * Launch: 512 threads = one tile of 512 elements per block (grid-stride over outer x ntiles tiles).
- * Limits: rows only (inner == 1). f16/bf16 partial results are rounded before the carry is added (two roundings
- * per element past the first tile; steps 4-6 round once).
+ * Limits: rows only (inner == 1); f32, f64 and i32 (the partial scans are written in the output dtype before
+ * the carry is added: f16/bf16 partials would be rounded, or overflow, first; steps 4-6 round once).
  * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
  */
 #include "scan_common.cuh"

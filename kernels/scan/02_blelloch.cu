@@ -8,8 +8,7 @@
  * The tree's strided accesses hit the same shared-memory bank (stride 2^k words); one word of padding per 32
  * (CONFLICT_FREE_OFFSET, as in GPU Gems 3, ch. 39) spreads them. Longer rows: block totals scanned one level
  * up and added (scan_levels), as in step 1.
- * Launch: 256 threads, 512 elements per block. Limits: rows only (inner == 1); f16/bf16 round twice past the
- * first tile, as step 1.
+ * Launch: 256 threads, 512 elements per block. Limits: rows only (inner == 1); f32, f64 and i32, as step 1.
  * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
  */
 #include "scan_common.cuh"

@@ -6,8 +6,7 @@
  * memory, no barrier), and warp 0 scans the block's warp totals: two barriers per tile of 256 x 4 = 1024
  * elements (block_excl in scan_common.cuh). Longer rows: block totals scanned one level up and added, as in
  * steps 1-2 (scan_levels).
- * Launch: 256 threads, 1024 elements per block. Limits: rows only (inner == 1); f16/bf16 round twice past the
- * first tile, as steps 1-2.
+ * Launch: 256 threads, 1024 elements per block. Limits: rows only (inner == 1); f32, f64 and i32, as step 1.
  * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
  */
 #include "scan_common.cuh"
