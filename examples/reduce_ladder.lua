@@ -133,21 +133,7 @@ for ci, c in ipairs(cases) do
   end
   x:free()
   -- speedups (ladder order) and % of CUB
-  local cub, first, prev
-  for _, r in ipairs(case_rows) do if r.id == 0 and r.gbps then cub = r end end
-  for _, r in ipairs(case_rows) do
-    if r.ms then
-      if r.id ~= 0 then
-        first = first or r
-        r.step_speedup = prev and prev.ms / r.ms or 1
-        r.cum_speedup = first.ms / r.ms
-        prev = r
-      end
-      if cub then r.pct_of_ref = 100 * r.gbps / cub.gbps; r.pct = r.pct_of_ref end
-      if r.id == 0 then r.reference = true end
-    end
-    rows[#rows + 1] = r
-  end
+  for _, r in ipairs(bench.ladder_ratios(case_rows)) do rows[#rows + 1] = r end
   tables[#tables + 1] = {title = label(c), rows = case_rows}
 end
 

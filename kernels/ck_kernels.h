@@ -311,6 +311,59 @@ typedef struct ck_ix_desc {
   ck_cat_in in[CK_CAT_MAX];
 } ck_ix_desc;
 
+/* ---------------------------------------------------------------- scan (issue 33)
+ * x contiguous, viewed as [outer, len, inner]: element (o, r, i) at x[(o*len + r)*inner + i]; out contiguous in
+ * the same layout, of out_dtype. out(o, r, i) = op over x(o, 0..r, i) (inclusive), or over x(o, 0..r-1, i)
+ * (exclusive: the identity at r == 0). SUM/PROD of integers and bool accumulate in and write i64 (wrapping mod
+ * 2^64, NumPy's rule); of floats in the float (f16/bf16 in f32, rounded once per output); MAX/MIN keep the
+ * dtype and propagate NaN (once a NaN is seen, every later output is NaN, as NumPy's maximum.accumulate).
+ * len >= 1, outer*inner >= 1 (the dispatcher handles empty arrays).                                        */
+enum { CK_SCAN_SUM, CK_SCAN_PROD, CK_SCAN_MAX, CK_SCAN_MIN, CK_SCAN_NOPS };
+typedef struct ck_scan_desc {
+  int dtype, out_dtype, op, exclusive;
+  const void *x;
+  void *out;
+  int64_t outer, len, inner;
+} ck_scan_desc;
+
+/* ---------------------------------------------------------------- sort (issue 33)
+ * x contiguous, viewed as [outer, len, inner]; each (o, i) line along len is sorted (ascending, or descending),
+ * stably: equal keys keep their order. NaN is the largest value (last ascending, first descending, as NumPy,
+ * MATLAB and torch); -0 and +0 are equal (their order kept). out (values, may be NULL) and idx (1-based i64
+ * positions along len) are contiguous [outer, k, inner]: the first k of each sorted line (k = len for sort,
+ * k <= len for topk). len >= 1, outer*inner >= 1.                                                          */
+typedef struct ck_sort_desc {
+  int dtype, descending;
+  const void *x;
+  void *out;
+  int64_t *idx;
+  int64_t outer, len, inner, k;
+} ck_sort_desc;
+
+/* ---------------------------------------------------------------- histogram (issue 33)
+ * out[b] (i64, bins of them) = the number of the n elements of x (contiguous, any dtype, NaN never counted) in
+ * bin b of `bins` equal bins over [lo, hi] (lo < hi): ck_hist_bin in kernels/hist/hist_bin.h, one rule for the
+ * host and the device; values outside [lo, hi] are not counted, hi falls in the last bin. out is zeroed by the
+ * launcher.                                                                                                */
+typedef struct ck_hist_desc {
+  int dtype;
+  const void *x;
+  int64_t n, bins;
+  double lo, hi;
+  int64_t *out;
+} ck_hist_desc;
+
+/* ---------------------------------------------------------------- searchsorted (issue 33)
+ * out[j] (i64) = 1 + the number of elements of sorted (contiguous [n], ascending as ck.sort orders: NaN last,
+ * -0 == +0) that come before values[j] (contiguous [m], the same dtype): strictly less (right == 0, NumPy's
+ * side='left') or less or equal (right == 1). So out is NumPy's searchsorted + 1: a 1-based insertion position. */
+typedef struct ck_search_desc {
+  int dtype, right;
+  const void *sorted, *values;
+  int64_t n, m;
+  int64_t *out;
+} ck_search_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -329,6 +382,19 @@ extern int ck_reduce_preferred_small[CK_ORDER_CAP]; /* rank 4: whole arrays up t
 extern const ck_variant ck_transpose_variants[];
 extern const int ck_transpose_nvariants;
 extern int ck_transpose_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_scan_variants[];
+extern const int ck_scan_nvariants;
+extern int ck_scan_preferred[CK_ORDER_CAP];      /* rank 1: rows and columns */
+extern int ck_scan_preferred_full[CK_ORDER_CAP]; /* rank 2: one scan over the whole array (outer == inner == 1) */
+extern const ck_variant ck_sort_variants[];
+extern const int ck_sort_nvariants;
+extern int ck_sort_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_hist_variants[];
+extern const int ck_hist_nvariants;
+extern int ck_hist_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_search_variants[];
+extern const int ck_search_nvariants;
+extern int ck_search_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];

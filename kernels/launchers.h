@@ -37,6 +37,18 @@ extern "C" {
 #define CK_RUNG_PREFIX ck_index_
 #include "index/rungs.def"
 #undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_scan_
+#include "scan/rungs.def"
+#undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_sort_
+#include "sort/rungs.def"
+#undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_hist_
+#include "hist/rungs.def"
+#undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_search_
+#include "search/rungs.def"
+#undef CK_RUNG_PREFIX
 #undef CK_RUNG
 #undef CK_RUNG_DECL_S
 #undef CK_RUNG_DECL_N

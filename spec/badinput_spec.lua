@@ -428,6 +428,36 @@ for _, f in ipairs {"any", "all", "count_nonzero"} do
   add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, 1, {out = A})"):format(f)),
     C(("ck.%s(A, 1, {keepdim = 'yes'})"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(A, 'x')"):format(f))})
 end
+-- scans and sorts (issue 33)
+for _, f in ipairs {"cumsum", "cumprod", "cummax", "cummin", "sort", "argsort"} do
+  add("ck." .. f, op_cases(f, 1, true))
+  add("ck." .. f, {
+    C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, 0)"):format(f)), C(("ck.%s(A, -3)"):format(f)),
+    C(("ck.%s(A, 1.5)"):format(f)), C(("ck.%s(A, 'x')"):format(f)), C(("ck.%s(A, 2^40)"):format(f)),
+    C(("ck.%s(A, 1, {out = ck.rand(5)})"):format(f)), C(("ck.%s(A, 1, {keepdim = true})"):format(f)),
+  })
+end
+add("ck.cumsum", {C("ck.cumsum(A, 1, {exclusive = 'yes'})"), C("ck.cumsum(A, 1, {out = ck.zeros(3, 4, {dtype = 'i64'})})")})
+add("ck.cumprod", {C("ck.cumprod(I, 1, {out = ck.zeros(3, 4, {dtype = 'i32'})})")})
+add("ck.sort", {C("ck.sort(A, 1, {descending = 1})"), C("ck.sort(A, 1, {idx = ck.zeros(3, 4, {dtype = 'i32'})})"),
+  C("ck.sort(A, 2, (function() local o = ck.zeros(3, 4, {dtype = 'i64'}) return {out = o, idx = o} end)())"),
+  C("ck.sort(A, 1, {idx = F})")})
+add("ck.argsort", {C("ck.argsort(A, 1, {descending = 'no'})"), C("ck.argsort(A, 1, {out = ck.zeros(3, 4)})")})
+add("ck.topk", {C("ck.topk(A, 5)"), C("ck.topk(A, -1)"), C("ck.topk(A, 1.5)"), C("ck.topk(A, 'x')"), C("ck.topk(F, 1)"),
+  C("ck.topk(A, 1, 3)"), C("ck.topk(A, 1, 0)"), C("ck.topk(A, 1, 1, {variant = 'nope'})"),
+  C("ck.topk(A, 1, 1, {descending = true})"), C("ck.topk(1, 1)"), C("ck.topk(A, 2^40)"),
+  C("ck.topk(A, 1, 2, {out = ck.rand(3, 2)})")})
+add("ck.histc", {C("ck.histc(A, 0, 0, 1)"), C("ck.histc(A, -1, 0, 1)"), C("ck.histc(A, 1.5, 0, 1)"),
+  C("ck.histc(A, 'x', 0, 1)"), C("ck.histc(A, 3, 1, 0)"), C("ck.histc(A, 3, 0, 0/0)"), C("ck.histc(A, 3, -1/0, 1)"),
+  C("ck.histc(A, 3)"), C("ck.histc(F, 3, 0, 1)"), C("ck.histc(1, 3, 0, 1)"), C("ck.histc(A, 3, 0, 1, {out = ck.rand(3)})"),
+  C("ck.histc(A, 3, 0, 1, {variant = 'nope'})"), C("ck.histc(A, 3, 0, 1, {dim = 1})"), C("ck.histc(A, 2^40, 0, 1)")})
+add("ck.searchsorted", {C("ck.searchsorted(A, A)"), C("ck.searchsorted(V)"), C("ck.searchsorted(F, V)"),
+  C("ck.searchsorted(V, F)"), C("ck.searchsorted(V, 1)"), C("ck.searchsorted(1, V)"), C("ck.searchsorted(V, V, {side = 'up'})"),
+  C("ck.searchsorted(V, V:to('f64'))"), C("ck.searchsorted(V, V, {variant = 'nope'})"), C("ck.searchsorted(V, V, {out = A})"),
+  C("ck.searchsorted(V, V, {dim = 1})")})
+add("ck.histogram", {C("ck.histogram(A, {bins = 0})"), C("ck.histogram(A, {range = {1}})"), C("ck.histogram(A, 3)"),
+  C("ck.histogram(F)"), C("ck.histogram(1)"), C("ck.histogram(A, {range = {2, 1}})"),
+  C("ck.histogram(A, {variant = 'nope'})"), C("ck.histogram(ck.full({3}, 0/0))")})
 add("ck.max", {
   C("ck.max(A, {idx = ck.zeros(1, {dtype = 'i32'})})"),
   C("ck.max(A, 2, {idx = ck.rand(3)})"),

@@ -88,6 +88,15 @@ function H.assert_equal(got, ref, label)
   end
 end
 
+--- Raise the first (up to 12) of a list of failure messages, with the seed (acceptance loops over rungs).
+function H.report(failures)
+  if #failures > 0 then
+    local show = {}
+    for k = 1, math.min(#failures, 12) do show[k] = failures[k] end
+    error(("%d failures (seed %d):\n  %s"):format(#failures, H.seed, table.concat(show, "\n  ")), 2)
+  end
+end
+
 --- Poison: NaN for floats, INT32_MIN for i32, so that unwritten outputs show.
 function H.poison(a)
   return a:fill(a:dtype() == "i32" and -2147483648 or 0 / 0)

@@ -457,13 +457,7 @@ describe("reduce variants on cuda", function()
     return failures, ran
   end
 
-  local function report(failures)
-    if #failures > 0 then
-      local show = {}
-      for k = 1, math.min(#failures, 12) do show[k] = failures[k] end
-      error(("%d failures (seed %d):\n  %s"):format(#failures, H.seed, table.concat(show, "\n  ")), 2)
-    end
-  end
+  local report = H.report
 
   it("every variant, op and dtype matches the host reference on awkward shapes and views", gpu(function()
     local names = {}

@@ -226,6 +226,27 @@ function bench.with_kernel_cols(cols, before)
 end
 
 -- Host time per small op: what a Lua loop of tiny launches costs, queueing included.
+--- A ladder case's timed rows (each with ms and id; id 0 = the library reference), in ladder order: step and
+-- cumulative speedups of the own rungs (the first own rung is 1.00x), pct_of_ref = % of the reference's rate
+-- (reference time / row time) and reference = true on its row. Rows without a time are left as they are.
+function bench.ladder_ratios(rows)
+  local ref, first, prev
+  for _, r in ipairs(rows) do if r.id == 0 and r.ms then ref = r end end
+  for _, r in ipairs(rows) do
+    if r.ms then
+      if r.id ~= 0 then
+        first = first or r
+        r.step_speedup = prev and prev.ms / r.ms or 1
+        r.cum_speedup = first.ms / r.ms
+        prev = r
+      end
+      if ref then r.pct_of_ref = 100 * ref.ms / r.ms; r.pct = r.pct_of_ref end
+      if r.id == 0 then r.reference = true end
+    end
+  end
+  return rows
+end
+
 function bench.launch_overhead(o)
   if o ~= nil and type(o) ~= "table" then error("launch_overhead: takes nil or a table {n =, device =}", 2) end
   o = o or {}

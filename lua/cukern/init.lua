@@ -173,6 +173,7 @@ require("cukern.shard").install(ck) -- ck.shard, ck.replicate: arrays spread ove
 require("cukern.linalg").install(ck) -- ck.solve, inv, det, lu, qr, svd, eigh, norm, ... (lua/cukern/linalg.lua)
 require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, put, where, masked_select, nonzero (lua/cukern/select.lua)
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
+require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 

@@ -49,6 +49,11 @@ static const struct {
     {ck_transpose_variants, &ck_transpose_nvariants, 0, ck_transpose_preferred},
     {ck_ew_variants, &ck_ew_nvariants, 0, ck_ew_preferred},
     {ck_index_variants, &ck_index_nvariants, 0, ck_index_preferred},
+    {ck_scan_variants, &ck_scan_nvariants, 0, ck_scan_preferred},
+    {ck_scan_variants, &ck_scan_nvariants, 1, ck_scan_preferred_full},
+    {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
+    {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},
+    {ck_search_variants, &ck_search_nvariants, 0, ck_search_preferred},
 };
 
 static void build_orders(void) {

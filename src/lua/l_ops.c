@@ -188,6 +188,65 @@ static void parse_cat(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* scan: fname ("cumsum" ...), x [, dim [, exclusive [, variant [, out]]]] -> values (issue 33) */
+static void parse_scan(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *fname = luaL_optstring(L, base, "cumsum");
+  c->kind = CK_OP_SCAN;
+  c->fn = ck_scan_op_parse(fname);
+  if (c->fn < 0)
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown scan '%s' (cumsum, cumprod, cummax, cummin)", fname));
+  c->a = check_array(L, base + 1);
+  c->dim = lua_isnoneornil(L, base + 2) ? (c->a->ndim ? c->a->ndim - 1 : -1) : ckl_check_dim(L, base + 2, c->a);
+  c->exclusive = lua_toboolean(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 5);
+  oc->nout = 1;
+}
+
+/* sort: x [, dim [, descending [, k [, variant [, values [, out [, idx]]]]]]] -> [values,] indices (issue 33):
+ * values = false gives the indices only (argsort); k > 0 keeps the first k (topk, largest first). */
+static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_SORT;
+  c->a = check_array(L, base);
+  c->dim = lua_isnoneornil(L, base + 1) ? (c->a->ndim ? c->a->ndim - 1 : -1) : ckl_check_dim(L, base + 1, c->a);
+  c->descending = lua_toboolean(L, base + 2);
+  c->k = (int64_t)luaL_optinteger(L, base + 3, 0);
+  if (c->k < 0) luaL_argerror(L, base + 3, "k must be >= 0");
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  const bool values = lua_isnoneornil(L, base + 5) || lua_toboolean(L, base + 5);
+  oc->out_at = opt_out(L, base + 6);
+  oc->idx_at = opt_out(L, base + 7);
+  oc->nout = values ? 1 : 0;
+  oc->want_idx = true;
+}
+
+/* histc: x, bins, lo, hi [, variant [, out]] -> i64 counts (issue 33) */
+static void parse_histc(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_HIST;
+  c->a = check_array(L, base);
+  c->k = (int64_t)luaL_checkinteger(L, base + 1);
+  c->s1 = luaL_checknumber(L, base + 2);
+  c->s2 = luaL_checknumber(L, base + 3);
+  c->variant = ckl_opt_variant(L, base + 4, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 5);
+  oc->nout = 1;
+}
+
+/* searchsorted: sorted, values [, right [, variant [, out]]] -> i64 1-based positions (issue 33) */
+static void parse_search(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_SEARCH;
+  c->a = check_array(L, base);
+  c->b = check_array(L, base + 1);
+  c->fn = lua_toboolean(L, base + 2) ? 1 : 0;
+  c->variant = ckl_opt_variant(L, base + 3, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 4);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -197,6 +256,10 @@ const ckl_opdesc ckl_ops[] = {
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
     {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant"}},
     {"cat", parse_cat, {"list", "dim", "out", "variant"}},
+    {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
+    {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
+    {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
+    {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -241,6 +304,10 @@ static int l_unary(lua_State *L) { return run_op(L, &ckl_ops[3]); }
 static int l_binary(lua_State *L) { return run_op(L, &ckl_ops[4]); }
 static int l_index(lua_State *L) { return run_op(L, &ckl_ops[5]); }
 static int l_cat(lua_State *L) { return run_op(L, &ckl_ops[6]); }
+static int l_scan(lua_State *L) { return run_op(L, &ckl_ops[7]); }
+static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[8]); }
+static int l_histc(lua_State *L) { return run_op(L, &ckl_ops[9]); }
+static int l_search(lua_State *L) { return run_op(L, &ckl_ops[10]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -288,4 +355,6 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
                                   {"reduce_ops", l_reduce_ops}, {"index", l_index},
-                                  {"cat", l_cat},           {NULL, NULL}};
+                                  {"cat", l_cat},           {"scan", l_scan},
+                                  {"sort", l_sort},             {"histc", l_histc},
+                                  {"searchsorted", l_search},   {NULL, NULL}};

@@ -37,6 +37,7 @@ typedef struct ck_plan {
   double beta;           /* matmul: the call's beta, 0 when out was just allocated */
   int dim;               /* reduce: the normalised dim (-1: all) */
   int64_t len;           /* reduce: elements per output */
+  ck_dtype idx_dt;       /* the dtype of idx: i64 (ck_run sets it; every index output is 1-based i64) */
   const ck_variant *req; /* the variant the call names, resolved (NULL: default) */
   /* owned by ck_run */
   bool inplace_ok;       /* this call may write exactly over an input (where, in place); the def's flag says it for all */
@@ -79,7 +80,8 @@ typedef struct ck_opdef {
  * kernels/<op>/variants.c (named <prefix>_variants, <prefix>_nvariants, <prefix>_preferred). */
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
-extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index;
+extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index, ck_opdef_scan,
+    ck_opdef_sort, ck_opdef_hist, ck_opdef_search;
 
 
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */

@@ -38,6 +38,10 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_MATMUL: return &ck_opdef_matmul;
   case CK_OP_TRANSPOSE: return &ck_opdef_transpose;
   case CK_OP_INDEX: return &ck_opdef_index;
+  case CK_OP_SCAN: return &ck_opdef_scan;
+  case CK_OP_SORT: return &ck_opdef_sort;
+  case CK_OP_HIST: return &ck_opdef_hist;
+  case CK_OP_SEARCH: return &ck_opdef_search;
   default: return NULL;
   }
 }
@@ -50,6 +54,9 @@ const ck_variant *ck_variants(const char *name, int *count) {
     if (strcmp(name, ALIASES[i].alias) == 0) name = ALIASES[i].ladder;
   if (ck_ew_op_parse(name) >= 0) name = ck_opdef_ew.ladder; /* every elementwise op shares one ladder */
   if (ck_reduce_op_parse(name) >= 0) name = ck_opdef_reduce.ladder;
+  if (ck_scan_op_parse(name) >= 0) name = ck_opdef_scan.ladder; /* cumsum, cumprod, cummax, cummin */
+  if (strcmp(name, "argsort") == 0 || strcmp(name, "topk") == 0) name = ck_opdef_sort.ladder;
+  if (strcmp(name, "histc") == 0 || strcmp(name, "histogram") == 0) name = ck_opdef_hist.ladder;
   for (int k = 0; k < CK_NOPKINDS; ++k) {
     const ck_opdef *d = def_of((ck_opkind)k);
     if (strcmp(name, d->ladder) == 0) {
@@ -287,7 +294,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (p->has_idx && !p->idx) return ck_error(ctx, CK_ERR_ARG, "%s: no output array given for the indices", p->name);
   if (p->out && (st = prepare_output(ctx, p, p->out, p->dt, "out", &p->out_alloc))) return st;
   if (p->out_alloc) p->beta = 0.0, p->out_reads = false; /* fresh memory: nothing to scale or read */
-  if (p->idx && (st = prepare_output(ctx, p, p->idx, CK_I64, "idx", &p->idx_alloc))) return st;
+  if (p->idx && (st = prepare_output(ctx, p, p->idx, p->idx_dt, "idx", &p->idx_alloc))) return st;
   if (p->out && p->idx && ck_overlaps(p->out, p->idx))
     return ck_error(ctx, CK_ERR_ARG, "%s: out and idx share memory; give them separate arrays", p->name);
   if (p->out && !p->out_alloc && c->ix && ck_overlaps(p->out, c->ix) && (st = temp_output(ctx, p, &p->out, &p->tout, p->out_reads)))
@@ -326,6 +333,10 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_tr_desc tr;
       ck_ew_desc ew;
       ck_ix_desc ix;
+      ck_scan_desc scan;
+      ck_sort_desc sort;
+      ck_hist_desc hist;
+      ck_search_desc search;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -369,9 +380,11 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.call = call;
   p.def = def_of(call->kind);
   if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
-  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn) : NULL;
+  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
+                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
   p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
+  p.idx_dt = CK_I64; /* every index output is 1-based i64 (issue 32) */
   p.beta = call->beta;
   if (ran) ran->gpu = ran->library = false, ran->kernels.n = 0; /* set again when a launcher runs */
   const ck_status st = plan_and_run(ctx, &p, ran);

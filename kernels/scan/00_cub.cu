@@ -1,0 +1,69 @@
+/*
+ * 00_cub.cu — library reference: CUB's DeviceScan.
+ *
+ * One scan (outer == 1): cub::DeviceScan::InclusiveScan / ExclusiveScan. Rows (outer > 1, inner == 1):
+ * InclusiveScanByKey / ExclusiveScanByKey with the row number (a transform of a counting iterator) as the key,
+ * so one call scans every row. The input goes through a transform iterator that widens to our accumulator
+ * (uint64 for integer sums, f32 for halves) and the output through a transform output iterator that rounds or
+ * reinterprets, so CUB computes exactly what the ladder computes, with our combine() (NaN rule included).
+ * Temporary storage comes from env->ws_alloc. Limits: supports() refuses inner > 1 (CUB has no strided
+ * segments; 'cols' scans leading dims).
+ * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
+ */
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+
+#include "scan_common.cuh"
+
+using namespace ckscan;
+
+// ---------------------------------------------------------------- functors
+
+template <class P> struct CombineFn {
+  __host__ __device__ __forceinline__ typename P::acc_t operator()(const typename P::acc_t &a,
+                                                                   const typename P::acc_t &b) const {
+    return P::combine(a, b);
+  }
+};
+template <class P> struct LoadFn {
+  __host__ __device__ __forceinline__ typename P::acc_t operator()(const typename P::in_t &x) const { return P::load(x); }
+};
+template <class P> struct StoreFn {
+  __host__ __device__ __forceinline__ typename P::out_t operator()(const typename P::acc_t &a) const { return P::store(a); }
+};
+struct RowOf {
+  int64_t len;
+  __host__ __device__ __forceinline__ int64_t operator()(int64_t k) const { return k / len; }
+};
+
+// ---------------------------------------------------------------- launcher
+
+template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
+  ck_order_check(env);
+  cudaStream_t s = (cudaStream_t)env->stream;
+  auto in = thrust::make_transform_iterator((const typename P::in_t *)d.x, LoadFn<P>{});
+  auto out = thrust::make_transform_output_iterator((typename P::out_t *)d.out, StoreFn<P>{});
+  const CombineFn<P> op;
+  const typename P::acc_t init = P::identity();
+  const int64_t n = d.outer * d.len;
+  if (d.outer == 1) {
+    if (d.exclusive)
+      return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceScan::ExclusiveScan(t, b, in, out, op, init, n, s); });
+    return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceScan::InclusiveScan(t, b, in, out, op, n, s); });
+  }
+  auto keys = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOf{d.len});
+  const ::cuda::std::equal_to<> eq;
+  if (d.exclusive)
+    return with_temp(env, [&](void *t, size_t &b) {
+      return cub::DeviceScan::ExclusiveScanByKey(t, b, keys, in, out, op, init, n, eq, s);
+    });
+  return with_temp(env, [&](void *t, size_t &b) {
+    return cub::DeviceScan::InclusiveScanByKey(t, b, keys, in, out, op, n, eq, s);
+  });
+}
+
+CK_SCAN_LAUNCHER(ck_scan_cub, true, launch)
+
+extern "C" const char *ck_scan_cub_supports(const void *desc) { return rows_only((const ck_scan_desc *)desc); }

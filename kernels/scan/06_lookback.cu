@@ -1,0 +1,79 @@
+/*
+ * 06_lookback.cu — scan step 6: single pass with decoupled look-back (Merrill and Garland, "Single-pass
+ * Parallel Prefix Scan with Decoupled Look-back", 2016).
+ *
+ * Idea: step 5's chain makes each tile wait for the inclusive prefix of the one before. Here a tile publishes
+ * its own total (aggregate, flag 1) as soon as it has scanned locally, and then looks back: warp 0 reads the
+ * status of the 32 tiles before it at once, combines aggregates, and stops at the nearest tile that has
+ * published its inclusive prefix (flag 2); it then publishes its own inclusive prefix. A tile waits only for
+ * predecessors that have not even finished their local scan, so the chain's latency overlaps with the loads:
+ * one read and one write of each element, at memory speed. Rows are separate chains (the look-back stops at
+ * the row's first tile). Tiles of 256 x 16 elements through 16-byte vector loads (scan_common.cuh's Tile).
+ * Launch: 256 threads, one tile per ticket (single_pass.cuh). Limits: rows only (inner == 1).
+ * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
+ */
+#include "single_pass.cuh"
+
+using namespace ckscan;
+
+// ---------------------------------------------------------------- kernel
+
+template <class P> __device__ __forceinline__ typename P::acc_t warp_all(typename P::acc_t v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const typename P::acc_t n = shfl_idx(v, (threadIdx.x & 31) ^ o);
+    /* the higher lane holds the earlier tile: combine (earlier, later) */
+    v = ((threadIdx.x & 31) & o) ? P::combine(v, n) : P::combine(n, v);
+  }
+  return v;
+}
+
+/* The first warp: publish the tile's aggregate (a row's first tile: its inclusive prefix), look back over the
+ * predecessors 32 at a time until one has its inclusive prefix, publish ours. */
+struct LookBack {
+  template <class P>
+  __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
+                                          typename P::acc_t total) {
+    using acc_t = typename P::acc_t;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) {
+      st_volatile(t == 0 ? st.inc + g : st.agg + g, total);
+      __threadfence();
+      st_volatile(st.flags + g, t == 0 ? 2 : 1);
+    }
+    acc_t prefix = P::identity();
+    if (t == 0) return prefix;
+    const int64_t first = g - t; /* the row's first tile: the look-back stops there */
+    for (int64_t end = g;; end -= 32) {
+      const int64_t at = end - 1 - lane; /* lane 0: the nearest predecessor */
+      int f = 2;
+      if (at >= first)
+        do f = ld_volatile(st.flags + at);
+        while (f == 0);
+      __threadfence();
+      acc_t v = P::identity();
+      if (at >= first) v = ld_volatile(f == 2 ? st.inc + at : st.agg + at);
+      const unsigned inc_lanes = __ballot_sync(0xffffffffu, f == 2);
+      const int stop = inc_lanes ? __ffs(inc_lanes) - 1 : 32;
+      if (lane > stop) v = P::identity(); /* behind the nearest inclusive prefix: already in it */
+      prefix = P::combine(warp_all<P>(v), prefix);
+      if (inc_lanes) break;
+    }
+    if (lane == 0) {
+      st_volatile(st.inc + g, P::combine(prefix, total));
+      __threadfence();
+      st_volatile(st.flags + g, 2);
+    }
+    return prefix;
+  }
+};
+
+// ---------------------------------------------------------------- launcher
+
+template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
+  return run_single_pass<P, LookBack>(env, d);
+}
+
+CK_SCAN_LAUNCHER(ck_scan_lookback, true, launch)
+
+extern "C" const char *ck_scan_lookback_supports(const void *desc) { return rows_only((const ck_scan_desc *)desc); }

@@ -1,0 +1,113 @@
+/*
+ * op_sort.c — sorting as the dispatcher sees it (ck_opdef_sort): sort, argsort and topk along a dim (issue 33).
+ *
+ * What is sort-specific: the outputs (values in out when the caller gives one — sort, topk — and always the
+ * indices, 1-based i64 positions along the dim, in idx: the plan's idx_dt), k (topk keeps the first k of each
+ * descending line; k larger than the dim is an error; k == 0 is an empty result), the dim (0-based; a 0-d
+ * array sorts as its one element) and the layout: on CUDA x is a contiguous [outer, len, inner] (a view is
+ * copied first, CK_NEED_A) and the outputs are contiguous [outer, k, inner] (temporaries otherwise); the rungs
+ * read and write lines `inner` apart themselves, so no dim is ever transposed. The host oracle
+ * (src/host/host_sort.c) takes the same descriptor over host memory.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ck_op.h"
+
+// ---------------------------------------------------------------- the op definition
+
+static ck_status sort_check(ck_ctx *ctx, ck_plan *p) {
+  const ck_call *c = p->call;
+  const ck_tensor *x = c->a;
+  char d[128];
+  p->name = c->k > 0 ? "topk" : c->out ? "sort" : "argsort";
+  if (!x) return ck_error(ctx, CK_ERR_ARG, "%s: needs an array to sort", p->name);
+  p->nin = 1;
+  p->in[0] = x;
+  p->in_dt = p->dt = x->dtype;
+  p->idx_dt = CK_I64;
+  int dim = c->dim;
+  if (x->ndim == 0 && (dim == 0 || dim == -1)) dim = -1;
+  else if (dim < 0 || dim >= x->ndim)
+    return ck_error(ctx, CK_ERR_ARG, "%s: dim %d is out of range for %s (dims 1..%d)", p->name, dim + 1,
+                    ck_describe(x, d, sizeof d), x->ndim);
+  p->dim = dim;
+  p->len = dim < 0 ? 1 : x->shape[dim];
+  if (c->k < 0) return ck_error(ctx, CK_ERR_ARG, "%s: k = %lld is negative", p->name, (long long)c->k);
+  if (c->k > p->len)
+    return ck_error(ctx, CK_ERR_SHAPE, "%s: k = %lld is larger than the %lld elements along dim %d of %s", p->name,
+                    (long long)c->k, (long long)p->len, dim + 1, ck_describe(x, d, sizeof d));
+  p->has_out = c->out != NULL;
+  p->has_idx = true;
+  p->nd = x->ndim;
+  memcpy(p->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  if (c->k > 0 && dim >= 0) p->shape[dim] = c->k;
+  return CK_OK;
+}
+
+static void sort_describe(const ck_plan *p, void *desc) {
+  ck_sort_desc *d = (ck_sort_desc *)desc;
+  const ck_tensor *x = p->in[0];
+  memset(d, 0, sizeof *d);
+  d->dtype = x->dtype;
+  d->descending = p->call->descending || p->call->k > 0; /* topk: the largest first */
+  d->outer = d->inner = 1;
+  d->len = p->len;
+  for (int i = 0; i < x->ndim; ++i) {
+    if (i < p->dim) d->outer *= x->shape[i];
+    else if (i > p->dim) d->inner *= x->shape[i];
+  }
+  d->k = p->call->k > 0 ? p->call->k : p->len;
+  d->x = ck_data(x);
+  d->out = p->out ? ck_data(p->out) : NULL;
+  d->idx = (int64_t *)ck_data(p->idx);
+}
+
+/* The oracle takes the descriptor too: contiguous host copies where the operands are views. */
+static ck_status sort_host(ck_ctx *ctx, ck_plan *p) {
+  ck_tensor cx = {0}, co = {0}, ci = {0};
+  ck_plan q = *p;
+  ck_status st = CK_OK;
+  if (!ck_is_contiguous(q.in[0])) {
+    if ((st = ck_contiguous(ctx, &cx, q.in[0]))) goto done;
+    q.in[0] = &cx;
+  }
+  if (q.out && !ck_is_contiguous(q.out)) {
+    if ((st = ck_empty(ctx, &co, q.out->dtype, q.out->ndim, q.out->shape, ck_dev(q.out)))) goto done;
+    q.out = &co;
+  }
+  if (!ck_is_contiguous(q.idx)) {
+    if ((st = ck_empty(ctx, &ci, q.idx->dtype, q.idx->ndim, q.idx->shape, ck_dev(q.idx)))) goto done;
+    q.idx = &ci;
+  }
+  ck_sort_desc d;
+  sort_describe(&q, &d);
+  if ((st = ck_host_sort(ctx, &d))) goto done;
+  if (q.out != p->out && (st = ck_copy(ctx, p->out, q.out))) goto done;
+  if (q.idx != p->idx) st = ck_copy(ctx, p->idx, q.idx);
+done:
+  ck_release(&cx);
+  ck_release(&co);
+  ck_release(&ci);
+  return st;
+}
+
+static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
+  return v ? CK_NEED_OUT | CK_NEED_IDX : CK_NEED_A;
+}
+
+static void sort_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
+  char d[128];
+  snprintf(buf, n, "%s%s (%s) %s dim %d", p->name, p->call->descending ? " (descending)" : "", v->name,
+           ck_describe(p->call->a, d, sizeof d), p->dim + 1);
+}
+
+ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim, bool descending,
+                  int64_t k, const char *variant, ck_ran *ran) {
+  const ck_call call = {.kind = CK_OP_SORT, .a = x, .out = out, .idx = idx, .dim = dim, .descending = descending,
+                        .k = k, .variant = variant};
+  return ck_run(ctx, &call, ran);
+}
+
+const ck_opdef ck_opdef_sort = {CK_LADDER("sort", ck_sort), .host_dtypes = CK_DT_ALL, .check = sort_check,
+                                .host = sort_host, .layout = sort_layout, .describe = sort_describe, .what = sort_what};
