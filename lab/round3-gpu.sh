@@ -1,6 +1,6 @@
 #!/bin/bash
 # Round 3, session 3 on the GPU host: the dtype work of issue 32, the linear algebra of issue 34 and the suite.
-# Stages (first argument, any of): build specs ew linalg sanitize31 — each with its own time limit so one call of
+# Stages (first argument, any of): build specs ew scansort linalg sanitize31 — each with its own time limit so one call of
 # the device tool (10 minutes) holds a few of them; results under $OUT/r, packed into $OUT/r.tgz.
 #   OUT=/some/dir bash lab/round3-gpu.sh "build specs"      (from the repository root; .gpu-lua carried)
 set -u
@@ -24,6 +24,13 @@ fi
 if has ew; then
   CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/elementwise_bench.lua > "$R/ew_bench.txt" 2>&1; log "ew bench rc=$?"
   tail -30 "$R/ew_bench.txt"
+fi
+if has scansort; then
+  timeout "${T_PEERS:-150}" python3 bench/torch_scan_sort.py --out "$R/peers.json" > "$R/peers_scan_sort.txt" 2>&1; log "torch scan/sort rc=$?"
+  for l in scan sort histogram; do
+    CUKERN_RESULTS="$R" timeout "${T_LADDER:-140}" lua5.4 "examples/${l}_ladder.lua" > "$R/${l}_ladder.txt" 2>&1
+    log "$l ladder rc=$?"; tail -25 "$R/${l}_ladder.txt"
+  done
 fi
 if has linalg; then
   timeout 120 sh spec/run.sh spec/linalg_spec.lua spec/linalg_gpu_spec.lua spec/linalg_octave_spec.lua > "$R/specs-linalg.txt" 2>&1
