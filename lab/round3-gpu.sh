@@ -18,7 +18,8 @@ if has build; then
   timeout 300 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; tail -3 "$R/build.txt"
 fi
 if has specs; then
-  timeout "${T_SPECS:-330}" sh spec/run.sh > "$R/specs.txt" 2>&1; log "specs rc=$? $(tail -1 "$R/specs.txt")"
+  # SPECS: a list of spec files (default: all of them)
+  timeout "${T_SPECS:-330}" sh spec/run.sh ${SPECS:-} > "$R/specs.txt" 2>&1; log "specs rc=$? $(tail -1 "$R/specs.txt")"
   grep -B1 -A12 "^FAIL\|^ERROR" "$R/specs.txt" | head -150
 fi
 if has ew; then
