@@ -22,6 +22,14 @@ if has specs; then
   timeout "${T_SPECS:-330}" sh spec/run.sh ${SPECS:-} > "$R/specs.txt" 2>&1; log "specs rc=$? $(tail -1 "$R/specs.txt")"
   grep -B1 -A12 "^FAIL\|^ERROR" "$R/specs.txt" | head -150
 fi
+if has speceach; then # one spec file at a time, each with its own limit (finds the slow or stuck one)
+  for f in ${SPECS:-}; do
+    b=$(basename "$f" .lua); t0=$(date +%s)
+    timeout "${T_EACH:-60}" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
+    log "$b rc=$rc $(($(date +%s) - t0))s $(tail -1 "$R/$b.txt")"
+    grep -B1 -A10 "^FAIL\|^ERROR" "$R/$b.txt" | head -40
+  done
+fi
 if has ew; then
   CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/elementwise_bench.lua > "$R/ew_bench.txt" 2>&1; log "ew bench rc=$?"
   tail -30 "$R/ew_bench.txt"

@@ -51,9 +51,12 @@ template <typename TO, typename TI> __host__ __device__ constexpr int pack_elems
 }
 /* Packs per operand per trip: kUnroll; f16/bf16 ops (both types 2 bytes: 8 elements a pack) take 2, so that
  * a trip computes 16 elements like f32's (4 packs of 8 made the rung's device code 5x larger) while 2 x 16
- * bytes per operand and thread in flight still cover the latency at full occupancy. */
+ * bytes per operand and thread in flight still cover the latency at full occupancy; 1-byte dtypes (u8, i8, bool:
+ * 16 elements a pack) take 1 — with 4, u8 add needed 156 registers, ran at 1/8 occupancy and reached 63% of
+ * memcpy on an H100 (issue 32's first run). */
 template <typename TO, typename TI> __host__ __device__ constexpr int unroll_of() {
-  return (sizeof(TO) > sizeof(TI) ? sizeof(TO) : sizeof(TI)) == 2 ? 2 : kUnroll;
+  constexpr size_t w = sizeof(TO) > sizeof(TI) ? sizeof(TO) : sizeof(TI);
+  return w == 1 ? 1 : w == 2 ? 2 : kUnroll;
 }
 
 // ---------------------------------------------------------------- kernel
