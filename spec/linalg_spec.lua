@@ -245,7 +245,7 @@ for _, dev in ipairs(H.devices()) do
           assert(en < BOUND, ("lstsq %s %s: normal equations %.3g"):format(dt, table.concat(shape, "x"), en))
           if m < n then assert(backward(A, X, B, dt) < BOUND, "under-determined: exact") end
           local Xp = mm(ck.pinv(A), B)
-          assert(fro(ck.sub(X, Xp)) <= 1e4 * EPS[dt] * fro(Xp), "the same as pinv(A) b")
+          assert(fro(ck.sub(host64(X), Xp)) <= 1e4 * EPS[dt] * fro(Xp), "the same as pinv(A) b")
         end
       end))
 

@@ -129,7 +129,9 @@ ck_status la_info_new(la_env *e) {
   ck_release(&e->info);
   const int64_t n = e->batch > 0 ? e->batch : 1;
   ck_status st = ck_empty(e->ctx, &e->info, CK_I32, 1, &n, e->dev);
-  if (!st && e->dev.kind == CK_HOST) memset(ck_data(&e->info), 0, sizeof(int32_t) * (size_t)n);
+  /* zeroed on both backends: a library call with an empty matrix (n = 0) returns without writing info, and the
+   * device's garbage was read as a pivot (an H100 run of 0 x 0 solve raised "U(320095806, ...) is zero") */
+  if (!st) st = ck_ew_generate(e->ctx, CK_EW_FILL, &e->info, 0, 0);
   return st;
 }
 
