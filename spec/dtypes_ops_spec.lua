@@ -6,15 +6,7 @@ local H = require "spec.helpers"
 local ck = H.ck
 
 local INTS = {"u8", "i8", "i16", "i32", "u32", "i64"}
-local BITS = {u8 = {8, false}, i8 = {8, true}, i16 = {16, true}, i32 = {32, true}, u32 = {32, false}, i64 = {64, true}}
-
-local function wrap(dt, v)
-  local bits, signed = BITS[dt][1], BITS[dt][2]
-  if bits == 64 then return v end
-  v = v & ((1 << bits) - 1)
-  if signed and v >= (1 << (bits - 1)) then v = v - (1 << bits) end
-  return v
-end
+local BITS, wrap = H.INT_BITS, H.wrap_int
 
 local function range(dt)
   local bits, signed = BITS[dt][1], BITS[dt][2]

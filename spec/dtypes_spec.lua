@@ -16,13 +16,7 @@ end
 local FLOAT = {f32 = true, f64 = true, f16 = true, bf16 = true}
 
 -- int -> int: modulo 2^bits (two's complement)
-local function wrap(dt, v)
-  local bits, signed = INT[dt][1], INT[dt][2]
-  if bits == 64 then return v end
-  v = v & ((1 << bits) - 1)
-  if signed and v >= (1 << (bits - 1)) then v = v - (1 << bits) end
-  return v
-end
+local wrap = H.wrap_int
 
 -- The value a cast of Lua value v (a boolean, an integer or a float: the source's value) gives in dtype dt.
 local function oracle(dt, v)

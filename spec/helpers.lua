@@ -11,6 +11,17 @@ H.no_cuda_reason = H.has_cuda and nil or ("no CUDA device here (" .. tostring(ck
 
 function H.devices() return H.has_cuda and {"host", "cuda"} or {"host"} end
 
+--- The integer dtypes: {bits, signed}; and a Lua integer wrapped to one of them (modulo 2^bits, two's complement),
+-- the oracle of integer arithmetic and casts (issue 32). Lua's own integers are i64.
+H.INT_BITS = {u8 = {8, false}, i8 = {8, true}, i16 = {16, true}, i32 = {32, true}, u32 = {32, false}, i64 = {64, true}}
+function H.wrap_int(dt, v)
+  local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
+  if bits == 64 then return v end
+  v = v & ((1 << bits) - 1)
+  if signed and v >= (1 << (bits - 1)) then v = v - (1 << bits) end
+  return v
+end
+
 --- Wrap an `it` body that needs the GPU: it is marked pending, with the reason, where there is none.
 -- busted puts `pending` in the spec file's environment, not in this module's: take it from the caller's _ENV.
 local function caller_env(level)

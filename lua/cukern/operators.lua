@@ -32,6 +32,17 @@ local function binop(name, where)
   end
 end
 
+local function unop(name, where)
+  where_of(where)
+  local id = EW_ID[name]
+  return function(a)
+    local ok, r = pcall(core_unary, id, a)
+    if ok then return r end
+    check_array(where, a, "the operand")
+    fail(where, r)
+  end
+end
+
 local function refuse(where, why) where_of(where); return function() raise(where .. ": " .. why) end end
 
 function P.install(ck)
@@ -65,15 +76,7 @@ function P.install(ck)
     end
   end
 
-  do
-    local where = where_of("-a")
-    MT.__unm = function(a)
-      local ok, r = pcall(core_unary, EW_ID.neg, a)
-      if ok then return r end
-      check_array(where, a, "the operand")
-      fail(where, r)
-    end
-  end
+  MT.__unm = unop("neg", "-a")
 
   do
     local where = where_of("a ^ b")
@@ -109,15 +112,7 @@ function P.install(ck)
   MT.__bxor = binop("bitxor", "a ~ b")
   MT.__shl = binop("lshift", "a << b")
   MT.__shr = binop("rshift", "a >> b")
-  do
-    local where = where_of("~a")
-    MT.__bnot = function(a)
-      local ok, r = pcall(core_unary, EW_ID.bitnot, a)
-      if ok then return r end
-      check_array(where, a, "the operand")
-      fail(where, r)
-    end
-  end
+  MT.__bnot = unop("bitnot", "~a")
   return ck
 end
 
