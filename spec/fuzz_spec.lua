@@ -1203,10 +1203,112 @@ local function case_index(dev)
   return compare(r, {shape = rshape, v = ref, dt = dt}, function(j) return rel * abs(ref[j]) + (rel > 0 and 1e-7 or 0) end, dt)
 end
 
+-- the integer dtypes and bool (issue 32) -------------------------------------------------------------
+-- u8 i8 i16 u32 i64 arrays of random shapes and views, with each other, with bool and with numbers: every
+-- integer op, comparison, logical op and reduction against Lua integers (which wrap modulo 2^64, so the oracle
+-- is exact), the result wrapped to its dtype (H.wrap_int).
+local IDT = {"u8", "i8", "i16", "u32", "i64", "i32"}
+local function irange(dt)
+  local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
+  if bits == 64 then return math.mininteger, math.maxinteger end
+  if signed then return -(1 << (bits - 1)), (1 << (bits - 1)) - 1 end
+  return 0, (1 << bits) - 1
+end
+local function ipromote(a, b) -- docs/api.md's table for two integer dtypes
+  if a == b then return a end
+  local ba, sa, bb, sb = H.INT_BITS[a][1], H.INT_BITS[a][2], H.INT_BITS[b][1], H.INT_BITS[b][2]
+  if sa == sb then return ba >= bb and a or b end
+  local s, u = sa and a or b, sa and b or a
+  if H.INT_BITS[s][1] > H.INT_BITS[u][1] then return s end
+  return ({[8] = "i16", [16] = "i32", [32] = "i64"})[H.INT_BITS[u][1]] or "i64"
+end
+local IOPS = {
+  add = function(x, y) return x + y end, sub = function(x, y) return x - y end, mul = function(x, y) return x * y end,
+  maximum = math.max, minimum = math.min,
+  div = function(x, y) if y == 0 then return 0 end; if y == -1 then return -x end; local q = x // y
+    if q < 0 and q * y ~= x then q = q + 1 end; return q end,
+  idiv = function(x, y) if y == 0 then return 0 end; return x // y end,
+  mod = function(x, y) if y == 0 then return 0 end; return x % y end,
+  bitand = function(x, y) return x & y end, bitor = function(x, y) return x | y end, bitxor = function(x, y) return x ~ y end,
+  eq = function(x, y) return x == y end, lt = function(x, y) return x < y end, ge = function(x, y) return x >= y end,
+  logical_and = function(x, y) return x ~= 0 and y ~= 0 end, logical_xor = function(x, y) return (x ~= 0) ~= (y ~= 0) end,
+}
+local INAMES = {}
+for k in pairs(IOPS) do INAMES[#INAMES + 1] = k end
+table.sort(INAMES)
+
+local function case_intdt(dev)
+  local shape = rnd_shape(3, 300)
+  local n = numel(shape)
+  local da, db = IDT[random(#IDT)], random() < 0.5 and IDT[random(#IDT)] or nil
+  local function vals(dt, m)
+    local lo, hi = irange(dt)
+    local t = {}
+    for i = 1, m do
+      local r = random()
+      t[i] = r < 0.08 and lo or r < 0.16 and hi or r < 0.3 and 0 or random(math.max(lo, -1000), math.min(hi, 1000))
+    end
+    return t
+  end
+  local function make(dt)
+    local v = vals(dt, n)
+    local a = n > 0 and ck.array(v, {dtype = dt, device = "host"}):reshape(shape) or ck.empty(shape, {dtype = dt, device = "host"})
+    a = a:to(dev)
+    if #shape == 2 and random() < 0.4 then -- a transposed view with the same values in the same logical order
+      a = a:t():contiguous():t()
+      note("a:t():contiguous():t() view")
+    end
+    return a, v
+  end
+  local a, A = make(da)
+  local name = INAMES[random(#INAMES)]
+  local f = IOPS[name]
+  local b, B, rdt
+  if db then
+    b, B = make(db)
+    rdt = ipromote(da, db)
+  else -- a number the dtype holds
+    local lo, hi = irange(da)
+    local s = random(math.max(lo, -50), math.min(hi, 50))
+    b, B, rdt = s, nil, da
+  end
+  local bool = name == "eq" or name == "lt" or name == "ge" or name:find("^logical") ~= nil
+  note("%s %s%s %s on %s", name, da, sstr(shape), db and (db .. " array") or ("number " .. tostring(b)), dev)
+  local ok, r = pcall(ck[name], a, b)
+  if not ok then return false, "error: " .. tostring(r) end
+  if r:dtype() ~= (bool and "bool" or rdt) then return false, ("dtype %s, expected %s"):format(r:dtype(), bool and "bool" or rdt) end
+  local g = n > 0 and r:to("host"):flat() or {}
+  for i = 1, n do
+    local x, y = A[i], B and B[i] or b
+    local want = f(x, y)
+    if not bool then want = H.wrap_int(rdt, want) end
+    if g[i] ~= want then return false, ("element %d: %s(%d, %d) gave %s, expected %s"):format(i, name, x, y, tostring(g[i]), tostring(want)) end
+  end
+  -- a reduction of a along a random dim, or all of it
+  local rop = ({"sum", "prod", "max", "min", "count_nonzero", "any"})[random(6)]
+  if n == 0 and (rop == "max" or rop == "min") then return true end
+  local v = ck[rop](a)
+  local acc = (rop == "sum" or rop == "count_nonzero") and 0 or rop == "prod" and 1 or nil
+  for i = 1, n do
+    local x = A[i]
+    if rop == "sum" then acc = acc + x elseif rop == "prod" then acc = acc * x
+    elseif rop == "count_nonzero" then acc = acc + (x ~= 0 and 1 or 0)
+    elseif rop == "any" then acc = acc or x ~= 0
+    elseif rop == "max" then acc = acc and math.max(acc, x) or x
+    else acc = acc and math.min(acc, x) or x end
+  end
+  if rop == "any" then acc = acc or false end
+  local want_dt = (rop == "sum" or rop == "prod" or rop == "count_nonzero") and "i64" or rop == "any" and "bool" or da
+  if v:dtype() ~= want_dt then return false, ("%s: dtype %s, expected %s"):format(rop, v:dtype(), want_dt) end
+  if v:item() ~= acc then return false, ("%s: got %s, expected %s"):format(rop, tostring(v:item()), tostring(acc)) end
+  return true
+end
+
 local FAMILIES = {
   {"unary", case_unary, 0.22}, {"binary", case_binary, 0.26}, {"reduce", case_reduce, 0.22},
   {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18}, {"writes", case_writes, 0.08},
   {"numbers", case_numbers, 0.06}, {"operands", case_operands, 0.01}, {"index", case_index, 0.08},
+  {"intdt", case_intdt, 0.06},
 }
 
 local function run_family(fi)
