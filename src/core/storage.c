@@ -310,7 +310,9 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **
   } else {
     size_t cap = (bytes + 63) & ~(size_t)63;
     if (cap == 0) cap = 64;
-    s->ptr = aligned_alloc(64, cap);
+    /* past 2^40 bytes (1 TiB) no host here has the memory: refuse before asking (sanitizers' allocators abort
+     * on such a request instead of returning NULL; ck.histc(a, 2^40, ...) made one) */
+    s->ptr = bytes < ((size_t)1 << 40) ? aligned_alloc(64, cap) : NULL;
     if (!s->ptr) {
       free(s);
       return ck_error(ctx, CK_ERR_OOM, "out of host memory allocating %zu bytes", bytes);
