@@ -451,6 +451,8 @@ add("ck.histc", {C("ck.histc(A, 0, 0, 1)"), C("ck.histc(A, -1, 0, 1)"), C("ck.hi
   C("ck.histc(A, 'x', 0, 1)"), C("ck.histc(A, 3, 1, 0)"), C("ck.histc(A, 3, 0, 0/0)"), C("ck.histc(A, 3, -1/0, 1)"),
   C("ck.histc(A, 3)"), C("ck.histc(F, 3, 0, 1)"), C("ck.histc(1, 3, 0, 1)"), C("ck.histc(A, 3, 0, 1, {out = ck.rand(3)})"),
   C("ck.histc(A, 3, 0, 1, {variant = 'nope'})"), C("ck.histc(A, 3, 0, 1, {dim = 1})"), C("ck.histc(A, 2^40, 0, 1)")})
+add("ck.unique", {C("ck.unique('x')"), C("ck.unique(A, {count = true})"), C("ck.unique(A, {inverse = 'yes'})"),
+  C("ck.unique(F)"), C("ck.unique(A, 3)")})
 add("ck.searchsorted", {C("ck.searchsorted(A, A)"), C("ck.searchsorted(V)"), C("ck.searchsorted(F, V)"),
   C("ck.searchsorted(V, F)"), C("ck.searchsorted(V, 1)"), C("ck.searchsorted(1, V)"), C("ck.searchsorted(V, V, {side = 'up'})"),
   C("ck.searchsorted(V, V:to('f64'))"), C("ck.searchsorted(V, V, {variant = 'nope'})"), C("ck.searchsorted(V, V, {out = A})"),

@@ -229,6 +229,7 @@ local CASES = {
   {"a:topk", [[a:topk(-1)]], "k must be an integer >= 0"},
   {"ck.histc", [[ck.histc(a, 4, 1, 0)]], "must be finite with lo < hi"},
   {"ck.searchsorted", [[ck.searchsorted(a, a)]], "the sorted array must be 1%-D"},
+  {"ck.unique", [[ck.unique(a, {counts = 1})]], "counts must be true or false"},
   {"ck.histogram", [[ck.histogram(a, {bins = 2.5})]], "option bins must be an integer >= 1"},
   {"a:histc", [[a:histc("x", 0, 1)]], "bins must be an integer >= 1"},
   {"a:histogram", [[a:histogram({range = 1})]], "option range must be a table {lo, hi} of numbers"},

@@ -324,3 +324,67 @@ describe("searchsorted", function()
     H.report(failures)
   end))
 end)
+
+-- ck.unique (NumPy's np.unique with return_counts / return_inverse): against a plain-Lua oracle on both
+-- backends, with repeats, NaN (one value, last), -0 and +0 (one value), integers, views and empty arrays.
+describe("ck.unique", function()
+  local function oracle(vals)
+    local keyed = {}
+    for i, x in ipairs(vals) do keyed[i] = {x = x, i = i} end
+    local function key(x) if x ~= x then return math.huge, 1 end return x, 0 end
+    table.sort(keyed, function(p, q)
+      local kp, np = key(p.x)
+      local kq, nq = key(q.x)
+      if np ~= nq then return np < nq end
+      if kp ~= kq then return kp < kq end
+      return p.i < q.i
+    end)
+    local values, counts, inverse = {}, {}, {}
+    local prev, have = nil, false
+    for _, e in ipairs(keyed) do
+      local same = have and ((e.x ~= e.x and prev ~= prev) or e.x == prev)
+      if not same then values[#values + 1] = e.x; counts[#counts + 1] = 0; prev, have = e.x, true end
+      counts[#counts] = counts[#counts] + 1
+      inverse[e.i] = #values
+    end
+    return values, counts, inverse
+  end
+  for _, dev in ipairs(H.devices()) do
+    it("matches the oracle on " .. dev .. ": repeats, NaN, signed zeros, integers, views, empty", function()
+      for _, dt in ipairs {"f64", "f32", "i32", "u8", "i64"} do
+        for _, shape in ipairs {{1}, {7}, {4, 9}, {3, 1, 5}, {0}, {2, 0}} do
+          local n = 1
+          for _, d in ipairs(shape) do n = n * d end
+          local vals = {}
+          for i = 1, n do
+            local r = math.random()
+            vals[i] = math.random(0, 6)
+            if dt:match("^f") and r < 0.1 then vals[i] = 0 / 0 elseif dt:match("^f") and r < 0.2 then vals[i] = -0.0 end
+          end
+          local a = ck.array(vals, {dtype = dt, device = "host"}):reshape(table.unpack(shape)):to(dev)
+          if #shape == 2 and shape[2] > 0 then -- a transposed view with the same logical values
+            a = ck.array(vals, {dtype = dt, device = "host"}):reshape(shape[2], shape[1]):t():contiguous():to(dev)
+            vals = a:to("host"):flat()
+          end
+          local wv, wc, wi = oracle(vals)
+          local v, c, inv = ck.unique(a, {counts = true, inverse = true})
+          local label = ("%s %s [%s]"):format(dev, dt, table.concat(shape, "x"))
+          assert.equal(dt, v:dtype(), label)
+          assert.equal("i64", c:dtype(), label)
+          assert.same(a:shape(), inv:shape(), label)
+          local gv = v:to("host"):flat()
+          assert.equal(#wv, #gv, label)
+          for k = 1, #wv do
+            assert(gv[k] == wv[k] or (gv[k] ~= gv[k] and wv[k] ~= wv[k]), ("%s value %d: %s vs %s"):format(label, k, gv[k], wv[k]))
+          end
+          assert.same(wc, c:to("host"):flat(), label)
+          assert.same(wi, inv:to("host"):flat(), label)
+          -- values only, and each option alone
+          assert.equal(#wv, ck.unique(a):numel(), label)
+          local _, c2 = ck.unique(a, {counts = true})
+          assert.same(wc, c2:to("host"):flat(), label)
+        end
+      end
+    end)
+  end
+end)

@@ -6,6 +6,7 @@
 --   ck.histc(a, bins, lo, hi [, {variant, out}])           -> i64 counts of `bins` equal bins over [lo, hi]
 --   ck.histogram(a [, {bins = 10, range = {lo, hi}, variant}]) -> counts, f64 edges (range: a's min and max)
 --   ck.searchsorted(sorted, values [, {side = "left" | "right", variant, out}]) -> i64 1-based insertion positions
+--   ck.unique(a [, {counts = true, inverse = true}])      -> the sorted distinct values of a (flattened) [, counts] [, inverse]
 -- dim defaults to the last (MATLAB's cumsum/sort take the first non-singleton dim, NumPy's cumsum flattens;
 -- torch and NumPy's sort take the last). The core does the work (core.scan, core.sort: src/ops/op_scan.c,
 -- op_sort.c); here are the names, the options and the messages.
@@ -32,6 +33,9 @@ local TOPK = options.set("variant", "out", "idx")
 local HISTC = options.set("variant", "out")
 local HISTOGRAM = options.set("bins", "range", "variant")
 local SEARCH = options.set("side", "variant", "out")
+local UNIQUE = options.set("counts", "inverse")
+RULES.counts = function(v) return type(v) == "boolean", "true or false" end
+RULES.inverse = function(v) return type(v) == "boolean", "true or false" end
 RULES.side = function(v) return v == "left" or v == "right", '"left" or "right"' end
 RULES.bins = function(v) return math_type(v) == "integer" and v >= 1, "an integer >= 1" end
 RULES.range = function(v)
@@ -158,6 +162,56 @@ local function search_fn(where)
   end
 end
 
+-- NumPy's np.unique(a, return_counts, return_inverse) and MATLAB's unique, composed from the ladders' ops on
+-- either backend (no kernel of its own): a stable sort of the flattened array; a bool "starts a new value" per
+-- sorted position (NaNs count as one value, as NumPy's equal_nan; -0 and +0 as one, the first kept); the values
+-- are the masked selection, the counts the differences of the starts' positions (ck.find), and the inverse the
+-- running count of starts (cumsum, i64) scattered back through the sort's permutation. Results: values (a's
+-- dtype, 1-D), then the counts (i64) and the inverse (i64, a's shape, 1-based indices into values) when asked.
+local function unique_fn(where)
+  where_of(where)
+  return function(ck, a, opts)
+    local o = check_opts(where, opts, UNIQUE)
+    check_live(where, a, "argument 1")
+    local ok, v, c, inv = pcall(function()
+      local n, dev = a:numel(), a:device()
+      local flat = a:contiguous():reshape(n)
+      if n == 0 then
+        return flat, ck.empty({0}, {dtype = "i64", device = dev}), ck.empty(a:shape(), {dtype = "i64", device = dev})
+      end
+      local s, perm = ck.sort(flat)
+      local starts = ck.ones({n}, {dtype = "bool", device = dev})
+      if n > 1 then
+        local hi, lo = s:narrow(1, 2, n), s:narrow(1, 1, n - 1)
+        local new = ck.ne(hi, lo)
+        if s:dtype():match("^b?f") then -- floats: two NaNs in a row are one value
+          new = ck.logical_and(new, ck.logical_not(ck.logical_and(ck.isnan(hi), ck.isnan(lo))))
+        end
+        starts:narrow(1, 2, n):copy_(new)
+      end
+      local values = ck.masked_select(s, starts)
+      local counts, inverse
+      if o.counts then
+        local first = ck.find(starts)
+        local k = first:numel()
+        local ends = ck.full({k}, n + 1, {dtype = "i64", device = dev})
+        if k > 1 then ends:narrow(1, 1, k - 1):copy_(first:narrow(1, 2, k)) end
+        counts = ck.sub(ends, first)
+      end
+      if o.inverse then
+        local group = ck.cumsum(starts) -- i64: the 1-based value number of each sorted position
+        inverse = ck.scatter(ck.zeros({n}, {dtype = "i64", device = dev}), 1, perm, group):reshape(table.unpack(a:shape()))
+      end
+      return values, counts, inverse
+    end)
+    if not ok then fail(where, v) end
+    if o.counts and o.inverse then return v, c, inv end
+    if o.counts then return v, c end
+    if o.inverse then return v, inv end
+    return v
+  end
+end
+
 function S.install(ck)
   for _, name in ipairs {"cumsum", "cumprod", "cummax", "cummin"} do
     ck[name] = scan_fn(name, "ck." .. name, "argument 1")
@@ -172,6 +226,8 @@ function S.install(ck)
   ck.histogram = function(a, opts) return histogram(a, opts, ck) end
   M.histogram = function(a, opts) return mhistogram(a, opts, ck) end
   ck.searchsorted = search_fn("ck.searchsorted")
+  local unique = unique_fn("ck.unique")
+  ck.unique = function(a, opts) return unique(ck, a, opts) end
 end
 
 return S
