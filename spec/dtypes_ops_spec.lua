@@ -107,6 +107,33 @@ describe("integer arithmetic (issue 32)", function()
       end)
     end
 
+    it(("broadcasting mixed integer dtypes (u8 with i8, u32 with i32, i64 with bool) against the oracle on %s"):format(dev), function()
+      local PROMO = {{"u8", "i8", "i16"}, {"u32", "i32", "i64"}, {"i64", "bool", "i64"}, {"i16", "u8", "i16"}}
+      for _, p in ipairs(PROMO) do
+        local da, db, want = p[1], p[2], p[3]
+        local X = rints(da, 4)
+        local Y = {}
+        for i = 1, 6 do Y[i] = db == "bool" and (math.random() < 0.5) or rints(db, 6)[i] end
+        local a = arr(X, {4, 1}, da, dev)
+        local b = arr(Y, {1, 6}, db, dev)
+        for _, name in ipairs {"add", "mul", "maximum", "bitxor", "lt"} do
+          local got = ck[name](a, b)
+          assert.same({4, 6}, got:shape())
+          assert.equal(name == "lt" and "bool" or want, got:dtype(), name .. " " .. da .. " " .. db)
+          local g = flatten(got:totable())
+          for i = 1, 4 do
+            for j = 1, 6 do
+              local y = Y[j]
+              if type(y) == "boolean" then y = y and 1 or 0 end
+              local r
+              if name == "lt" then r = X[i] < y else r = wrap(want, ARITH[name](X[i], y)) end
+              assert.equal(r, g[(i - 1) * 6 + j], ("%s %s(%s %d, %s %d) on %s"):format(name, da, db, X[i], db, y, dev))
+            end
+          end
+        end
+      end
+    end)
+
     it(("shifts and bitnot follow NumPy/MATLAB (arithmetic >> on signed, logical on unsigned, negative counts shift the other way) on %s"):format(dev), function()
       for _, dt in ipairs(INTS) do
         local X = rints(dt, 20)
