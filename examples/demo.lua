@@ -23,6 +23,12 @@ local LADDERS = {
   { name = "transpose", script = "examples/transpose_ladder.lua" },
   { name = "elementwise", script = "examples/elementwise_bench.lua" },
   { name = "overhead", script = "examples/overhead_bench.lua" },
+  -- issue 33: the scan, sort and histogram ladders; issue 32: selection and assembly; issue 34: the LU ladder
+  { name = "scan", script = "examples/scan_ladder.lua" },
+  { name = "sort", script = "examples/sort_ladder.lua" },
+  { name = "histogram", script = "examples/histogram_ladder.lua" },
+  { name = "select", script = "examples/select_bench.lua" },
+  { name = "lu", script = "examples/linalg_bench.lua" },
   -- several GPUs (issue 31): with fewer than 2 CUDA devices it says so and writes nothing
   { name = "allreduce", script = "examples/allreduce_ladder.lua" },
 }
