@@ -21,6 +21,10 @@ int ck_ew_op_parse(const char *name);
 int ck_ew_op_dtypes(int op);
 /* ck_ew_op_dtypes(op) == CK_EWD_FLOAT */
 bool ck_ew_op_float_only(int op);
+/* The bit and logical binary ops (bitand ... rshift, logical_and/or/xor): a Lua boolean stands as a number for
+ * them, and a bool array with true/false (0/1) stays bool (mask & true); other ops compute bool with a number
+ * in i32. */
+bool ck_ew_op_keeps_bool(int op);
 /* The op's kind: CK_EWK_COPY, CK_EWK_UNARY, CK_EWK_BINARY or CK_EWK_GEN (-1 for an unknown id). */
 int ck_ew_op_kind(int op);
 /* Number of array inputs the op reads: 0 (generators), 1 (unary, COPY) or 2 (binary). */

@@ -35,6 +35,10 @@ int ck_ew_op_dtypes(int op) { return (op >= 0 && op < CK_EW_NOPS) ? EW[op].dtype
 
 bool ck_ew_op_float_only(int op) { return ck_ew_op_dtypes(op) == CK_EWD_FLOAT; }
 
+bool ck_ew_op_keeps_bool(int op) {
+  return ck_ew_op_dtypes(op) == CK_EWD_INT || op == CK_EW_LAND || op == CK_EW_LOR || op == CK_EW_LXOR;
+}
+
 int ck_ew_op_arity(int op) {
   const int k = ck_ew_op_kind(op);
   return k == CK_EWK_GEN ? 0 : k == CK_EWK_BINARY ? 2 : 1;

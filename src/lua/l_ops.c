@@ -130,9 +130,7 @@ static void parse_binary(lua_State *L, int base, ckl_opcall *oc) {
     const int at = a ? base + 2 : base + 1; /* the number's argument */
     c->a = a ? a : b;
     c->scalar_left = !a;
-    const int cls = ck_ew_op_dtypes(c->fn);
-    const bool logic = cls == CK_EWD_INT || c->fn == CK_EW_LAND || c->fn == CK_EW_LOR || c->fn == CK_EW_LXOR;
-    if (logic && lua_isboolean(L, at)) c->s1 = lua_toboolean(L, at), c->si = (int64_t)c->s1, c->s_int = true; /* mask & true */
+    if (ck_ew_op_keeps_bool(c->fn) && lua_isboolean(L, at)) c->s1 = lua_toboolean(L, at), c->si = (int64_t)c->s1, c->s_int = true; /* mask & true */
     else c->s1 = luaL_checknumber(L, at);
     if (lua_isinteger(L, at)) c->s_int = true, c->si = lua_tointeger(L, at); /* exact beyond 2^53 */
   }

@@ -132,8 +132,7 @@ static ck_status ew_check(ck_ctx *ctx, ck_plan *p) {
     } else if (takes_number(c) && !ck_dtype_is_float(p->in_dt)) {
       /* bool with a number computes as i32, except logic and bit ops with true/false (0/1), which stay bool
        * (mask & true); an integer dtype keeps a number it holds */
-      const bool logic = cls == CK_EWD_INT || c->fn == CK_EW_LAND || c->fn == CK_EW_LOR || c->fn == CK_EW_LXOR;
-      if (p->in_dt == CK_BOOL && !(logic && number_fits(c, CK_BOOL, &v))) p->in_dt = CK_I32;
+      if (p->in_dt == CK_BOOL && !(ck_ew_op_keeps_bool(c->fn) && number_fits(c, CK_BOOL, &v))) p->in_dt = CK_I32;
       const bool keeps = c->fn == CK_EW_POWS ? number_int(c, &v) : number_fits(c, p->in_dt, &v);
       if (!keeps && cls == CK_EWD_INT)
         return ck_error(ctx, CK_ERR_DTYPE, "%s: %.17g is not a value of %s (bit operations take integers the array's "
