@@ -14,6 +14,12 @@ local fmt = string.format
 local function is_array(x) return getmetatable(x) == MT end
 A.is_array = is_array
 
+--- (a, dim, opts) or (a, opts): dim may be left out before an options table (reductions, scans, sorts)
+function A.dim_opts(dim, opts)
+  if type(dim) == "table" and opts == nil and not is_array(dim) then return nil, dim end
+  return dim, opts
+end
+
 --- What a value is, for messages: numbers and strings show themselves.
 local show = options.show
 A.show = show

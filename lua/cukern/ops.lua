@@ -139,7 +139,7 @@ function O.install(ck)
     local function make(where, what)
       where_of(where)
       return function(a, dim, opts)
-        if type(dim) == "table" and opts == nil and not is_array(dim) then dim, opts = nil, dim end
+        dim, opts = args.dim_opts(dim, opts)
         local keepdim, variant, out, idx
         if opts ~= nil then
           opts = check_opts(where, opts, allowed)
@@ -183,7 +183,7 @@ function O.install(ck)
         return core_binary(EQ, count, n)
       end
       return function(a, dim, opts)
-        if type(dim) == "table" and opts == nil and not is_array(dim) then dim, opts = nil, dim end
+        dim, opts = args.dim_opts(dim, opts)
         local keepdim
         if opts ~= nil then keepdim = check_opts(where, opts, args.TEST).keepdim end
         local ok, r = pcall(run, a, dim, keepdim)

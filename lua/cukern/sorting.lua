@@ -49,11 +49,7 @@ local function check_opts(where, opts, allowed)
   return opts or NONE
 end
 
--- (a, dim, opts) or (a, opts): dim may be left out before an options table
-local function dim_opts(dim, opts)
-  if type(dim) == "table" and opts == nil and not is_array(dim) then return nil, dim end
-  return dim, opts
-end
+local dim_opts = args.dim_opts
 
 local function explain(where, a, what, dim, e)
   check_live(where, a, what)
