@@ -32,7 +32,7 @@ CK_CFLAGS := $(CFLAGS) -std=c11 -fPIC -Wall -Wextra -Wpedantic -Wshadow -Wno-unu
              -Isrc $(LAYER_INC) -Ikernels -I$(CUDA_HOME)/include
 CK_NVFLAGS := $(NVCCFLAGS) -std=c++17 $(GENCODE) -Xcompiler -fPIC -Xcompiler -Wall -Ikernels \
               --expt-relaxed-constexpr $(if $(WERROR),-Werror all-warnings)
-LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnvrtc -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
+LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lnvrtc -lcudart_static -lstdc++ -lpthread -ldl -lrt -lm
 
 # The binding (src/lua/: lcukern.c, l_array.c, l_ops.c, ...) is the only code built against lua.h.
 BIND_SRC := $(wildcard src/lua/*.c)

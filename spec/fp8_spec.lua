@@ -140,6 +140,51 @@ describe("FP8 dtypes (e4m3, e5m2)", function()
     end)
   end
 
+  -- FP8 products: exact FP8 inputs, so the only errors are the accumulation (f32 on the GPU: k u32 sum|a||b|,
+  -- u32 = 2^-24) and the result's one rounding (half an ulp of bf16/f16/f32: 2^-8, 2^-11, 2^-24 relative).
+  local HALF_ULP = {bf16 = 2 ^ -8, f16 = 2 ^ -11, f32 = 2 ^ -24}
+  local function check_product(label, c, a, bt, scale)
+    local ref = ck.matmul(a:to("f64"), bt:t():to("f64")) * scale
+    local mag = ck.matmul(ck.abs(a:to("f64")), ck.abs(bt:t():to("f64"))) * scale
+    local k = a:shape()[2]
+    local tol = mag * (k * 2 ^ -24) + ck.abs(ref) * HALF_ULP[c:dtype()] * 1.01
+    local bad = ck.gt(ck.abs(c:to("host"):to("f64") - ref), tol + 1e-300):count_nonzero():item()
+    assert.are.equal(0, bad, label .. ": elements outside the derived tolerance")
+  end
+
+  it("e4m3 matmul on the host: scales, result dtypes, refusals", function()
+    local a, bt = (H.rand({33, 64}, "f32") * 3):to("e4m3"), (H.rand({17, 64}, "f32") * 3):to("e4m3")
+    for _, od in ipairs {"bf16", "f16", "f32"} do
+      local c = ck.matmul(a, bt:t(), {out = ck.empty({33, 17}, {dtype = od}), scale_a = 0.5, scale_b = 4})
+      assert.are.equal(od, c:dtype())
+      check_product("host " .. od, c, a, bt, 2)
+    end
+    assert.are.equal("bf16", ck.matmul(a, bt:t()):dtype())
+    local ok, err = pcall(ck.matmul, a, bt:t():to("e5m2"))
+    assert.is_false(ok); assert.matches("FP8 operands must share a dtype", err)
+    ok, err = pcall(ck.matmul, a, bt:t(), {scale_a = -1})
+    assert.is_false(ok); assert.matches("option scale_a must be a finite number > 0", err)
+  end)
+
+  it("e4m3 matmul on the GPU (cuBLASLt) matches the host oracle, batched too, and declines row-major B", gpu(function()
+    for _, case in ipairs {{m = 128, n = 256, k = 64}, {m = 129, n = 48, k = 1024}, {m = 1, n = 16, k = 16}} do
+      local a = (H.rand({case.m, case.k}, "f32") * 4):to("e4m3")
+      local bt = (H.rand({case.n, case.k}, "f32") * 4):to("e4m3")
+      local ga, gbt = a:to("cuda"), bt:to("cuda")
+      for _, od in ipairs {"bf16", "f32"} do
+        local c = ck.matmul(ga, gbt:t(), {out = ck.empty({case.m, case.n}, {dtype = od, device = "cuda"}), scale_a = 0.25, scale_b = 2})
+        assert.are.equal("cublaslt_fp8", ck.last_ran().name)
+        check_product(("cuda %dx%dx%d %s"):format(case.m, case.n, case.k, od), c, a, bt, 0.5)
+      end
+    end
+    local a = (H.rand({3, 64, 32}, "f32")):to("e4m3")
+    local bt = (H.rand({3, 16, 32}, "f32")):to("e4m3")
+    local c = ck.matmul(a:to("cuda"), bt:to("cuda"):transpose(2, 3))
+    for z = 1, 3 do check_product("batch " .. z, c:select(1, z), a:select(1, z), bt:select(1, z), 1) end
+    local ok, err = pcall(ck.matmul, a:select(1, 1):to("cuda"), (H.rand({32, 16}, "f32")):to("e4m3"):to("cuda"))
+    assert.is_false(ok); assert.matches("K%-major", err)
+  end))
+
   it("cuda casts equal the host's, bit for bit (every pattern, every source dtype, views)", gpu(function()
     for dt in pairs(FMT) do
       local pats = {}

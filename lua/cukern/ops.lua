@@ -110,10 +110,15 @@ end
 function O.install(ck)
   do
     local where = where_of("ck.matmul")
+    --- matmul(a, b [, {out, variant, precision, scale_a, scale_b}]): FP8 operands' per-tensor scales multiply
+    -- the product (they fold into alpha: (sa A)(sb B) = sa sb AB)
     function ck.matmul(a, b, opts)
-      local out, variant, precision
-      if opts ~= nil then opts = check_opts(where, opts, MATMUL); out, variant, precision = opts.out, opts.variant, opts.precision end
-      local ok, r = pcall(core_matmul, a, b, out, 1, 0, variant, precision)
+      local out, variant, precision, alpha = nil, nil, nil, 1
+      if opts ~= nil then
+        opts = check_opts(where, opts, MATMUL); out, variant, precision = opts.out, opts.variant, opts.precision
+        alpha = (opts.scale_a or 1) * (opts.scale_b or 1)
+      end
+      local ok, r = pcall(core_matmul, a, b, out, alpha, 0, variant, precision)
       if ok then return r end
       local cx = complex_of(a, b)
       if cx then return cx.matmul(where, a, b, out, variant) end

@@ -4,7 +4,7 @@
  * This is the oracle the GPU ladder is checked against, so it favours exactness over speed, but it must stay
  * quick enough for specs (1000 x 1000 x 1000 f32 in well under a second or two on one core):
  *   - f32, f64, f16 and bf16 accumulate in double (f16/bf16 inputs widened exactly; C, of the input dtype or
- *     f32, rounded once). Panels of A (MC x KC) and B (KC x NC) are packed into contiguous
+ *     f32, rounded once); e4m3/e5m2 the same, into a bf16, f16 or f32 C (issue 37). Panels of A (MC x KC) and B (KC x NC) are packed into contiguous
  *     double buffers (converting on the way, whatever the strides), and a 4 x 4 register micro-kernel walks
  *     them; partial sums for an MC x NC block of C stay in a double buffer across the k panels, and C is
  *     written once, rounded once. Loop order jc -> ic -> pc: the B panel is re-packed for every MC rows
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ck.h"
+#include "fp8.h"
 #include "half.h"
 
 // ---------------------------------------------------------------- operands
@@ -40,6 +41,8 @@ static inline double get_d(const opnd *o, int64_t off) {
   case CK_I32: return (double)((const int32_t *)o->base)[off];
   case CK_F16: return (double)ck_f16_to_f32(((const uint16_t *)o->base)[off]);
   case CK_BF16: return (double)ck_bf16_to_f32(((const uint16_t *)o->base)[off]);
+  case CK_E4M3: return (double)ck_e4m3_to_f32(((const uint8_t *)o->base)[off]);
+  case CK_E5M2: return (double)ck_e5m2_to_f32(((const uint8_t *)o->base)[off]);
   default: return 0.0;
   }
 }

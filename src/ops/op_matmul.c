@@ -96,6 +96,19 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   p->dt = p->in_dt;
   if ((p->in_dt == CK_F16 || p->in_dt == CK_BF16) && p->call->out && p->call->out->st && p->call->out->dtype == CK_F32)
     p->dt = CK_F32;
+  /* FP8 (issue 37): both operands of one FP8 dtype; the result is out's dtype (bf16, f16 or f32), bf16 without */
+  const bool f8a = (CK_DT_FP8 & CK_DT_BIT(a->dtype)) != 0, f8b = (CK_DT_FP8 & CK_DT_BIT(b->dtype)) != 0;
+  if (f8a || f8b) {
+    if (a->dtype != b->dtype)
+      return ck_error(ctx, CK_ERR_DTYPE, "matmul: FP8 operands must share a dtype (e4m3 x e4m3 or e5m2 x e5m2), got %s x %s",
+                      ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
+    p->in_dt = a->dtype;
+    const ck_tensor *o = p->call->out && p->call->out->st ? p->call->out : NULL;
+    p->dt = o ? o->dtype : CK_BF16;
+    if (p->dt != CK_BF16 && p->dt != CK_F16 && p->dt != CK_F32)
+      return ck_error(ctx, CK_ERR_DTYPE, "matmul: the result of an FP8 product is bf16, f16 or f32; out is %s",
+                      ck_dtype_name(p->dt));
+  }
   if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
     return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
                     ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
@@ -190,6 +203,6 @@ static const int *mm_preferred_for(const void *desc) {
   return tiny ? ck_matmul_preferred_tiny : ck_matmul_preferred;
 }
 
-const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5, .check = mm_check,
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5 | CK_DT_FP8, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
                                   .describe = mm_describe, .preferred_for = mm_preferred_for};
