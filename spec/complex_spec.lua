@@ -184,6 +184,16 @@ describe("complex arrays (c64, c128)", function()
         end end
         check(dt .. " a * b", a * b, ref, sc, dt)
         check(dt .. " ck.matmul", ck.matmul(a, b), ref, sc, dt)
+        check(dt .. " gauss", ck.matmul(a, b, {variant = "gauss"}), ref, sc, dt)
+        if dev == "cuda" then
+          ck.matmul(a, b)
+          assert.are.equal("cublas", ck.last_ran().name)
+        end
+        local bt = crand({5, 17}, dt, dev):t() -- a transposed operand and a batch
+        local bb = ck.stack({b, bt}, 1)
+        local c3 = ck.matmul(a:reshape({1, 9, 17}), bb)
+        check(dt .. " batched", c3:select(1, 1), ref, sc, dt)
+        check(dt .. " batched (transposed B)", c3:select(1, 2), pairs_of(ck.matmul(a, bt:contiguous())), sc, dt)
         local br = ck.real(b):contiguous()
         local BR = br:to("host"):flat()
         local ref2 = {}

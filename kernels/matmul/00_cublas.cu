@@ -12,6 +12,8 @@
  * whatever cuBLAS accepts. Batches use the strided-batched call (a batch stride of 0 broadcasts a 2-D
  * operand). The math mode is forced to CUBLAS_DEFAULT_MATH for the call (plain fp32/fp64 FMA, no TF32) and
  * restored afterwards, since the handle is shared. Sizes past 2^31 - 1 use the 64-bit-integer API.
+ * c64 and c128 (issue 35: cgemm/zgemm, the complex reference) go through the same Ex calls with CUDA_C_32F /
+ * CUDA_C_64F and f32 / f64 compute.
  * f16 and bf16 inputs go through cublasGemmEx / cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F (f32
  * accumulation; alpha, beta in f32) and C of c_dtype (the input dtype or f32), with reduced-precision
  * reductions disallowed for the call. f32 with precision == CK_MM_TF32 (an explicit opt-in, never implied)
@@ -138,12 +140,25 @@ template <typename T> cublasStatus_t run(cublasHandle_t h, const ck_mm_desc *d) 
                           d->c_bs, d->batch);
 }
 
-/* f16/bf16 inputs (f32 compute, output f16/bf16/f32 per c_dtype) and f32 with TF32: cublasGemmEx /
- * cublasGemmStridedBatchedEx, alpha and beta in f32. */
-cudaDataType ex_type(int dt) { return dt == CK_F16 ? CUDA_R_16F : dt == CK_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+/* f16/bf16 inputs (f32 compute, output f16/bf16/f32 per c_dtype), f32 with TF32 and the complex dtypes (Cgemm and
+ * Zgemm's arithmetic: f32 / f64 compute): cublasGemmEx / cublasGemmStridedBatchedEx, alpha and beta of the
+ * compute type (real numbers, as complex ones with im = 0 for c64/c128). */
+cudaDataType ex_type(int dt) {
+  switch (dt) {
+  case CK_F16: return CUDA_R_16F;
+  case CK_BF16: return CUDA_R_16BF;
+  case CK_C64: return CUDA_C_32F;
+  case CK_C128: return CUDA_C_64F;
+  default: return CUDA_R_32F;
+  }
+}
 
 cublasStatus_t run_ex(cublasHandle_t h, const ck_mm_desc *d, cublasComputeType_t ct) {
-  const float alpha = (float)d->alpha, beta = (float)d->beta;
+  // (alpha and beta: a float, or a {re, im} pair of floats or doubles; cuBLAS reads the compute type's)
+  const float af[2] = {(float)d->alpha, 0.f}, bf[2] = {(float)d->beta, 0.f};
+  const double ad[2] = {d->alpha, 0.0}, bd[2] = {d->beta, 0.0};
+  const void *alpha = d->dtype == CK_C128 ? (const void *)ad : (const void *)af;
+  const void *beta = d->dtype == CK_C128 ? (const void *)bd : (const void *)bf;
   const Plan P = plan(d);
   if (!P.ok) return CUBLAS_STATUS_INVALID_VALUE;
   const cudaDataType ti = ex_type(d->dtype), tc = ex_type(d->c_dtype);
@@ -151,17 +166,17 @@ cublasStatus_t run_ex(cublasHandle_t h, const ck_mm_desc *d, cublasComputeType_t
                      d->batch <= I32;
   if (d->batch == 1) {
     if (small)
-      return cublasGemmEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, &alpha, P.x, ti, (int)P.ldx, P.y, ti,
-                          (int)P.ldy, &beta, d->c, tc, (int)P.ldc, ct, CUBLAS_GEMM_DEFAULT);
-    return cublasGemmEx_64(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, P.x, ti, P.ldx, P.y, ti, P.ldy, &beta, d->c, tc,
+      return cublasGemmEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, alpha, P.x, ti, (int)P.ldx, P.y, ti,
+                          (int)P.ldy, beta, d->c, tc, (int)P.ldc, ct, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx_64(h, P.opx, P.opy, P.M, P.N, d->k, alpha, P.x, ti, P.ldx, P.y, ti, P.ldy, beta, d->c, tc,
                            P.ldc, ct, CUBLAS_GEMM_DEFAULT);
   }
   if (small)
-    return cublasGemmStridedBatchedEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, &alpha, P.x, ti, (int)P.ldx,
-                                      P.sx, P.y, ti, (int)P.ldy, P.sy, &beta, d->c, tc, (int)P.ldc, d->c_bs,
+    return cublasGemmStridedBatchedEx(h, P.opx, P.opy, (int)P.M, (int)P.N, (int)d->k, alpha, P.x, ti, (int)P.ldx,
+                                      P.sx, P.y, ti, (int)P.ldy, P.sy, beta, d->c, tc, (int)P.ldc, d->c_bs,
                                       (int)d->batch, ct, CUBLAS_GEMM_DEFAULT);
-  return cublasGemmStridedBatchedEx_64(h, P.opx, P.opy, P.M, P.N, d->k, &alpha, P.x, ti, P.ldx, P.sx, P.y, ti, P.ldy,
-                                       P.sy, &beta, d->c, tc, P.ldc, d->c_bs, d->batch, ct, CUBLAS_GEMM_DEFAULT);
+  return cublasGemmStridedBatchedEx_64(h, P.opx, P.opy, P.M, P.N, d->k, alpha, P.x, ti, P.ldx, P.sx, P.y, ti, P.ldy,
+                                       P.sy, beta, d->c, tc, P.ldc, d->c_bs, d->batch, ct, CUBLAS_GEMM_DEFAULT);
 }
 
 } // namespace
@@ -187,6 +202,8 @@ extern "C" int ck_matmul_cublas(const void *desc, const ck_env *env) {
   if (mode != want && (st = cublasSetMathMode(h, want)) != CUBLAS_STATUS_SUCCESS) return CK_KERR_CUBLAS(st);
   if (half) st = run_ex(h, d, CUBLAS_COMPUTE_32F);
   else if (tf32) st = run_ex(h, d, CUBLAS_COMPUTE_32F_FAST_TF32);
+  else if (d->dtype == CK_C64) st = run_ex(h, d, CUBLAS_COMPUTE_32F);
+  else if (d->dtype == CK_C128) st = run_ex(h, d, CUBLAS_COMPUTE_64F);
   else if (d->dtype == CK_F32) st = run<float>(h, d);
   else if (d->dtype == CK_F64) st = run<double>(h, d);
   else st = CUBLAS_STATUS_NOT_SUPPORTED;

@@ -17,6 +17,7 @@
  * Takes what the dispatcher validated (op_matmul.c): shapes agree, one dtype throughout, C allocated and not
  * overlapping A or B.
  */
+#include <complex.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -134,6 +135,40 @@ static double load_c(const ck_tensor *c, int64_t off) {
   }
 }
 
+/* c64 / c128 (issue 35): the textbook triple loop in double complex (an oracle for cgemm/zgemm and the Gauss
+ * form; specs keep it small), C rounded once to the parts' dtype. The k == 0 / alpha == 0 case never comes
+ * here: the caller scaled C (complex C is scaled through ck_matmul's own path, op_matmul.c's mm_trivial). */
+static double complex get_c(const opnd *o, int64_t off) {
+  if (o->dt == CK_C64) {
+    const float *p = (const float *)o->base + 2 * off;
+    return CMPLX(p[0], p[1]);
+  }
+  const double *p = (const double *)o->base + 2 * off;
+  return CMPLX(p[0], p[1]);
+}
+
+static ck_status matmul_complex(ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m, int64_t n,
+                                int64_t k, double alpha, double beta) {
+  const opnd C = {ck_data(c), c->dtype, c->ndim == 3 ? c->stride[0] : 0, c->stride[c->ndim - 2], c->stride[c->ndim - 1]};
+  for (int64_t z = 0; z < batch; ++z)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double complex acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += get_c(A, z * A->bs + i * A->rs + p * A->cs) * get_c(B, z * B->bs + p * B->rs + j * B->cs);
+        const int64_t off = z * C.bs + i * C.rs + j * C.cs;
+        const double complex v = alpha * acc + (beta == 0.0 ? 0 : beta * get_c(&C, off));
+        if (c->dtype == CK_C64) {
+          float *o = (float *)ck_data(c) + 2 * off;
+          o[0] = (float)creal(v), o[1] = (float)cimag(v);
+        } else {
+          double *o = (double *)ck_data(c) + 2 * off;
+          o[0] = creal(v), o[1] = cimag(v);
+        }
+      }
+  return CK_OK;
+}
+
 static ck_status matmul_float(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,
                               int64_t n, int64_t k, double alpha, double beta) {
   const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
@@ -246,5 +281,6 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
   }
   const opnd A = make_opnd(a), B = make_opnd(b);
   if (a->dtype == CK_I32) return matmul_i32(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
+  if (ck_dtype_is_complex(a->dtype)) return matmul_complex(c, &A, &B, batch, m, n, k, alpha, beta);
   return matmul_float(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
 }

@@ -130,7 +130,12 @@ static ck_status mm_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, siz
   snprintf(note, n, "%s: C = beta*C, no matmul kernel launched", k == 0 ? "k == 0" : "alpha == 0");
   if (beta == 1.0) return CK_OK;
   if (beta == 0.0) return ck_ew_generate(ctx, CK_EW_FILL, p->out, 0.0, 0.0); /* never reads C (it may be NaN) */
-  return ck_ew_binary_scalar(ctx, CK_EW_MUL, p->out, p->out, beta, false, NULL, NULL);
+  if (!ck_dtype_is_complex(p->out->dtype)) return ck_ew_binary_scalar(ctx, CK_EW_MUL, p->out, p->out, beta, false, NULL, NULL);
+  ck_tensor pairs = {0}; /* complex C: both parts scaled, as real pairs */
+  ck_status st = ck_pair_view(ctx, &pairs, p->out);
+  if (!st) st = ck_ew_binary_scalar(ctx, CK_EW_MUL, &pairs, &pairs, beta, false, NULL, NULL);
+  ck_release(&pairs);
+  return st;
 }
 
 static ck_status mm_host(ck_ctx *ctx, ck_plan *p) {
@@ -203,6 +208,6 @@ static const int *mm_preferred_for(const void *desc) {
   return tiny ? ck_matmul_preferred_tiny : ck_matmul_preferred;
 }
 
-const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5 | CK_DT_FP8, .check = mm_check,
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5 | CK_DT_FP8 | CK_DT_COMPLEX, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
                                   .describe = mm_describe, .preferred_for = mm_preferred_for};
