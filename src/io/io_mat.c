@@ -8,9 +8,10 @@
  * correct logical array without a copy. Saving writes each array's elements in column-major order (a host
  * array already lying column-major is handed to libmatio as it is), as double, single or int32.
  *
- * Loading takes real numeric classes and logical (converted as ck_io.h states) and refuses complex,
- * sparse, char, cell, struct and object variables by name. libmatio reports problems through a log
- * function: ours keeps the last message for the error instead of letting the library print.
+ * Loading takes numeric classes and logical (converted as ck_io.h states; complex single/double as c64/c128, the
+ * parts that MAT keeps apart interleaved) and refuses sparse, char, cell, struct and object variables by name.
+ * libmatio reports problems through a log function: ours keeps the last message for the error instead of letting
+ * the library print.
  *
  * Built only when mk/io.mk found libmatio (CK_HAVE_MATIO); otherwise .mat raises an error saying so.
  */
@@ -72,10 +73,11 @@ static const struct {
                {MAT_C_INT32, CK_FT_I32, "int32"},    {MAT_C_UINT32, CK_FT_U32, "uint32"}, {MAT_C_INT64, CK_FT_I64, "int64"},
                {MAT_C_UINT64, CK_FT_U64, "uint64"}};
 
-/* The MATLAB class a dtype is saved as (bool: uint8 with the logical flag; f16 was widened to single before). */
+/* The MATLAB class a dtype is saved as (bool: uint8 with the logical flag; f16 was widened to single before;
+ * c64/c128: single/double with the complex flag, the parts stored apart). */
 static void mat_class_of(ck_dtype dt, enum matio_classes *cls, enum matio_types *typ) {
   switch (dt) {
-  case CK_F64: *cls = MAT_C_DOUBLE, *typ = MAT_T_DOUBLE; break;
+  case CK_F64: case CK_C128: *cls = MAT_C_DOUBLE, *typ = MAT_T_DOUBLE; break;
   case CK_I32: *cls = MAT_C_INT32, *typ = MAT_T_INT32; break;
   case CK_BOOL: case CK_U8: *cls = MAT_C_UINT8, *typ = MAT_T_UINT8; break;
   case CK_I8: *cls = MAT_C_INT8, *typ = MAT_T_INT8; break;
@@ -275,8 +277,8 @@ static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int
   for (int i = 0; i < (int)(sizeof CLASSES / sizeof *CLASSES); ++i)
     if (CLASSES[i].cls == v->class_type) *k = i;
   if (*k < 0) return ck_error(ctx, CK_ERR_IO, "%s is a %s; only real numeric and logical arrays load", what, class_name(v->class_type));
-  if (v->isComplex)
-    return ck_error(ctx, CK_ERR_IO, "%s is complex (%s); complex .mat variables are not supported yet (.npy is)", what,
+  if (v->isComplex && v->class_type != MAT_C_DOUBLE && v->class_type != MAT_C_SINGLE)
+    return ck_error(ctx, CK_ERR_IO, "%s is complex %s; complex variables load as single or double only", what,
                     CLASSES[*k].name);
   if (v->name && strlen(v->name) > CK_IO_NAME_MAX)
     return ck_error(ctx, CK_ERR_IO, "%s: a name of %zu bytes; at most %d are supported", what, strlen(v->name),
@@ -289,6 +291,27 @@ static ck_status check_var(ck_ctx *ctx, const char *what, const matvar_t *v, int
     return ck_error(ctx, CK_ERR_IO, "%s: its dims claim %.0f elements, more than the %lld-byte file can hold (corrupt file?)",
                     what, numel, (long long)file_bytes);
   return CK_OK;
+}
+
+/* MAT keeps a complex variable's real and imaginary parts apart (mat_complex_split_t); cukern interleaves them. */
+static ck_status join_parts(ck_ctx *ctx, const char *what, ck_tensor *h, const matvar_t *v, ck_ftype ft, int64_t numel) {
+  const mat_complex_split_t *z = v->data;
+  const size_t es = ck_ftype_size(ft);
+  if (!z->Re || !z->Im) return ck_error(ctx, CK_ERR_IO, "%s: its complex parts could not be read: %s", what, matio_says());
+  for (int64_t i = 0; i < numel; ++i) { /* (the parts are the file's own class: single or double, as the array) */
+    memcpy((char *)ck_data(h) + (size_t)(2 * i) * es, (const char *)z->Re + (size_t)i * es, es);
+    memcpy((char *)ck_data(h) + (size_t)(2 * i + 1) * es, (const char *)z->Im + (size_t)i * es, es);
+  }
+  return CK_OK;
+}
+
+/* ... and splits them to save (re, im: buffers of numel parts each, the caller's). */
+static void split_parts(const ck_tensor *h, void *re, void *im) {
+  const size_t es = ck_dtype_size(h->dtype) / 2;
+  for (int64_t i = 0; i < ck_numel(h); ++i) {
+    memcpy((char *)re + (size_t)i * es, (const char *)ck_data(h) + (size_t)(2 * i) * es, es);
+    memcpy((char *)im + (size_t)i * es, (const char *)ck_data(h) + (size_t)(2 * i + 1) * es, es);
+  }
 }
 
 static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t file_bytes, ck_device dev, ck_io_list *out) {
@@ -311,8 +334,10 @@ static ck_status load_var(ck_ctx *ctx, const char *path, matvar_t *v, int64_t fi
                 v->nbytes != (size_t)numel * (size_t)v->data_size))
     return ck_error(ctx, CK_ERR_IO, "%s: its data could not be read (truncated or corrupt file?): %s", what, matio_says());
   ck_tensor h = {0}, t = {0};
+  if (v->isComplex) dt = dt == CK_F64 ? CK_C128 : CK_C64;
   if ((st = ck_empty(ctx, &h, dt, nd, stored, CK_DEV_HOST))) return st;
-  if (numel && (st = ck_io_convert(ctx, what, ck_data(&h), dt, v->data, ft, false, (size_t)numel, 0))) {
+  if (numel && (st = v->isComplex ? join_parts(ctx, what, &h, v, ft, numel)
+                                  : ck_io_convert(ctx, what, ck_data(&h), dt, v->data, ft, false, (size_t)numel, 0))) {
     ck_release(&h);
     return st;
   }
@@ -396,10 +421,6 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
       st = ck_error(ctx, CK_ERR_ARG,
                     "%s: '%s' is not a MATLAB variable name (a letter, then letters, digits or '_'; at most 63)", path,
                     names[i]);
-  for (int i = 0; i < n && !st; ++i)
-    if (ck_dtype_is_complex(ts[i]->dtype)) /* (MAT keeps the parts apart: a split copy, not built yet) */
-      st = ck_error(ctx, CK_ERR_IO, "%s: '%s' is %s; .mat files of complex arrays are not supported yet "
-                    "(save it as .npy, or its ck.real and ck.imag)", path, names[i], ck_dtype_name(ts[i]->dtype));
   for (int i = 0; i < n && !st; ++i) { /* every array column-major on the host first */
     bool fortran;
     ck_tensor h = {0};
@@ -427,14 +448,23 @@ ck_status ck_mat_save(ck_ctx *ctx, const char *path, int n, const char *const *n
     enum matio_types typ;
     mat_class_of(hs[i].dtype, &cls, &typ);
     static double none;
-    matvar_t *v = Mat_VarCreate(names[i], cls, typ, rank, dims, ck_numel(&hs[i]) ? ck_data(&hs[i]) : &none,
-                                MAT_F_DONT_COPY_DATA | (hs[i].dtype == CK_BOOL ? MAT_F_LOGICAL : 0));
+    const bool cx = ck_dtype_is_complex(hs[i].dtype);
+    void *parts = cx ? malloc(ck_numel(&hs[i]) ? (size_t)ck_numel(&hs[i]) * ck_dtype_size(hs[i].dtype) : 1) : NULL;
+    mat_complex_split_t split = {parts, parts ? (char *)parts + (size_t)ck_numel(&hs[i]) * ck_dtype_size(hs[i].dtype) / 2 : NULL};
+    if (cx && !parts) {
+      st = ck_error(ctx, CK_ERR_OOM, "%s: out of host memory for variable '%s'", path, names[i]);
+      break;
+    }
+    if (cx) split_parts(&hs[i], split.Re, split.Im);
+    matvar_t *v = Mat_VarCreate(names[i], cls, typ, rank, dims, cx ? (void *)&split : ck_numel(&hs[i]) ? ck_data(&hs[i]) : &none,
+                                MAT_F_DONT_COPY_DATA | (hs[i].dtype == CK_BOOL ? MAT_F_LOGICAL : 0) | (cx ? MAT_F_COMPLEX : 0));
     if (!v) st = ck_error(ctx, CK_ERR_IO, "%s: variable '%s': %s", path, names[i], matio_says());
     else {
       if (Mat_VarWrite(m, v, compress ? MAT_COMPRESSION_ZLIB : MAT_COMPRESSION_NONE) != 0)
         st = ck_error(ctx, CK_ERR_IO, "%s: writing variable '%s' failed: %s", path, names[i], matio_says());
       Mat_VarFree(v);
     }
+    free(parts);
   }
   if (m && Mat_Close(m) != 0 && !st) st = ck_error(ctx, CK_ERR_IO, "%s: closing the MAT file failed: %s", path, matio_says());
   if (st) ck_io_tmp_abort(&tmp);
