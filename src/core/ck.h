@@ -68,6 +68,15 @@ typedef struct ck_storage {
    * is called instead of freeing ptr (after the stream is synchronised, for device memory). NULL otherwise. */
   void (*release)(void *ud, void *ptr);
   void *release_ud;
+  /* streams (issue 36, stream.c): host memory that is page-locked (cudaHostAlloc, or an application buffer
+   * registered with cudaHostRegister), so that copies from and to it run asynchronously; the stream that wrote it
+   * last (the slot of `wd`, the device whose stream it is: dctx unless a device copied into pinned host memory)
+   * and at which point of its device's clock; the streams (a bit per slot) that used it, which the allocator
+   * orders before the block's next use */
+  bool pinned, registered;
+  int wslot;
+  uint64_t wseq, uses;
+  struct ck_dctx *wd;
 } ck_storage;
 
 typedef struct ck_tensor {
@@ -244,8 +253,49 @@ void ck_graph_free(ck_graph *g);
 bool ck_capturing(const ck_ctx *ctx);
 void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t); /* no-op unless capturing */
 
+/* ---------------------------------------------------------------- streams and events (stream.c, issue 36)
+ * Every device has its own stream (slot 0) and up to CK_MAX_STREAMS - 1 more; ops run on the current stream of
+ * the device of their operands. Host devices have streams too, ordered trivially (the program's order), so that
+ * scripts and the hazard check run the same without a GPU. */
+#define CK_MAX_STREAMS 64
+typedef struct ck_strm ck_stream;
+typedef struct ck_event ck_event;
+ck_status ck_stream_new(ck_ctx *ctx, ck_device dev, ck_stream **out);
+/* An application's CUDA stream (cudaStream_t) as a stream of dev; never destroyed by cukern. */
+ck_status ck_stream_borrow(ck_ctx *ctx, ck_device dev, void *cuda_stream, ck_stream **out);
+void ck_stream_free(ck_ctx *ctx, ck_stream *s); /* waits for it first; its device's own stream becomes current */
+ck_stream *ck_stream_current(ck_ctx *ctx, ck_device dev); /* NULL (error in ctx) when dev cannot be used */
+ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s); /* on its device: launches the queue of the one before */
+ck_device ck_stream_device(const ck_stream *s);
+int ck_stream_slot(const ck_stream *s);
+void *ck_stream_handle(const ck_stream *s); /* the cudaStream_t (NULL on a host device) */
+ck_status ck_stream_sync(ck_ctx *ctx, ck_stream *s);
+ck_status ck_stream_wait(ck_ctx *ctx, ck_stream *s, const ck_event *e); /* s's later work runs after e */
+ck_status ck_event_new(ck_ctx *ctx, ck_device dev, ck_event **out);
+ck_status ck_event_record(ck_ctx *ctx, ck_event *e, ck_stream *s); /* s must be on e's device */
+ck_status ck_event_sync(ck_ctx *ctx, ck_event *e);
+ck_status ck_event_elapsed(ck_ctx *ctx, const ck_event *a, const ck_event *b, double *ms);
+ck_device ck_event_device(const ck_event *e);
+void ck_event_free(ck_event *e);
+/* An op is about to read or write t on the current stream of t's device: records the use (the allocator orders
+ * the block's reuse after it) and, with CUKERN_CHECK_STREAMS=1, fails when t was written on another stream that
+ * this one is not known to run after (no event waited on, no synchronisation since). */
+ck_status ck_stream_touch(ck_ctx *ctx, const char *op, const ck_tensor *t);
+void ck_stream_wrote(ck_ctx *ctx, const ck_tensor *t); /* ... and it wrote t there */
+/* Host code is about to read t's memory: wait for the stream that wrote it last, if a device copy did (pinned). */
+ck_status ck_stream_host_ready(ck_ctx *ctx, const ck_tensor *t);
+bool ck_check_streams(const ck_ctx *ctx);
+/* The stream that wrote t last (its device's own when that one is gone). */
+ck_stream *ck_stream_at(ck_ctx *ctx, const ck_tensor *t);
+/* An asynchronous transfer on the current stream of the device current now read or wrote t's (host) memory: it stays
+ * alive until the stream passes this point; and (wrote_host) host code reading it waits for that stream. */
+ck_status ck_pending_keep_tensor(ck_ctx *ctx, const ck_tensor *t);
+void ck_stream_wrote_host(ck_ctx *ctx, const ck_tensor *t);
+
 /* ---------------------------------------------------------------- storage (storage.c) */
 ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out);
+/* ... host memory page-locked when `pinned` and there is a GPU (ordinary memory without one). */
+ck_status ck_storage_new_pinned(ck_ctx *ctx, ck_device dev, size_t bytes, bool pinned, ck_storage **out);
 void ck_storage_retain(ck_storage *s);
 void ck_storage_release(ck_storage *s);
 /* Storage over memory the caller owns (host memory, or a device pointer for CK_CUDA): nothing is allocated
@@ -253,6 +303,9 @@ void ck_storage_release(ck_storage *s);
  * the last reference goes. */
 ck_status ck_storage_wrap(ck_ctx *ctx, ck_device dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
                           void *ud, ck_storage **out);
+/* Page-lock a wrapped host buffer (cudaHostRegister; undone before its release): copies from and to it run
+ * asynchronously. Without a GPU nothing happens. */
+ck_status ck_storage_register(ck_ctx *ctx, ck_storage *s);
 /* Raw device workspace from the current device's caching allocator (stream-ordered reuse is safe: one stream per
  * device; a block only ever goes back to the device it came from). */
 void *ck_dev_alloc(ck_ctx *ctx, size_t bytes);
@@ -260,6 +313,7 @@ void ck_dev_free(ck_ctx *ctx, void *p);
 typedef struct ck_memstats {
   size_t in_use, cached, peak, allocations, cuda_mallocs, frees, cache_hits, oom_retries;
   size_t host_in_use;
+  size_t pinned; /* page-locked host bytes (pinned arrays; every host device's) */
 } ck_memstats;
 void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out);
 void ck_empty_cache(ck_ctx *ctx); /* every device */
@@ -348,6 +402,14 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
 /* ---------------------------------------------------------------- copies (copy.c) */
 /* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
+/* ... with `async`: a transfer between pinned host memory and a device does not wait (it is ordered on the current
+ * stream, and the pinned storage is kept alive until the stream passes it); pageable ones wait whatever is asked.
+ * `ran` (may be NULL) says which it was, for ck.last_ran(). */
+ck_status ck_copy_ex(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran);
+/* A contiguous host array in pinned memory (ordinary memory without a GPU); a pinned contiguous copy of a host array
+ * (t itself when it is one already). */
+ck_status ck_empty_pinned(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev);
+ck_status ck_pin(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* out = contiguous copy of t on `dev` with dtype `dt` (a view of t when nothing changes and t is contiguous). */
 ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt);
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);

@@ -261,6 +261,13 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
                       p->name, ck_plan_operands(p, ops, sizeof ops));
     for (int i = 0; i < 5; ++i) ck_graph_keep_tensor(ctx, named[i]);
   }
+  /* the streams that use each array (the allocator's record), the hazard check, and pinned host memory that an
+   * asynchronous copy is still writing */
+  for (int i = 0; i < 5; ++i)
+    if (named[i] && ((st = ck_stream_touch(ctx, p->name, named[i])) || (st = ck_stream_host_ready(ctx, named[i]))))
+      return st;
+  for (int i = 0; i < c->nlist; ++i)
+    if ((st = ck_stream_touch(ctx, p->name, c->list[i]))) return st;
 
   /* 2. the op's own checks */
   if ((st = def->check(ctx, p))) return st;
@@ -371,6 +378,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   /* 8. temporaries back into the caller's outputs */
   if (p->out && p->out != c->out && (st = ck_copy(ctx, c->out, p->out))) return st;
   if (p->idx && p->idx != c->idx && (st = ck_copy(ctx, c->idx, p->idx))) return st;
+  if (p->out) ck_stream_wrote(ctx, c->out);
+  if (p->idx) ck_stream_wrote(ctx, c->idx);
   return CK_OK;
 }
 
