@@ -78,7 +78,7 @@ A.is_opts = is_opts
 function A.is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
 
 local opt_set = options.set
-A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
+A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device", "pinned"), opt_set("variant", "out"), opt_set("variant")
 -- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
 A.MATMUL, A.GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
 A.REDUCE, A.REDUCE_IDX = opt_set("keepdim", "variant", "out"), opt_set("keepdim", "variant", "out", "idx")

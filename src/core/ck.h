@@ -265,7 +265,10 @@ ck_status ck_stream_new(ck_ctx *ctx, ck_device dev, ck_stream **out);
 ck_status ck_stream_borrow(ck_ctx *ctx, ck_device dev, void *cuda_stream, ck_stream **out);
 void ck_stream_free(ck_ctx *ctx, ck_stream *s); /* waits for it first; its device's own stream becomes current */
 ck_stream *ck_stream_current(ck_ctx *ctx, ck_device dev); /* NULL (error in ctx) when dev cannot be used */
+ck_stream *ck_stream_own(ck_ctx *ctx, ck_device dev);     /* the device's own stream (slot 0) */
 ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s); /* on its device: launches the queue of the one before */
+/* ... after making s wait for the work issued so far on the stream current before (ck.with_stream: a fork). */
+ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s);
 ck_device ck_stream_device(const ck_stream *s);
 int ck_stream_slot(const ck_stream *s);
 void *ck_stream_handle(const ck_stream *s); /* the cudaStream_t (NULL on a host device) */
@@ -291,6 +294,12 @@ ck_stream *ck_stream_at(ck_ctx *ctx, const ck_tensor *t);
  * alive until the stream passes this point; and (wrote_host) host code reading it waits for that stream. */
 ck_status ck_pending_keep_tensor(ck_ctx *ctx, const ck_tensor *t);
 void ck_stream_wrote_host(ck_ctx *ctx, const ck_tensor *t);
+
+/* NVTX ranges (nvtx.c): pushed and popped on this thread; pop returns the depth left (< 0: none was open).
+ * ck_nvtx_ops: CUKERN_NVTX=1, a range per op named after the calling Lua line. */
+void ck_nvtx_push(const char *name);
+int ck_nvtx_pop(void);
+bool ck_nvtx_ops(void);
 
 /* ---------------------------------------------------------------- storage (storage.c) */
 ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out);
@@ -412,6 +421,8 @@ ck_status ck_empty_pinned(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, co
 ck_status ck_pin(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* out = contiguous copy of t on `dev` with dtype `dt` (a view of t when nothing changes and t is contiguous). */
 ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt);
+/* ... with ck_copy_ex's `async` and `ran`. */
+ck_status ck_to_ex(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt, bool async, ck_ran *ran);
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* Read/write raw values in logical (row-major) order; synchronises. buf holds numel * dtype size bytes. */
 ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf);

@@ -74,11 +74,16 @@ static ck_status flush_if_current(ck_strm *s) { return s->d->cs == s ? ck_dctx_f
 ck_status ck_strm_join(ck_strm *waiter, ck_strm *producer) {
   ck_ctx *ctx = waiter->d->ctx;
   ck_status st;
-  if (waiter == producer || !producer->s) return CK_OK;
+  if (waiter == producer) return CK_OK;
   if ((st = flush_if_current(producer))) return st;
-  cudaError_t e = cudaEventRecord(producer->join, producer->s);
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(waiter->s, producer->join, 0);
-  return e == cudaSuccess ? CK_OK : cuda_err(ctx, e, "ordering one stream after another", producer);
+  if (producer->s) {
+    cudaError_t e = cudaEventRecord(producer->join, producer->s);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(waiter->s, producer->join, 0);
+    if (e != cudaSuccess) return cuda_err(ctx, e, "ordering one stream after another", producer);
+  }
+  merge(waiter->seen, producer->seen);
+  waiter->seen[producer->slot] = producer->d->seq;
+  return CK_OK;
 }
 
 ck_status ck_strm_sync(ck_strm *s) {
@@ -170,6 +175,17 @@ void ck_stream_free(ck_ctx *ctx, ck_stream *s) {
 ck_stream *ck_stream_current(ck_ctx *ctx, ck_device dev) {
   ck_dctx *d = ck_check_device(ctx, dev) ? NULL : ck_dctx_get(ctx, dev);
   return d ? d->cs : NULL;
+}
+
+ck_stream *ck_stream_own(ck_ctx *ctx, ck_device dev) {
+  ck_dctx *d = ck_check_device(ctx, dev) ? NULL : ck_dctx_get(ctx, dev);
+  return d ? &d->main : NULL;
+}
+
+ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s) {
+  ck_status st = use(ctx, s->d);
+  if (!st) st = ck_strm_join(s, s->d->cs);
+  return st ? st : ck_stream_set_current(ctx, s);
 }
 
 ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s) {

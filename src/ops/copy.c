@@ -268,8 +268,9 @@ cleanup:
 
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) { return ck_copy_ex(ctx, dst, src, false, NULL); }
 
-ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt) {
+ck_status ck_to_ex(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt, bool async, ck_ran *ran) {
   ck_status st;
+  if (ran) memset(ran, 0, sizeof *ran);
   if ((st = ck_check_live(ctx, "to", t))) return st;
   /* (a contiguous piece of an expanded view is copied all the same: the result must be writable) */
   if (ck_dev_eq(ck_dev(t), dev) && t->dtype == dt && ck_is_contiguous(t) && !t->shared) {
@@ -278,12 +279,16 @@ ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, 
   }
   ck_tensor r;
   if ((st = ck_empty(ctx, &r, dt, t->ndim, t->shape, dev))) return st;
-  if ((st = ck_copy(ctx, &r, t))) {
+  if ((st = ck_copy_ex(ctx, &r, t, async, ran))) {
     ck_release(&r);
     return st;
   }
   *out = r;
   return CK_OK;
+}
+
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt) {
+  return ck_to_ex(ctx, out, t, dev, dt, false, NULL);
 }
 
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {

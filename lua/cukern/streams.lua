@@ -1,0 +1,118 @@
+--- cukern.streams: streams and events, pinned memory, asynchronous copies and NVTX ranges (issue 36).
+--   ck.stream([device])             a new stream of a device (default: the default device); s:sync(), s:wait(e),
+--                                   s:device(), s:slot(), s:free() (also when collected)
+--   ck.with_stream(s, fn, ...)      runs fn(...) with s current on its device (and that device the default one);
+--                                   s first waits for the work issued so far on the stream current before (a fork:
+--                                   arrays made before the block can be read in it); leaving does not wait (a result
+--                                   made in the block is read elsewhere after an event, e:record(s) + s2:wait(e), or
+--                                   s:sync(); CUKERN_CHECK_STREAMS=1 reports a read without one)
+--   ck.with_stream(s)               the same as a guard: `local _ <close> = ck.with_stream(s)`
+--   ck.event([device])              e:record([s]), e:sync(), e:elapsed(e2) (ms), e:device(), e:free()
+--   a:pin()                         a pinned (page-locked) host copy of a host array (a itself when it is one)
+--   a:is_pinned()
+--   a:to(d [, dtype], {async = true}) from pinned memory: does not wait (ordered on the current stream); from
+--                                   pageable memory it waits, and ck.last_ran() says so
+--   ck.nvtx.range(name, fn, ...), ck.nvtx.push(name), ck.nvtx.pop()
+-- On the host backend streams and events exist and run in program order, so the same script runs everywhere.
+local core = require "cukern.core"
+local errors, args = require "cukern.errors", require "cukern.args"
+local raise, call, where_of = errors.raise, errors.call, errors.where_of
+local show, check_live = args.show, args.check_live
+
+local S = {}
+local type, select, pcall, error, getmetatable, setmetatable = type, select, pcall, error, getmetatable, setmetatable
+local fmt, pack, unpack = string.format, table.pack, table.unpack
+
+--- fn(...) between enter() and leave(), leave() also when fn raises; fn's results.
+local function around(leave, fn, ...)
+  local res = pack(pcall(fn, ...))
+  leave()
+  if not res[1] then error(res[2], 0) end
+  return unpack(res, 2, res.n)
+end
+
+function S.install(ck)
+  local M = core.methods
+  local probe = core.stream("host")
+  local stream_mt = getmetatable(probe)
+  probe:free()
+
+  do
+    local where = where_of("ck.stream")
+    function ck.stream(...)
+      local n, d = select("#", ...), ...
+      if n > 1 then raise(fmt("%s: takes at most a device, got %d arguments", where, n)) end
+      if d ~= nil and type(d) ~= "string" then raise(fmt("%s: the device must be a string (\"cuda:1\", \"host\"), got %s", where, show(d))) end
+      return call(where, core.stream, d)
+    end
+  end
+
+  do -- the current stream of each device, as Lua sees it: nil means the device's own
+    local where = where_of("ck.with_stream")
+    local current = {}
+    local GUARD_MT = {__name = "cukern.stream_guard", __close = function(g)
+      if g.done then return end
+      g.done = true
+      current[g.dev] = g.prev
+      core.stream_use(g.prev, g.dev)
+      core.default_device(g.prev_dev)
+    end}
+    function ck.with_stream(s, fn, ...)
+      if getmetatable(s) ~= stream_mt then raise(fmt("%s: argument 1 must be a stream (ck.stream()), got %s", where, show(s))) end
+      if fn ~= nil and type(fn) ~= "function" then raise(fmt("%s: argument 2 must be a function, got %s", where, show(fn))) end
+      local dev = call(where, s.device, s)
+      local guard = setmetatable({dev = dev, prev = current[dev], prev_dev = core.default_device()}, GUARD_MT)
+      call(where, core.stream_use, s, dev, true)
+      current[dev] = s
+      core.default_device(dev)
+      if fn == nil then return guard end
+      return around(function() GUARD_MT.__close(guard) end, fn, ...)
+    end
+  end
+
+  do
+    local where = where_of("ck.event")
+    function ck.event(...)
+      local n, d = select("#", ...), ...
+      if n > 1 then raise(fmt("%s: takes at most a device, got %d arguments", where, n)) end
+      if d ~= nil and type(d) ~= "string" then raise(fmt("%s: the device must be a string (\"cuda:1\", \"host\"), got %s", where, show(d))) end
+      return call(where, core.event, d)
+    end
+  end
+
+  do
+    local function method(name, f)
+      local where = where_of("a:" .. name)
+      M[name] = function(a, ...)
+        check_live(where, a, "the array")
+        if select("#", ...) > 0 then raise(fmt("%s: takes no arguments, got %d", where, select("#", ...))) end
+        return call(where, f, a)
+      end
+    end
+    method("pin", core.pin)
+    method("is_pinned", core.is_pinned)
+  end
+
+  do
+    local where = where_of("ck.nvtx.range")
+    local pw = where_of("ck.nvtx.push")
+    ck.nvtx = {
+      push = function(name)
+        if type(name) ~= "string" then raise(fmt("%s: the range's name must be a string, got %s", pw, show(name))) end
+        core.nvtx_push(name)
+      end,
+      pop = function(...) -- the depth left (-1: no range was open)
+        if select("#", ...) > 0 then raise(fmt("%s: takes no arguments, got %d", where_of("ck.nvtx.pop"), select("#", ...))) end
+        return core.nvtx_pop()
+      end,
+      range = function(name, fn, ...)
+        if type(name) ~= "string" then raise(fmt("%s: the range's name must be a string, got %s", where, show(name))) end
+        if type(fn) ~= "function" then raise(fmt("%s: argument 2 must be a function, got %s", where, show(fn))) end
+        core.nvtx_push(name)
+        return around(core.nvtx_pop, fn, ...)
+      end,
+    }
+  end
+end
+
+return S
