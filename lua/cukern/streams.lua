@@ -101,7 +101,7 @@ function S.install(ck)
         if type(name) ~= "string" then raise(fmt("%s: the range's name must be a string, got %s", pw, show(name))) end
         core.nvtx_push(name)
       end,
-      pop = function(...) -- the depth left (-1: no range was open)
+      pop = function(...) -- the depth left (negative: none was open, or no tool counts them)
         if select("#", ...) > 0 then raise(fmt("%s: takes no arguments, got %d", where_of("ck.nvtx.pop"), select("#", ...))) end
         return core.nvtx_pop()
       end,
