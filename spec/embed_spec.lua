@@ -34,4 +34,39 @@ describe("embedding", function()
       assert.matches("thread 2: [^\n]* on cuda", out)
     end
   end)
+
+  it("builds examples/engine_dlpack.c: a buffer from a C engine to a script and back through DLPack, no copy", function()
+    if os.getenv("CUKERN_SANITIZE") then return pending("make sanitize runs from a stage without the Makefile") end
+    local hdr = io.open("/usr/include/dlpack/dlpack.h") or io.open("/usr/local/include/dlpack/dlpack.h")
+    if not hdr then return pending("no dlpack/dlpack.h here (Debian's libdlpack-dev; make deps installs it)") end
+    hdr:close()
+    local rc, out = sh(make .. " -s build/engine_dlpack")
+    assert(rc == 0, "building the DLPack engine failed:\n" .. out)
+    rc, out = sh("build/engine_dlpack .")
+    assert(rc == 0, "build/engine_dlpack failed:\n" .. out)
+    assert.matches("engine: all ok\n$", out)
+    assert.not_matches("FAIL", out)
+    for _, what in ipairs {"host: cukern_push_dlpack of a strided view", "host: the result is the engine's own memory",
+                           "host: the script wrote 3x %+ 1 into the engine's buffer", "host: the engine's deleter runs once",
+                           "refuses vector lanes", "cukern_pin_buffer"} do
+      assert.matches("ok  : [^\n]*" .. what, out)
+    end
+    if H.has_cuda then
+      for _, what in ipairs {"cukern_set_stream: the script runs on the engine's stream", "device: the result is the engine's own memory",
+                             "device: the script wrote"} do
+        assert.matches("ok  : [^\n]*" .. what, out)
+      end
+    end
+  end)
+
+  it("builds examples/frame_loop.c and runs a few frames serial and overlapped, each checked", function()
+    if os.getenv("CUKERN_SANITIZE") then return pending("make sanitize runs from a stage without the Makefile") end
+    local rc, out = sh(make .. " -s build/frame_loop")
+    assert(rc == 0, "building the frame loop failed:\n" .. out)
+    rc, out = sh("build/frame_loop . 20000 6")
+    assert(rc == 0, "build/frame_loop failed:\n" .. out)
+    assert.matches("serial +[%d.]+ ms per frame", out)
+    assert.matches("overlapped +[%d.]+ ms per frame", out)
+    assert.matches("frame_loop: all ok\n$", out)
+  end)
 end)

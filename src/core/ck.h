@@ -271,6 +271,7 @@ ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s); /* on its device: la
 ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s);
 ck_device ck_stream_device(const ck_stream *s);
 int ck_stream_slot(const ck_stream *s);
+bool ck_stream_borrowed(const ck_stream *s); /* an application's (ck_stream_borrow) */
 void *ck_stream_handle(const ck_stream *s); /* the cudaStream_t (NULL on a host device) */
 ck_status ck_stream_sync(ck_ctx *ctx, ck_stream *s);
 ck_status ck_stream_wait(ck_ctx *ctx, ck_stream *s, const ck_event *e); /* s's later work runs after e */

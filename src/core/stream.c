@@ -201,6 +201,7 @@ ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s) {
 
 ck_device ck_stream_device(const ck_stream *s) { return s->d->dev; }
 int ck_stream_slot(const ck_stream *s) { return s->slot; }
+bool ck_stream_borrowed(const ck_stream *s) { return s->borrowed; }
 void *ck_stream_handle(const ck_stream *s) { return s->s; }
 
 ck_status ck_stream_sync(ck_ctx *ctx, ck_stream *s) {
