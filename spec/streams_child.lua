@@ -25,8 +25,9 @@ check("CUKERN_CHECK_STREAMS=1 is set (seed " .. SEED .. ")", function() eq(os.ge
 
 for _, dev in ipairs(DEVS) do
   T.prefix = dev .. ": "
-  -- big enough on a GPU that a consumer racing its producer would read unfinished values
-  local N = dev == "cuda" and 1 << 22 or 1000
+  -- big enough on a GPU that a consumer racing its producer would read unfinished values (CUKERN_STREAMS_N: smaller
+  -- under compute-sanitizer)
+  local N = dev == "cuda" and (tonumber(os.getenv("CUKERN_STREAMS_N")) or 1 << 22) or 1000
   local x = ck.rand(N, {device = dev})
   local ref = x:to("host") * 3 + 1 -- the oracle, on the host
 

@@ -47,23 +47,20 @@ function S.install(ck)
     end
   end
 
-  do -- the current stream of each device, as Lua sees it: nil means the device's own
+  do
     local where = where_of("ck.with_stream")
-    local current = {}
     local GUARD_MT = {__name = "cukern.stream_guard", __close = function(g)
       if g.done then return end
       g.done = true
-      current[g.dev] = g.prev
-      core.stream_use(g.prev, g.dev)
+      core.stream_restore(g.dev, g.prev) -- (the stream current before: its slot, the device's own if it went)
       core.default_device(g.prev_dev)
     end}
     function ck.with_stream(s, fn, ...)
       if getmetatable(s) ~= stream_mt then raise(fmt("%s: argument 1 must be a stream (ck.stream()), got %s", where, show(s))) end
       if fn ~= nil and type(fn) ~= "function" then raise(fmt("%s: argument 2 must be a function, got %s", where, show(fn))) end
       local dev = call(where, s.device, s)
-      local guard = setmetatable({dev = dev, prev = current[dev], prev_dev = core.default_device()}, GUARD_MT)
-      call(where, core.stream_use, s, dev, true)
-      current[dev] = s
+      local guard = setmetatable({dev = dev, prev_dev = core.default_device(), s = s}, GUARD_MT)
+      guard.prev = call(where, core.stream_use, s, true)
       core.default_device(dev)
       if fn == nil then return guard end
       return around(function() GUARD_MT.__close(guard) end, fn, ...)

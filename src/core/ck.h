@@ -266,6 +266,7 @@ ck_status ck_stream_borrow(ck_ctx *ctx, ck_device dev, void *cuda_stream, ck_str
 void ck_stream_free(ck_ctx *ctx, ck_stream *s); /* waits for it first; its device's own stream becomes current */
 ck_stream *ck_stream_current(ck_ctx *ctx, ck_device dev); /* NULL (error in ctx) when dev cannot be used */
 ck_stream *ck_stream_own(ck_ctx *ctx, ck_device dev);     /* the device's own stream (slot 0) */
+ck_stream *ck_stream_in_slot(ck_ctx *ctx, ck_device dev, int slot); /* ... or the own one if the slot is free */
 ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s); /* on its device: launches the queue of the one before */
 /* ... after making s wait for the work issued so far on the stream current before (ck.with_stream: a fork). */
 ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s);

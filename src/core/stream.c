@@ -177,9 +177,11 @@ ck_stream *ck_stream_current(ck_ctx *ctx, ck_device dev) {
   return d ? d->cs : NULL;
 }
 
-ck_stream *ck_stream_own(ck_ctx *ctx, ck_device dev) {
+ck_stream *ck_stream_own(ck_ctx *ctx, ck_device dev) { return ck_stream_in_slot(ctx, dev, 0); }
+
+ck_stream *ck_stream_in_slot(ck_ctx *ctx, ck_device dev, int slot) {
   ck_dctx *d = ck_check_device(ctx, dev) ? NULL : ck_dctx_get(ctx, dev);
-  return d ? &d->main : NULL;
+  return d ? ck_strm_at(d, slot) : NULL;
 }
 
 ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s) {

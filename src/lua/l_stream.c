@@ -52,12 +52,21 @@ static int l_stream_current(lua_State *L) {
   return 1;
 }
 
-/* core.stream_use(s | nil, dev, enter): enter = true orders s after the stream current before (ck.with_stream's
- * entry); leaving a block restores the previous stream without that. */
+/* core.stream_use(s, enter) makes s current on its device (enter: after the work issued so far on the stream current
+ * before, ck.with_stream's entry) and returns the slot it replaced; core.stream_restore(dev, slot) makes that slot's
+ * stream current again (the device's own when the slot was given back meanwhile), without an ordering. */
 static int l_stream_use(lua_State *L) {
   ck_ctx *ctx = CKL_CTX(L);
-  ck_stream *s = lua_isnil(L, 1) ? ck_stream_own(ctx, ckl_check_device(L, 2)) : check_stream(L, 1, "with_stream")->s;
-  if (!s || (lua_toboolean(L, 3) ? ck_stream_enter(ctx, s) : ck_stream_set_current(ctx, s))) return ckl_fail(L);
+  ck_stream *s = check_stream(L, 1, "with_stream")->s, *prev = ck_stream_current(ctx, ck_stream_device(s));
+  if (!prev || (lua_toboolean(L, 2) ? ck_stream_enter(ctx, s) : ck_stream_set_current(ctx, s))) return ckl_fail(L);
+  lua_pushinteger(L, ck_stream_slot(prev));
+  return 1;
+}
+
+static int l_stream_restore(lua_State *L) {
+  ck_ctx *ctx = CKL_CTX(L);
+  ck_stream *s = ck_stream_in_slot(ctx, ckl_check_device(L, 1), (int)luaL_checkinteger(L, 2));
+  if (!s || ck_stream_set_current(ctx, s)) return ckl_fail(L);
   return 0;
 }
 
@@ -217,6 +226,7 @@ void ckl_stream_init(lua_State *L) {
 
 const luaL_Reg ckl_stream_funcs[] = {
     {"stream", l_stream},         {"stream_current", l_stream_current}, {"stream_use", l_stream_use},
+    {"stream_restore", l_stream_restore},
     {"event", l_event},           {"empty_pinned", l_empty_pinned},     {"pin", l_pin},
     {"is_pinned", l_is_pinned},   {"copy_async", l_copy_async},         {"nvtx_push", l_nvtx_push},
     {"nvtx_pop", l_nvtx_pop},     {NULL, NULL}};
