@@ -21,33 +21,9 @@
 
 #include <cuda_runtime_api.h>
 #include <dlpack/dlpack.h>
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
-
-#include "cukern.h"
+#include "embed_util.h"
 
 enum { R = 6, C = 9 };
-static int failures = 0;
-
-static void check(int ok, const char *what, const char *detail) {
-  printf("%s: %s%s%s\n", ok ? "ok  " : "FAIL", what, detail ? " — " : "", detail ? detail : "");
-  if (!ok) ++failures;
-}
-
-static lua_State *new_state(const char *root) {
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  cukern_open(L);
-  lua_pop(L, 1);
-  lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", root, root);
-  lua_getfield(L, -2, "path");
-  lua_concat(L, 2);
-  lua_setfield(L, -2, "path");
-  lua_pop(L, 1);
-  return L;
-}
 
 // ---------------------------------------------------------------- the engine's side of DLPack
 

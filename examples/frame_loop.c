@@ -16,14 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
-
-#include "cukern.h"
+#include "embed_util.h"
 
 enum { CHAIN = 8 };
-static int failures = 0;
 
 static const char *SCRIPT =
     "local ck = require 'cukern'\n"
@@ -75,8 +70,7 @@ static int call(lua_State *L, const char *fn, int bufref, int k, double *out) {
   if (bufref) lua_rawgeti(L, LUA_REGISTRYINDEX, bufref);
   lua_pushinteger(L, k);
   if (lua_pcall(L, bufref ? 2 : 1, out ? 1 : 0, 0) != LUA_OK) {
-    printf("FAIL: %s: %s\n", fn, lua_tostring(L, -1));
-    ++failures;
+    check(0, fn, lua_tostring(L, -1));
     lua_pop(L, 1);
     return 0;
   }
@@ -86,8 +80,9 @@ static int call(lua_State *L, const char *fn, int bufref, int k, double *out) {
 
 static void compare(double got, double want, int frame) {
   if (fabs(got - want) > 1e-4 * (1 + fabs(want))) {
-    printf("FAIL: frame %d: the script's sum %.6g, the application's %.6g\n", frame, got, want);
-    ++failures;
+    char msg[160];
+    snprintf(msg, sizeof msg, "frame %d: the script's sum %.6g, the application's %.6g", frame, got, want);
+    check(0, "a frame's sum", msg);
   }
 }
 
@@ -115,16 +110,7 @@ int main(int argc, char **argv) {
   const char *root = argc > 1 ? argv[1] : ".";
   const long n = argc > 2 ? atol(argv[2]) : 1 << 22;
   const int frames = argc > 3 ? atoi(argv[3]) : 40;
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  cukern_open(L);
-  lua_pop(L, 1);
-  lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", root, root);
-  lua_getfield(L, -2, "path");
-  lua_concat(L, 2);
-  lua_setfield(L, -2, "path");
-  lua_pop(L, 1);
+  lua_State *L = new_state(root);
   lua_pushinteger(L, n);
   lua_pushinteger(L, CHAIN);
   if (luaL_loadstring(L, SCRIPT) != LUA_OK || (lua_insert(L, -3), lua_pcall(L, 2, 1, 0)) != LUA_OK) {

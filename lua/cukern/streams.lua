@@ -20,10 +20,10 @@ local raise, call, where_of = errors.raise, errors.call, errors.where_of
 local show, check_live = args.show, args.check_live
 
 local S = {}
-local type, select, pcall, error, getmetatable, setmetatable = type, select, pcall, error, getmetatable, setmetatable
+local type, select, pairs, pcall, error, getmetatable, setmetatable = type, select, pairs, pcall, error, getmetatable, setmetatable
 local fmt, pack, unpack = string.format, table.pack, table.unpack
 
---- fn(...) between enter() and leave(), leave() also when fn raises; fn's results.
+--- fn(...), then leave(), also when fn raises; fn's results (or its error, raised again).
 local function around(leave, fn, ...)
   local res = pack(pcall(fn, ...))
   leave()
@@ -37,13 +37,14 @@ function S.install(ck)
   local stream_mt = getmetatable(probe)
   probe:free()
 
-  do
-    local where = where_of("ck.stream")
-    function ck.stream(...)
+  -- ck.stream([d]) and ck.event([d]): one of d (default: the default device)
+  for name, make in pairs {stream = core.stream, event = core.event} do
+    local where = where_of("ck." .. name)
+    ck[name] = function(...)
       local n, d = select("#", ...), ...
       if n > 1 then raise(fmt("%s: takes at most a device, got %d arguments", where, n)) end
       if d ~= nil and type(d) ~= "string" then raise(fmt("%s: the device must be a string (\"cuda:1\", \"host\"), got %s", where, show(d))) end
-      return call(where, core.stream, d)
+      return call(where, make, d)
     end
   end
 
@@ -64,16 +65,6 @@ function S.install(ck)
       core.default_device(dev)
       if fn == nil then return guard end
       return around(function() GUARD_MT.__close(guard) end, fn, ...)
-    end
-  end
-
-  do
-    local where = where_of("ck.event")
-    function ck.event(...)
-      local n, d = select("#", ...), ...
-      if n > 1 then raise(fmt("%s: takes at most a device, got %d arguments", where, n)) end
-      if d ~= nil and type(d) ~= "string" then raise(fmt("%s: the device must be a string (\"cuda:1\", \"host\"), got %s", where, show(d))) end
-      return call(where, core.event, d)
     end
   end
 
