@@ -50,6 +50,14 @@ for _, dev in ipairs(DEVS) do
     close(ck.with_stream(s2, function() return y + 1 end), ref, "after s1:sync()")
   end)
 
+  check("ck.map's inputs are checked too, and its result is written on its stream", function()
+    local s1, s2 = ck.stream(dev), ck.stream(dev)
+    local y = ck.with_stream(s1, function() return ck.map("x * 3", {x = x}) end)
+    raises(function() ck.with_stream(s2, function() return ck.map("y + 1", {y = y}) end) end, {"stream hazard", "ck.map"})
+    s1:sync()
+    close(ck.with_stream(s2, function() return ck.map("y + 1", {y = y}) end), ref, "map after s1:sync()")
+  end)
+
   check("entering ck.with_stream orders the block after the work issued before it (a fork)", function()
     local s = ck.stream(dev)
     local w = x * 3
