@@ -296,6 +296,7 @@ ck_stream *ck_stream_at(ck_ctx *ctx, const ck_tensor *t);
  * alive until the stream passes this point; and (wrote_host) host code reading it waits for that stream. */
 ck_status ck_pending_keep_tensor(ck_ctx *ctx, const ck_tensor *t);
 void ck_stream_wrote_host(ck_ctx *ctx, const ck_tensor *t);
+bool ck_stream_wrote_last(const ck_stream *s, const ck_tensor *t); /* s is the stream that wrote t last */
 
 /* NVTX ranges (nvtx.c): pushed and popped on this thread; pop returns the depth left (< 0: none was open).
  * ck_nvtx_ops: CUKERN_NVTX=1, a range per op named after the calling Lua line. */

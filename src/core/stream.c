@@ -184,8 +184,17 @@ ck_stream *ck_stream_in_slot(ck_ctx *ctx, ck_device dev, int slot) {
   return d ? ck_strm_at(d, slot) : NULL;
 }
 
+/* A graph capture records one stream: no other may become current (nor be joined to it) until it ends. */
+static ck_status capture_refuses(ck_ctx *ctx, const ck_strm *s) {
+  const ck_dctx *d = s->d;
+  if (!d->cap || d->cs == s) return CK_OK;
+  return ck_error(ctx, CK_ERR_ARG, "with_stream: a graph is being captured on stream %d of %s; the stream cannot "
+                  "change until it ends", d->cs->slot, ck_device_name(d->dev).s);
+}
+
 ck_status ck_stream_enter(ck_ctx *ctx, ck_stream *s) {
-  ck_status st = use(ctx, s->d);
+  ck_status st = capture_refuses(ctx, s);
+  if (!st) st = use(ctx, s->d);
   if (!st) st = ck_strm_join(s, s->d->cs);
   return st ? st : ck_stream_set_current(ctx, s);
 }
@@ -194,9 +203,7 @@ ck_status ck_stream_set_current(ck_ctx *ctx, ck_stream *s) {
   ck_dctx *d = s->d;
   ck_status st;
   if (d->cs == s) return CK_OK;
-  if (d->cap) return ck_error(ctx, CK_ERR_ARG, "with_stream: a graph is being captured on stream %d of %s; the "
-                              "stream cannot change until it ends", d->cs->slot, ck_device_name(d->dev).s);
-  if ((st = use(ctx, d)) || (st = ck_dctx_flush(d))) return st;
+  if ((st = capture_refuses(ctx, s)) || (st = use(ctx, d)) || (st = ck_dctx_flush(d))) return st;
   d->cs = s;
   return CK_OK;
 }
@@ -341,6 +348,11 @@ void ck_stream_wrote_host(ck_ctx *ctx, const ck_tensor *t) {
   t->st->wd = d;
   t->st->wslot = d->cs->slot;
   t->st->wseq = ++d->seq;
+}
+
+bool ck_stream_wrote_last(const ck_stream *s, const ck_tensor *t) {
+  const ck_storage *st = t->st;
+  return st && (st->wd ? st->wd : st->dctx) == s->d && st->wslot == s->slot;
 }
 
 ck_status ck_pending_keep_tensor(ck_ctx *ctx, const ck_tensor *t) {

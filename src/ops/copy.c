@@ -200,6 +200,8 @@ static ck_status download(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, boo
   const bool later = async && dst->st->pinned && direct;
   ck_stream *keep = ck_stream_current(ctx, sd), *writer = later ? keep : ck_stream_at(ctx, src);
   if (!keep || !writer) return CK_ERR_DEVICE;
+  /* an earlier asynchronous copy into dst finishes first, unless it is in this stream's order anyway */
+  if (!(later && ck_stream_wrote_last(writer, dst)) && (st = ck_stream_host_ready(ctx, dst))) return st;
   if ((st = ck_stream_set_current(ctx, writer))) return st;
   if ((st = ck_stream_touch(ctx, "copy", src)) || (st = ck_contiguous(ctx, &tmp2, src)) || (st = ck_use_device(ctx, sd)))
     goto cleanup;
@@ -243,8 +245,10 @@ ck_status ck_copy_ex(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool asy
     st = ck_copy(ctx, dst, &tmp);
     goto cleanup;
   }
-  if ((st = ck_stream_host_ready(ctx, src)) || (st = ck_stream_host_ready(ctx, dst))) return st;
-  if (dd.kind == CK_HOST && sd.kind == CK_HOST) return ck_host_copy(ctx, dst, src);
+  /* host memory that an asynchronous device copy is still writing: read (or written, by the host) only after it */
+  if ((st = ck_stream_host_ready(ctx, src))) return st;
+  if (dd.kind == CK_HOST && sd.kind == CK_HOST)
+    return (st = ck_stream_host_ready(ctx, dst)) ? st : ck_host_copy(ctx, dst, src);
   if (ck_dev_eq(dd, sd)) {
     if ((st = ck_use_device(ctx, dd)) || (st = ck_stream_touch(ctx, "copy", src)) || (st = ck_stream_touch(ctx, "copy", dst)) ||
         (st = cuda_copy(ctx, dst, src)))
