@@ -40,6 +40,9 @@ local CASES = {
   {"ck.stream", [[ck.stream("host:7")]], "device host:7 does not exist"},
   {"ck.with_stream", [[ck.with_stream("s", function() end)]], "argument 1 must be a stream"},
   {"ck.event", [[ck.event(1)]], "the device must be a string"},
+  {"s:wait", [[ck.stream("host"):wait(1)]], "cukern.event expected"},
+  {"e:elapsed", [[ck.event("host"):elapsed(ck.event("host"))]], "must be recorded first"},
+  {"e:record", [[ck.event("host"):record(1)]], "cukern.stream expected"},
   {"ck.nvtx.range", [[ck.nvtx.range("r", 1)]], "argument 2 must be a function"},
   {"ck.nvtx.push", [[ck.nvtx.push(1)]], "the range's name must be a string"},
   {"ck.nvtx.pop", [[ck.nvtx.pop(1)]], "takes no arguments"},
@@ -271,6 +274,7 @@ local CASES = {
 }
 
 local STATEMENTS = {
+  {"s:sync", [[local s = ck.stream("host"); s:free(); s:sync()]], "the stream was freed"},
   {"a[i] = v", [[a[99] = 1]], "index 99 is out of range for dim 1"},
   {"a[i] = v", [[a[1] = "x"]], "must be a number or a cukern array"},
   {"a[i] = v", [[a.foo = 1]], "cannot set \"foo\""},

@@ -34,8 +34,16 @@ end
 function S.install(ck)
   local M = core.methods
   local probe = core.stream("host")
-  local stream_mt = getmetatable(probe)
+  local stream_mt, event_mt = getmetatable(probe), getmetatable(core.event("host"))
   probe:free()
+  -- the methods of streams (s:sync, s:wait, ...) and events (e:record, e:elapsed, ...): errors name them and point at
+  -- the caller's line
+  for prefix, mt in pairs {["s:"] = stream_mt, ["e:"] = event_mt} do
+    for k, f in pairs(mt.__index) do
+      local where = where_of(prefix .. k)
+      mt.__index[k] = function(...) return call(where, f, ...) end
+    end
+  end
 
   -- ck.stream([d]) and ck.event([d]): one of d (default: the default device)
   for name, make in pairs {stream = core.stream, event = core.event} do
@@ -59,7 +67,7 @@ function S.install(ck)
     function ck.with_stream(s, fn, ...)
       if getmetatable(s) ~= stream_mt then raise(fmt("%s: argument 1 must be a stream (ck.stream()), got %s", where, show(s))) end
       if fn ~= nil and type(fn) ~= "function" then raise(fmt("%s: argument 2 must be a function, got %s", where, show(fn))) end
-      local dev = call(where, s.device, s)
+      local dev = call(where, s.device, s) -- (a freed stream is an error here)
       local guard = setmetatable({dev = dev, prev_dev = core.default_device(), s = s}, GUARD_MT)
       guard.prev = call(where, core.stream_use, s, true)
       core.default_device(dev)

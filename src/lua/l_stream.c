@@ -3,11 +3,11 @@
  * (ck.stream, ck.with_stream, ck.event, ck.nvtx, a:pin, a:to(d, {async = true})) is lua/cukern/streams.lua; this file
  * checks arguments and calls the core (src/core/stream.c, nvtx.c, src/ops/copy.c).
  *
- * core.stream([dev]) -> stream; core.stream_current([dev]) -> the slot of the current stream; core.stream_use(s | nil,
- * [dev]) makes s (nil: the device's own stream) current; s:sync(), s:wait(e), s:device(), s:slot(), s:free().
+ * core.stream([dev]) -> stream; core.stream_current([dev]) -> the slot of the current stream; core.stream_use(s, enter)
+ * -> the slot it replaced, core.stream_restore(dev, slot); s:sync(), s:wait(e), s:device(), s:slot(), s:free().
  * core.event([dev]) -> event; e:record([s]), e:sync(), e:elapsed(e2), e:device(), e:free().
- * core.empty_pinned(shape, dtype, dev), core.pin(a), core.copy_async(dst, src, async) (sets ck.last_ran()).
- * core.nvtx_push(name), core.nvtx_pop().
+ * core.empty_pinned(shape, dtype, dev), core.pin(a), core.is_pinned(a). core.nvtx_push(name), core.nvtx_pop().
+ * (a:to(d, {async = true}) and a:copy_ are l_array.c's, through ck_to_ex / ck_copy_ex.)
  */
 #include "lck.h"
 
@@ -26,7 +26,7 @@ typedef struct {
 
 static lstream *check_stream(lua_State *L, int i, const char *what) {
   lstream *u = (lstream *)luaL_checkudata(L, i, STREAM_MT);
-  if (!u->s) luaL_error(L, "%s: the stream was freed", what);
+  if (!u->s) luaL_error(L, "%s: the stream was freed", what); /* (raised at the caller's line by streams.lua) */
   return u;
 }
 
@@ -151,7 +151,7 @@ static int e_free(lua_State *L) {
   return 0;
 }
 
-// ---------------------------------------------------------------- pinned memory and asynchronous copies
+// ---------------------------------------------------------------- pinned memory
 
 static int l_empty_pinned(lua_State *L) {
   int64_t shape[CK_MAX_DIMS];
@@ -174,15 +174,6 @@ static int l_pin(lua_State *L) {
 
 static int l_is_pinned(lua_State *L) {
   lua_pushboolean(L, ckl_check_array(L, 1)->st->pinned);
-  return 1;
-}
-
-static int l_copy_async(lua_State *L) {
-  ck_tensor *dst = ckl_check_array(L, 1), *src = ckl_check_array(L, 2);
-  ck_ran ran;
-  if (ck_copy_ex(CKL_CTX(L), dst, src, lua_toboolean(L, 3), &ran)) return ckl_fail(L);
-  if (ran.name[0]) ckl_set_last(L, &ran);
-  lua_settop(L, 1);
   return 1;
 }
 
@@ -228,5 +219,5 @@ const luaL_Reg ckl_stream_funcs[] = {
     {"stream", l_stream},         {"stream_current", l_stream_current}, {"stream_use", l_stream_use},
     {"stream_restore", l_stream_restore},
     {"event", l_event},           {"empty_pinned", l_empty_pinned},     {"pin", l_pin},
-    {"is_pinned", l_is_pinned},   {"copy_async", l_copy_async},         {"nvtx_push", l_nvtx_push},
+    {"is_pinned", l_is_pinned},   {"nvtx_push", l_nvtx_push},
     {"nvtx_pop", l_nvtx_pop},     {NULL, NULL}};
