@@ -471,6 +471,8 @@ typedef struct ck_call {
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
+/* The op's own name ("add", "sum", "matmul", ...), as its messages say it; NULL for an unknown kind. */
+const char *ck_op_name(const ck_call *call);
 
 /* Shorthands that build one ck_call each (same semantics). */
 

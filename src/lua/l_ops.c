@@ -290,7 +290,7 @@ static int run_op(lua_State *L, const ckl_opdesc *d) {
   ck_ran ran;
   ckl_host_ran(&ran);
   const bool nvtx = ck_nvtx_ops();
-  if (nvtx) ckl_nvtx_op_push(L, d->name);
+  if (nvtx) ckl_nvtx_op_push(L, ck_op_name(c) ? ck_op_name(c) : d->name);
   const ck_status st = ck_run(CKL_CTX(L), c, &ran);
   if (nvtx) (void)ck_nvtx_pop();
   if (st) return ckl_fail(L);

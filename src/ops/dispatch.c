@@ -383,15 +383,20 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   return CK_OK;
 }
 
+const char *ck_op_name(const ck_call *call) {
+  const ck_opdef *def = def_of(call->kind);
+  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
+                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
+  return fn_name ? fn_name : def ? def->ladder : NULL;
+}
+
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   ck_plan p;
   memset(&p, 0, sizeof p);
   p.call = call;
   p.def = def_of(call->kind);
   if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
-  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
-                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
-  p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
+  p.name = ck_op_name(call); /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
   p.idx_dt = CK_I64; /* every index output is 1-based i64 (issue 32) */
   p.beta = call->beta;
