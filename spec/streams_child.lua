@@ -95,17 +95,20 @@ for _, dev in ipairs(DEVS) do
 
   check("the allocator across streams: a block read on s2 and freed is not overwritten by s1's next array", function()
     local s1, s2, e = ck.stream(dev), ck.stream(dev), ck.event(dev)
+    local busy = ck.rand(dev == "cuda" and 1 << 24 or 10, {device = dev})
     for round = 1, 4 do
       local a = ck.with_stream(s1, function() local r = x * 3; e:record(s1); return r end) -- home stream s1
       s2:wait(e)
-      local z = ck.with_stream(s2, function() -- a long read of a on s2
+      local z = ck.with_stream(s2, function() -- s2 reads a late: it is busy first (on a GPU, ~1 ms)
+        for _ = 1, 10 do busy:mul_(1) end
         local r = a + 1
         for _ = 1, 8 do r = r * 1 end
         return r
       end)
       a = nil
       collectgarbage(); collectgarbage()
-      ck.with_stream(s1, function() local b = ck.empty(N, {device = dev}); b:fill(-7); return b end) -- same size on s1
+      -- the same size on s1: a's block, which s1 may reuse only after s2's read (recorded uses join s2 into s1)
+      ck.with_stream(s1, function() local b = ck.empty(N, {device = dev}); b:fill(-7); return b end)
       s2:sync()
       close(z, ref, "round " .. round)
     end

@@ -88,7 +88,7 @@ int cukern_device_ordinal(lua_State *L, int idx, int *ordinal);
 
 /* Copy the array at stack index idx (any view, any device) into the host buffer buf in row-major order,
  * converted to dt; buf must hold numel * sizeof(element) bytes (bytes says how many it holds). Waits for
- * the GPU. Returns 0, or nonzero and pushes a message. */
+ * the stream that wrote the array (only that one). Returns 0, or nonzero and pushes a message. */
 int cukern_read(lua_State *L, int idx, void *buf, size_t bytes, cukern_dtype dt);
 
 /* Describe the array at stack index idx: any of the out pointers may be NULL; shape holds CUKERN_MAX_DIMS.
