@@ -95,7 +95,7 @@ for _, dev in ipairs(DEVS) do
 
   check("the allocator across streams: a block read on s2 and freed is not overwritten by s1's next array", function()
     local s1, s2, e = ck.stream(dev), ck.stream(dev), ck.event(dev)
-    local busy = ck.rand(dev == "cuda" and 1 << 24 or 10, {device = dev})
+    local busy = ck.rand(dev == "cuda" and 4 * N or 10, {device = dev})
     for round = 1, 4 do
       local a = ck.with_stream(s1, function() local r = x * 3; e:record(s1); return r end) -- home stream s1
       s2:wait(e)
