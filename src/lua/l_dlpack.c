@@ -71,13 +71,14 @@ int cukern_pin_buffer(lua_State *L, int idx) {
 #ifdef CK_HAVE_DLPACK
 #include <dlpack/dlpack.h>
 
-/* cukern's dtypes as DLPack's (code, bits); bool is DLPack 0.8's kDLBool (6), 8 bits. */
+/* cukern's dtypes as DLPack's (code, bits); bool is DLPack 0.8's kDLBool (6), 8 bits; complex as interleaved pairs. */
 static const struct {
   ck_dtype dt;
   uint8_t code, bits;
 } DT[] = {{CK_F32, kDLFloat, 32}, {CK_F64, kDLFloat, 64},  {CK_F16, kDLFloat, 16}, {CK_BF16, kDLBfloat, 16},
           {CK_I32, kDLInt, 32},   {CK_I64, kDLInt, 64},    {CK_I16, kDLInt, 16},   {CK_I8, kDLInt, 8},
-          {CK_U8, kDLUInt, 8},    {CK_U32, kDLUInt, 32},   {CK_BOOL, 6, 8}};
+          {CK_U8, kDLUInt, 8},    {CK_U32, kDLUInt, 32},   {CK_BOOL, 6, 8},        {CK_C64, kDLComplex, 64},
+          {CK_C128, kDLComplex, 128}};
 
 static bool dt_from(DLDataType d, ck_dtype *out) {
   for (size_t i = 0; i < sizeof DT / sizeof *DT; ++i)
