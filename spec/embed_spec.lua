@@ -2,20 +2,15 @@
 -- buffer, reads the result back, and runs two Lua states in two threads at once. Built by mk/embed.mk.
 local H = require "spec.helpers"
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  return ok and 0 or code, out
-end
+local sh = H.sh -- (ok, output)
 
 -- Builds build/<name> with make, runs it with `args` and returns its output; it must exit 0, end with `last` and
 -- report no FAIL line.
 local function build_and_run(make, name, args, last)
-  local rc, out = sh(make .. " -s build/" .. name)
-  assert(rc == 0, "building build/" .. name .. " failed:\n" .. out)
-  rc, out = sh("build/" .. name .. " " .. args)
-  assert(rc == 0, "build/" .. name .. " failed:\n" .. out)
+  local ok, out = sh(make .. " -s build/" .. name)
+  assert(ok, "building build/" .. name .. " failed:\n" .. out)
+  ok, out = sh("build/" .. name .. " " .. args)
+  assert(ok, "build/" .. name .. " failed:\n" .. out)
   assert.matches(last .. "\n$", out)
   assert.not_matches("FAIL", out)
   return out

@@ -2,12 +2,8 @@
 -- as a profiler sees them. A child process runs a script with spec/c/nvtx_log.c as its NVTX injection library (what
 -- Nsight loads the same way), which writes every push and pop to a file; no GPU or profiler needed.
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  return ok and 0 or code, out
-end
+local H = require "spec.helpers"
+local sh = H.sh -- (ok, output)
 
 local SCRIPT = [[
 local ck = require "cukern"
@@ -21,13 +17,13 @@ describe("NVTX ranges (an injection library records them)", function()
   local log
   setup(function()
     if os.getenv("CUKERN_SANITIZE") then return end
-    local rc, out = sh((os.getenv("MAKE") or "make") .. " -s build/nvtx_log.so")
-    assert(rc == 0, "building the NVTX injection library failed:\n" .. out)
+    local ok, out = sh((os.getenv("MAKE") or "make") .. " -s build/nvtx_log.so")
+    assert(ok, "building the NVTX injection library failed:\n" .. out)
     local script, logf = os.tmpname(), os.tmpname()
     local f = assert(io.open(script, "w")); f:write(SCRIPT); f:close()
-    rc, out = sh(("env NVTX_INJECTION64_PATH=%s/build/nvtx_log.so NVTX_LOG=%s CUKERN_NVTX=1 %s %s"):format(
+    ok, out = sh(("env NVTX_INJECTION64_PATH=%s/build/nvtx_log.so NVTX_LOG=%s CUKERN_NVTX=1 %s %s"):format(
       os.getenv("PWD") or ".", logf, os.getenv("LUA") or "lua5.4", script))
-    assert(rc == 0, "the script failed:\n" .. out)
+    assert(ok, "the script failed:\n" .. out)
     f = assert(io.open(logf)); log = f:read("a"); f:close()
     log = log:gsub(script:gsub("%p", "%%%0"), "script") -- (the temporary name, as the script's name)
     os.remove(script); os.remove(logf)
