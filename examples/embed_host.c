@@ -21,33 +21,8 @@
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
 
-#include "cukern.h"
-
-static int failures = 0;
-
-static void check(int ok, const char *what, const char *detail) {
-  printf("%s: %s%s%s\n", ok ? "ok  " : "FAIL", what, detail ? " — " : "", detail ? detail : "");
-  if (!ok) ++failures;
-}
-
-/* A Lua state with the standard libraries and cukern, finding lua/cukern/ under root. */
-static lua_State *new_state(const char *root) {
-  lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  cukern_open(L);
-  lua_pop(L, 1);
-  lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", root, root);
-  lua_getfield(L, -2, "path");
-  lua_concat(L, 2);
-  lua_setfield(L, -2, "path");
-  lua_pop(L, 1);
-  return L;
-}
+#include "embed_util.h"
 
 /* Load `src` and call it with the values on top of the stack; results stay on the stack. */
 static int run(lua_State *L, const char *name, const char *src, int nargs, int nresults) {

@@ -517,6 +517,16 @@ add("ck.allclose", {C("ck.allclose(A)"), C("ck.allclose(A, 'x')"), C("ck.allclos
 add("ck.randint", {C("ck.randint()"), C("ck.randint('x', 3)"), C("ck.randint(6, 1, 3)"), C("ck.randint(0, 2^40, 3)"),
   C("ck.randint(0, 5, -1)"), C("ck.randint(0, 5, 3, {bogus = 1})"),
   C("ck.randint(0.5, 5, 3)")})
+-- streams, events, pinned memory, NVTX (issue 36)
+add("ck.stream", {C("ck.stream(1)"), C("ck.stream('tpu')"), C("ck.stream('host:9')"), C("ck.stream('host', 2)")})
+add("ck.with_stream", {C("ck.with_stream()"), C("ck.with_stream(1, function() end)"), C("ck.with_stream(A)"),
+  C("ck.with_stream(ck.stream('host'), 7)")})
+add("ck.event", {C("ck.event(1)"), C("ck.event('tpu')"), C("ck.event('host', 1)")})
+add("A:pin", {C("A:pin('x')"), C("F:pin()"), C("A:pin({bogus = 1})")})
+add("A:is_pinned", {C("A:is_pinned('x')"), C("F:is_pinned()"), C("A:is_pinned({bogus = 1})")})
+add("ck.nvtx.range", {C("ck.nvtx.range()"), C("ck.nvtx.range(1, function() end)"), C("ck.nvtx.range('r', 2)")})
+add("ck.nvtx.push", {C("ck.nvtx.push()"), C("ck.nvtx.push({})")})
+add("ck.nvtx.pop", {C("ck.nvtx.pop(1)")})
 add("ck.graph", {C("ck.graph()"), C("ck.graph(1)"), C("ck.graph(A)"), C("ck.graph(function() error('inside') end)"),
   C("ck.graph(function() return A:item() end)"), C("ck.graph(function() ck.graph(function() end) end)")})
 add("ck.transpose", {C("ck.transpose(V)"), C("ck.transpose(S)"), C("ck.transpose(A, {variant = 'memcpy'})"),
@@ -717,7 +727,7 @@ local function public_names()
   for k in pairs(ck.core.methods) do names[#names + 1] = "A:" .. k end
   names[#names + 1] = "ck.core.time_op" -- documented in docs/api.md
   -- the tables of functions (issue 31): ck.nccl.*, ck.dist.*, and the methods of a communicator (comm:*)
-  for _, t in ipairs {"nccl", "dist"} do
+  for _, t in ipairs {"nccl", "dist", "nvtx"} do
     for k, v in pairs(ck[t]) do if type(v) == "function" then names[#names + 1] = "ck." .. t .. "." .. k end end
   end
   local c = ck.dist.init{device = "host"}

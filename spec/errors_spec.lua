@@ -37,6 +37,17 @@ local CASES = {
   {"ck.devices", [[ck.devices(1)]], "takes no arguments"},
   {"ck.with_device", [[ck.with_device("host:7", function() end)]], "device host:7 does not exist"},
   {"ck.with_device", [[ck.with_device("host", 1)]], "must be a function"},
+  {"ck.stream", [[ck.stream("host:7")]], "device host:7 does not exist"},
+  {"ck.with_stream", [[ck.with_stream("s", function() end)]], "argument 1 must be a stream"},
+  {"ck.event", [[ck.event(1)]], "the device must be a string"},
+  {"s:wait", [[ck.stream("host"):wait(1)]], "cukern.event expected"},
+  {"e:elapsed", [[ck.event("host"):elapsed(ck.event("host"))]], "must be recorded first"},
+  {"e:record", [[ck.event("host"):record(1)]], "cukern.stream expected"},
+  {"ck.nvtx.range", [[ck.nvtx.range("r", 1)]], "argument 2 must be a function"},
+  {"ck.nvtx.push", [[ck.nvtx.push(1)]], "the range's name must be a string"},
+  {"ck.nvtx.pop", [[ck.nvtx.pop(1)]], "takes no arguments"},
+  {"a:pin", [[a:pin(1)]], "takes no arguments"},
+  {"a:is_pinned", [[z:is_pinned()]], "freed"},
   {"ck.seed", [[ck.seed("x")]], "number expected"},
   {"ck.shard", [[ck.shard(a, {dim = 3})]], "dim out of range: 3 for a 2%-D array"},
   {"ck.replicate", [[ck.replicate(a, {"host:9"})]], "device host:9 does not exist"},
@@ -54,7 +65,7 @@ local CASES = {
   {"ck.arange", [[ck.arange(math.mininteger, math.maxinteger)]], "too many"},
   {"ck.linspace", [[ck.linspace(0, 1, -1)]], "n must be an integer >= 0"},
   {"ck.rand", [[ck.rand(2, {dtype = "i32"})]], "makes floating%-point .* ck%.randint"},
-  {"ck.randn", [[ck.randn(2, {variant = "x"})]], "unknown option \"variant\" %(ck.randn takes dtype, device%)"},
+  {"ck.randn", [[ck.randn(2, {variant = "x"})]], "unknown option \"variant\" %(ck.randn takes dtype, device, pinned%)"},
   {"ck.randint", [[ck.randint(6, 1, 3)]], "hi %(1%) is less than lo %(6%)"},
   {"ck.array", [[ck.array({{1, 2}, {3}})]], "ragged"},
   {"ck.array", [[ck.array("x")]], "must be a %(nested%) table"},
@@ -280,6 +291,7 @@ local CASES = {
 }
 
 local STATEMENTS = {
+  {"s:sync", [[local s = ck.stream("host"); s:free(); s:sync()]], "the stream was freed"},
   {"a[i] = v", [[a[99] = 1]], "index 99 is out of range for dim 1"},
   {"a[i] = v", [[a[1] = "x"]], "must be a number or a cukern array"},
   {"a[i] = v", [[a.foo = 1]], "cannot set \"foo\""},
@@ -331,8 +343,8 @@ describe("errors", function()
       if not no_bad_call[k] and type(v) == "function" and not named["ck." .. k] then missing[#missing + 1] = "ck." .. k end
     end
     -- the tables of functions (issue 31) and the communicator's methods
-    local nested_no_bad_call = {["ck.nccl.info"] = true, ["ck.nccl.variants"] = true}
-    for _, t in ipairs {"nccl", "dist"} do
+    local nested_no_bad_call = {["ck.nccl.info"] = true, ["ck.nccl.variants"] = true, }
+    for _, t in ipairs {"nccl", "dist", "nvtx"} do
       for k, v in pairs(ck[t]) do
         local name = "ck." .. t .. "." .. k
         if type(v) == "function" and not nested_no_bad_call[name] and not named[name] then missing[#missing + 1] = name end

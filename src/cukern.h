@@ -90,7 +90,7 @@ int cukern_device_ordinal(lua_State *L, int idx, int *ordinal);
 
 /* Copy the array at stack index idx (any view, any device) into the host buffer buf in row-major order,
  * converted to dt; buf must hold numel * sizeof(element) bytes (bytes says how many it holds). Waits for
- * the GPU. Returns 0, or nonzero and pushes a message. */
+ * the stream that wrote the array (only that one). Returns 0, or nonzero and pushes a message. */
 int cukern_read(lua_State *L, int idx, void *buf, size_t bytes, cukern_dtype dt);
 
 /* Describe the array at stack index idx: any of the out pointers may be NULL; shape holds CUKERN_MAX_DIMS.
@@ -99,6 +99,31 @@ int cukern_info(lua_State *L, int idx, int *ndim, int64_t *shape, cukern_dtype *
 
 /* Nonzero when this build and machine have a usable CUDA device for L's cukern context. */
 int cukern_has_cuda(lua_State *L);
+
+/* ---- streams, pinned buffers and DLPack (issue 36) ---- */
+
+/* Make the application's CUDA stream (a cudaStream_t) the current stream of device cuda:ordinal in L: the script's ops
+ * on that device then run on it, ordered after the work cukern issued before; NULL gives cukern its own stream back
+ * (after waiting for the application's). The stream stays the application's: cukern never destroys it. A script's
+ * ck.with_stream blocks still switch streams inside them. Returns 0, or nonzero and pushes a message (no GPU, no such
+ * device). */
+int cukern_set_stream(lua_State *L, int ordinal, void *cuda_stream);
+
+/* Page-lock the application's host buffer under the array at idx (pushed by cukern_push_buffer: cudaHostRegister,
+ * undone before its release is called), so that copies between it and a device run asynchronously. Opt-in; without a
+ * GPU it does nothing and returns 0. Returns 0, or nonzero and pushes a message. */
+int cukern_pin_buffer(lua_State *L, int idx);
+
+/* DLPack (dlpack/dlpack.h, v0.6 or later; include it before calling these). cukern_push_dlpack pushes an array over the
+ * tensor's memory (host: kDLCPU, kDLCUDAHost; device: kDLCUDA, kDLCUDAManaged), with its shape, strides (in elements,
+ * any >= 0, NULL = row-major) and byte_offset, without copying; cukern takes the tensor over and calls its deleter once,
+ * when the last array or view over it goes (on failure nothing is taken over). cukern_to_dlpack exports the array at
+ * idx (any view: shape, strides and offset as they are; the same memory, no copy) after waiting for the stream that
+ * wrote it; the caller calls (*out)->deleter(*out) when done, and before lua_close. dtypes: f32 f64 f16 bf16 i8 i16 i32
+ * i64 u8 u32 c64 c128, and bool as kDLBool (code 6, 8 bits). Return 0, or nonzero and push a message. */
+struct DLManagedTensor;
+int cukern_push_dlpack(lua_State *L, struct DLManagedTensor *m);
+int cukern_to_dlpack(lua_State *L, int idx, struct DLManagedTensor **out);
 
 #ifdef __cplusplus
 }

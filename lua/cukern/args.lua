@@ -78,7 +78,7 @@ A.is_opts = is_opts
 function A.is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "table" and not is_array(t) and next(t) == nil) end
 
 local opt_set = options.set
-A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
+A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device", "pinned"), opt_set("variant", "out"), opt_set("variant")
 A.QUANT, A.DEQUANT = opt_set("scale"), opt_set("dtype") -- ck.quantize, ck.dequantize (lua/cukern/fp8.lua)
 -- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
 A.MATMUL, A.GEMM = opt_set("variant", "out", "precision", "scale_a", "scale_b"), opt_set("variant", "precision")

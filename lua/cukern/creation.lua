@@ -31,7 +31,11 @@ local function shape_and_opts(where, ...)
   return shape, check_opts(where, opts, CREATE)
 end
 
-local function new(where, shape, opts) return call(where, core.empty, shape, opts.dtype, opts.device) end
+-- (pinned = true: page-locked host memory, for asynchronous copies; ordinary host memory without a GPU)
+local function new(where, shape, opts)
+  if opts.pinned then return call(where, core.empty_pinned, shape, opts.dtype, opts.device or "host") end
+  return call(where, core.empty, shape, opts.dtype, opts.device)
+end
 
 local STORAGE = {bool = true, u8 = true, i8 = true, i16 = true, u32 = true, i64 = true} -- no arithmetic yet
 local MAX_COUNT = 2 ^ 53 -- element counts past this are not exact in a double (and would not fit anyway)

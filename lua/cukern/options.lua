@@ -29,6 +29,8 @@ M.RULES = {
   out = function(v) return live(v), "a (live) cukern array" end,
   idx = function(v) return live(v), "a (live) i32 cukern array" end,
   keepdim = function(v) return type(v) == "boolean", "true or false" end,
+  pinned = function(v) return type(v) == "boolean", "true or false" end,
+  async = function(v) return type(v) == "boolean", "true or false" end,
   precision = function(v) return v == "exact" or v == "tf32", '"exact" or "tf32"' end,
   dim = function(v) return math_type(v) == "integer" and v >= -8 and v <= 8 and v ~= 0,
     "a dim (1..ndim, or negative from the end)" end,

@@ -68,6 +68,15 @@ typedef struct ck_storage {
    * is called instead of freeing ptr (after the stream is synchronised, for device memory). NULL otherwise. */
   void (*release)(void *ud, void *ptr);
   void *release_ud;
+  /* streams (issue 36, stream.c): host memory that is page-locked (cudaHostAlloc, or an application buffer
+   * registered with cudaHostRegister), so that copies from and to it run asynchronously; the stream that wrote it
+   * last (the slot of `wd`, the device whose stream it is: dctx unless a device copied into pinned host memory)
+   * and at which point of its device's clock; the streams (a bit per slot) that used it, which the allocator
+   * orders before the block's next use */
+  bool pinned, registered;
+  int wslot;
+  uint64_t wseq, uses;
+  struct ck_dctx *wd;
 } ck_storage;
 
 typedef struct ck_tensor {
@@ -246,6 +255,8 @@ void ck_graph_keep_tensor(ck_ctx *ctx, const ck_tensor *t); /* no-op unless capt
 
 /* ---------------------------------------------------------------- storage (storage.c) */
 ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out);
+/* ... host memory page-locked when `pinned` and there is a GPU (ordinary memory without one). */
+ck_status ck_storage_new_pinned(ck_ctx *ctx, ck_device dev, size_t bytes, bool pinned, ck_storage **out);
 void ck_storage_retain(ck_storage *s);
 void ck_storage_release(ck_storage *s);
 /* Storage over memory the caller owns (host memory, or a device pointer for CK_CUDA): nothing is allocated
@@ -253,6 +264,9 @@ void ck_storage_release(ck_storage *s);
  * the last reference goes. */
 ck_status ck_storage_wrap(ck_ctx *ctx, ck_device dev, void *ptr, size_t bytes, void (*release)(void *ud, void *ptr),
                           void *ud, ck_storage **out);
+/* Page-lock a wrapped host buffer (cudaHostRegister; undone before its release): copies from and to it run
+ * asynchronously. Without a GPU nothing happens. */
+ck_status ck_storage_register(ck_ctx *ctx, ck_storage *s);
 /* Raw device workspace from the current device's caching allocator (stream-ordered reuse is safe: one stream per
  * device; a block only ever goes back to the device it came from). */
 void *ck_dev_alloc(ck_ctx *ctx, size_t bytes);
@@ -260,6 +274,7 @@ void ck_dev_free(ck_ctx *ctx, void *p);
 typedef struct ck_memstats {
   size_t in_use, cached, peak, allocations, cuda_mallocs, frees, cache_hits, oom_retries;
   size_t host_in_use;
+  size_t pinned; /* page-locked host bytes (pinned arrays; every host device's) */
 } ck_memstats;
 void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out);
 void ck_empty_cache(ck_ctx *ctx); /* every device */
@@ -355,8 +370,18 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
 /* ---------------------------------------------------------------- copies (copy.c) */
 /* dst = src elementwise (same shape), across dtypes (cast) and devices; dst may be any strided view. */
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
+/* ... with `async`: a transfer between pinned host memory and a device does not wait (it is ordered on the current
+ * stream, and the pinned storage is kept alive until the stream passes it); pageable ones wait whatever is asked.
+ * `ran` (may be NULL) says which it was, for ck.last_ran(). */
+ck_status ck_copy_ex(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran);
+/* A contiguous host array in pinned memory (ordinary memory without a GPU); a pinned contiguous copy of a host array
+ * (t itself when it is one already). */
+ck_status ck_empty_pinned(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev);
+ck_status ck_pin(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* out = contiguous copy of t on `dev` with dtype `dt` (a view of t when nothing changes and t is contiguous). */
 ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt);
+/* ... with ck_copy_ex's `async` and `ran`. */
+ck_status ck_to_ex(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt, bool async, ck_ran *ran);
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* Read/write raw values in logical (row-major) order; synchronises. buf holds numel * dtype size bytes. */
 ck_status ck_read(ck_ctx *ctx, const ck_tensor *t, void *buf);
@@ -402,6 +427,8 @@ typedef struct ck_call {
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
+/* The op's own name ("add", "sum", "matmul", ...), as its messages say it; NULL for an unknown kind. */
+const char *ck_op_name(const ck_call *call);
 
 /* Shorthands that build one ck_call each (same semantics). */
 
@@ -499,5 +526,7 @@ ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* st
 void ck_host_index_check(const ck_ix_desc *d, int64_t *bad, int64_t *dup, int64_t *first);
 void ck_host_index(const ck_ix_desc *d);
 const char *ck_index_fn_name(int fn); /* "gather", ... (op_index.c) */
+
+#include "ck_stream.h" /* streams, events, pinned transfers, NVTX (issue 36) */
 
 #endif

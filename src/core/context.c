@@ -65,17 +65,16 @@ static const char *cublas_status_name(cublasStatus_t s) {
 }
 
 ck_status ck_synchronize_device(ck_ctx *ctx, ck_device dev) {
-  if (dev.kind == CK_HOST) return ck_check_device(ctx, dev);
-  if (ctx->capture)
+  ck_status st = dev.kind == CK_HOST ? ck_check_device(ctx, dev) : CK_OK;
+  if (st) return st;
+  if (dev.kind == CK_CUDA && ctx->capture)
     return ck_error(ctx, CK_ERR_ARG, "cannot synchronise or read values on the host while a graph is being "
                                      "captured (ck.graph records device work only)");
-  ck_status st = ck_use_device(ctx, dev);
-  if (st || (st = ck_flush(ctx))) return st;
-  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream);
-  if (e != cudaSuccess)
-    return ck_error(ctx, CK_ERR_CUDA, "synchronize %s: %s (%s)", ck_device_name(dev).s, cudaGetErrorString(e),
-                    cudaGetErrorName(e));
-  return CK_OK;
+  if ((st = ck_use_device(ctx, dev))) return st;
+  ck_dctx *d = ck_dctx_get(ctx, dev);
+  for (int i = 0; d && i < CK_MAX_STREAMS && !st; ++i) /* every stream of the device (host: their clocks) */
+    if (d->strm[i]) st = ck_strm_sync(d->strm[i]);
+  return st;
 }
 
 ck_status ck_synchronize(ck_ctx *ctx) {
@@ -125,8 +124,9 @@ ck_status ck_ctx_create(ck_ctx **out) {
   ctx->sync = sync && sync[0] && strcmp(sync, "0") != 0;
   const char *batch = getenv("CUKERN_BATCH");
   ctx->batching = !(batch && strcmp(batch, "0") == 0);
-  const char *order = getenv("CUKERN_CHECK_ORDER");
+  const char *order = getenv("CUKERN_CHECK_ORDER"), *streams = getenv("CUKERN_CHECK_STREAMS");
   ctx->check_order = order && order[0] && strcmp(order, "0") != 0;
+  ctx->check_streams = streams && streams[0] && strcmp(streams, "0") != 0;
   *out = ctx;
   return CK_OK;
 }
@@ -137,8 +137,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     ck_dctx *d = ctx->cuda[i];
     if (!d) continue;
     (void)ck_use_device(ctx, d->dev);
-    (void)ck_dctx_flush(d); /* what the script issued last still runs */
-    cudaStreamSynchronize(d->stream);
+    (void)ck_synchronize_device(ctx, d->dev); /* what the script issued last still runs */
     if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
     if (d->cublas) cublasDestroy(d->cublas);
   }
@@ -149,10 +148,14 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     if (!d) continue;
     cudaSetDevice(i);
     cudaEventDestroy(d->order_ev);
-    cudaStreamDestroy(d->stream);
+    ck_strm_destroy_all(d);
     free(d);
   }
-  for (int i = 0; i < ctx->nhost; ++i) free(ctx->host[i]);
+  for (int i = 0; i < ctx->nhost; ++i)
+    if (ctx->host[i]) {
+      ck_strm_destroy_all(ctx->host[i]);
+      free(ctx->host[i]);
+    }
   free(ctx);
 }
 
@@ -200,17 +203,18 @@ static ck_status order_fault(ck_ctx *ctx, const char *at) {
 ck_status ck_dctx_flush(ck_dctx *d) {
   ck_ctx *ctx = d->ctx;
   if (ctx->order_faults) return order_fault(ctx, "flush");
-  if (!d->batch.n) return CK_OK;
+  ck_batch *q = &d->cs->batch; /* (only the current stream's queue holds records) */
+  if (!q->n) return CK_OK;
   ck_dctx *keep = ctx->cur;
   ck_status st = keep == d ? CK_OK : ck_use_device(ctx, d->dev);
   if (st) return st;
-  const int e = ck_batch_flush(&d->batch, d->stream);
+  const int e = ck_batch_flush(q, d->cs->s);
   if (keep && keep != d) (void)ck_use_device(ctx, keep->dev);
   if (e == 0) return CK_OK;
   char ops[256];
-  batch_describe(&d->batch, ops, sizeof ops);
-  const int n = d->batch.n;
-  d->batch.n = 0; /* dropped: the launch did not happen */
+  batch_describe(q, ops, sizeof ops);
+  const int n = q->n;
+  q->n = 0; /* dropped: the launch did not happen */
   (void)cudaGetLastError();
   return ck_error(ctx, CK_ERR_CUDA, "batched small ops on %s (%d: %s): kernel launch failed: %s (%s)",
                   ck_device_name(d->dev).s, n, ops, cudaGetErrorString((cudaError_t)e), cudaGetErrorName((cudaError_t)e));
@@ -241,18 +245,19 @@ static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool jo
       d->cublas = NULL;
       return ck_error(ctx, CK_ERR_CUBLAS, "cublasCreate on %s failed: %s", ck_device_name(d->dev).s, cublas_status_name(s));
     }
-    if ((s = cublasSetStream(d->cublas, d->stream)) != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(d->cublas);
-      d->cublas = NULL;
-      return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
-    }
     d->env.cublas = d->cublas;
+    d->env.stream = NULL; /* (bound below) */
+  }
+  if (d->env.stream != d->cs->s) { /* the handle follows the current stream */
+    cublasStatus_t s = cublasSetStream(d->cublas, d->cs->s);
+    if (s != CUBLAS_STATUS_SUCCESS) return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
+    d->env.stream = d->cs->s;
   }
   *env = d->env;
-  env->batch = ck_batch_active(ctx) ? &d->batch : NULL;
+  env->batch = ck_batch_active(ctx) ? &d->cs->batch : NULL;
   env->note = note;
   /* (a launch that joins the batch finds it non-empty by design: it is checked only when it launches alone) */
-  if (ctx->check_order && !joins_batch) env->order_queued = &d->batch.n, env->order_faults = &ctx->order_faults;
+  if (ctx->check_order && !joins_batch) env->order_queued = &d->cs->batch.n, env->order_faults = &ctx->order_faults;
   return CK_OK;
 }
 
@@ -275,7 +280,7 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
     return ck_error(ctx, CK_ERR_CUDA, "%s: kernel launch failed: %s (%s)", what, cudaGetErrorString((cudaError_t)kerr),
                     cudaGetErrorName((cudaError_t)kerr));
   }
-  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream); /* CUKERN_SYNC: a device fault names this launch */
+  cudaError_t e = cudaStreamSynchronize(ctx->cur->cs->s); /* CUKERN_SYNC: a device fault names this launch */
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess)
     return ck_error(ctx, CK_ERR_CUDA, "%s: device fault (CUKERN_SYNC): %s (%s)", what, cudaGetErrorString(e),
@@ -325,10 +330,8 @@ ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int k
   const ck_launch_req r = {.fn = mem_launch, .arg = &m, .what = what};
   ck_status st = ck_submit(ctx, &r);
   if (st || !wait) return st;
-  cudaError_t e = cudaStreamSynchronize(ctx->cur->stream);
-  if (e != cudaSuccess)
-    return ck_error(ctx, CK_ERR_CUDA, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
-  return CK_OK;
+  st = ck_strm_sync(ctx->cur->cs); /* (the current stream only) */
+  return st ? ck_error_prefix(ctx, st, "%s", what) : CK_OK;
 }
 
 static ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what) {
@@ -380,16 +383,16 @@ ck_status ck_time_op(ck_ctx *ctx, ck_device dev, ck_bench_fn fn, void *ud, int w
   if (!ev) return ck_error(ctx, CK_ERR_OOM, "benchmark: out of host memory");
   for (int i = 0; i < 2 * reps; ++i) CK_CUDA(ctx, cudaEventCreate(&ev[i]));
   if ((st = ck_flush(ctx))) goto cleanup;
-  CK_CUDA(ctx, cudaStreamSynchronize(d->stream));
+  CK_CUDA(ctx, cudaStreamSynchronize(d->cs->s));
   for (int i = 0; i < reps; ++i) {
     if (flush_bytes && (st = ck_memset(ctx, d->flush_buf, i & 0xff, flush_bytes, "benchmark L2 flush")))
       goto cleanup;
-    CK_CUDA(ctx, cudaEventRecord(ev[2 * i], d->stream));
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i], d->cs->s));
     if ((st = fn(ctx, ud)) != CK_OK) goto cleanup;
     if ((st = ck_use_device(ctx, dev)) || (st = ck_flush(ctx))) goto cleanup; /* the rep's batched ops run inside its events */
-    CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], d->stream));
+    CK_CUDA(ctx, cudaEventRecord(ev[2 * i + 1], d->cs->s));
   }
-  CK_CUDA(ctx, cudaStreamSynchronize(d->stream));
+  CK_CUDA(ctx, cudaStreamSynchronize(d->cs->s));
   for (int i = 0; i < reps; ++i) {
     float ms = 0;
     CK_CUDA(ctx, cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
@@ -435,7 +438,7 @@ ck_status ck_timer_start(ck_ctx *ctx, ck_timer *t) {
   ck_status st = CK_OK;
   if (t->cuda) {
     if ((st = ck_use_device(ctx, t->dev)) || (st = ck_flush(ctx))) return st; /* earlier batched ops run before the start */
-    CK_CUDA(ctx, cudaEventRecord(t->start, ctx->cur->stream));
+    CK_CUDA(ctx, cudaEventRecord(t->start, ctx->cur->cs->s));
   } else t->t0 = now_ms();
 cleanup:
   return st;
@@ -449,7 +452,7 @@ ck_status ck_timer_stop(ck_ctx *ctx, ck_timer *t, double *ms) {
   }
   float f = 0;
   if ((st = ck_use_device(ctx, t->dev)) || (st = ck_flush(ctx))) return st;
-  CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->cur->stream));
+  CK_CUDA(ctx, cudaEventRecord(t->stop, ctx->cur->cs->s));
   CK_CUDA(ctx, cudaEventSynchronize(t->stop));
   CK_CUDA(ctx, cudaEventElapsedTime(&f, t->start, t->stop));
   *ms = f;

@@ -3,7 +3,7 @@
  * one is current, peer access and the ordering of work across two devices' streams.
  *
  * A session (ck_ctx: one per Lua state or embedding application) drives cuda:0 .. cuda:N-1 and host:0 ..
- * host:M-1. Each CUDA device gets its own ck_dctx on first use: stream, cuBLAS handle, caching allocator and
+ * host:M-1. Each CUDA device gets its own ck_dctx on first use: streams (stream.c), cuBLAS handle, caching allocator and
  * statistics, small-op batch queue, graph capture and kernel attribute cache. Nothing is shared between two
  * devices, so nothing on one can wait for the other by accident; what must (a peer copy) says so with events.
  *
@@ -109,16 +109,17 @@ static ck_dctx *dctx_new(ck_ctx *ctx, ck_device dev) {
   if (dev.kind == CK_HOST) {
     snprintf(d->info.backend, sizeof d->info.backend, "host");
     snprintf(d->info.name, sizeof d->info.name, "host CPU (reference backend)");
+    (void)ck_strm_init(d); /* (no CUDA stream: cannot fail) */
     return d;
   }
   struct cudaDeviceProp p;
   cudaError_t e;
   if ((e = cudaSetDevice(dev.index)) != cudaSuccess || (e = cudaGetDeviceProperties(&p, dev.index)) != cudaSuccess ||
-      (e = cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-      (e = cudaEventCreateWithFlags(&d->order_ev, cudaEventDisableTiming)) != cudaSuccess) {
+      (e = cudaEventCreateWithFlags(&d->order_ev, cudaEventDisableTiming)) != cudaSuccess || ck_strm_init(d)) {
     ck_error(ctx, CK_ERR_CUDA, "%s unusable: %s (%s)", ck_device_name(dev).s, cudaGetErrorString(e), cudaGetErrorName(e));
     (void)cudaGetLastError();
-    if (d->stream) cudaStreamDestroy(d->stream);
+    if (d->main.s) cudaStreamDestroy(d->main.s);
+    if (d->order_ev) cudaEventDestroy(d->order_ev);
     free(d);
     return NULL;
   }
@@ -136,8 +137,7 @@ static ck_dctx *dctx_new(ck_ctx *ctx, ck_device dev) {
   in->runtime_version = ctx->info.runtime_version;
   in->device_count = ctx->info.device_count;
   ck_env *env = &d->env;
-  env->device = dev.index;
-  env->stream = d->stream;
+  env->device = dev.index; /* (the stream is the current one's, set at each launch: env_for) */
   env->sm_count = p.multiProcessorCount;
   env->cc_major = p.major;
   env->cc_minor = p.minor;
@@ -268,8 +268,8 @@ ck_status ck_stream_after(ck_ctx *ctx, ck_device waiter, ck_device producer) {
   if (!w || !p) return CK_ERR_DEVICE;
   ck_status st = ck_dctx_flush(p);
   if (st) return st;
-  cudaError_t e = cudaEventRecord(p->order_ev, p->stream);
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(w->stream, p->order_ev, 0);
+  cudaError_t e = cudaEventRecord(p->order_ev, p->cs->s);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(w->cs->s, p->order_ev, 0);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     return ck_error(ctx, CK_ERR_CUDA, "ordering %s after %s: %s (%s)", ck_device_name(waiter).s,
@@ -309,7 +309,7 @@ ck_status ck_memcpy_peer(ck_ctx *ctx, void *dst, ck_device ddev, const void *src
 void *ck_device_stream(ck_ctx *ctx, ck_device dev) {
   ck_dctx *d = dev.kind == CK_CUDA ? ck_dctx_get(ctx, dev) : NULL;
   if (!d && dev.kind != CK_CUDA) ck_error(ctx, CK_ERR_DEVICE, "%s has no stream (a host device)", ck_device_name(dev).s);
-  return d ? (void *)d->stream : NULL;
+  return d ? (void *)d->cs->s : NULL;
 }
 
 void *ck_device_event(ck_ctx *ctx, ck_device dev) {

@@ -11,7 +11,9 @@
  *     (ck_graph_defer_block), since later recorded work may reuse them;
  *   - the operands a call names are retained by the dispatcher (ck_run) for the same reason;
  * and all of it goes back (storages released, blocks to the cache) when the graph is freed, after the
- * stream has finished any replay. A graph records one device's stream: the default device's when it begins;
+ * stream has finished any replay. A graph records one device's current stream (a user stream under
+ * ck.with_stream too; it stays current until the capture ends) and replays on whichever stream is current then:
+ * the default device's when it begins;
  * work on another device during the capture is refused (ck_use_device). Work that needs the host during a capture (host arrays, reading values,
  * synchronising) is refused with a clear error, and the capture is then abandoned by the binding.
  */
@@ -23,6 +25,7 @@
 struct ck_graph {
   ck_ctx *ctx;
   ck_dctx *d; /* the device whose stream it records and replays on */
+  cudaStream_t s; /* the stream it recorded */
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   ck_storage **keep; /* retained storages */
@@ -85,7 +88,8 @@ ck_status ck_graph_begin(ck_ctx *ctx) {
   g->ctx = ctx;
   g->d = d;
   if ((st = ck_flush(ctx))) goto cleanup; /* ops issued before the capture are not part of the graph */
-  CK_CUDA(ctx, cudaStreamBeginCapture(d->stream, cudaStreamCaptureModeRelaxed));
+  g->s = d->cs->s;
+  CK_CUDA(ctx, cudaStreamBeginCapture(g->s, cudaStreamCaptureModeRelaxed));
   d->cap = g;
   ctx->capture = d;
   return CK_OK;
@@ -103,7 +107,7 @@ ck_status ck_graph_end(ck_ctx *ctx, ck_graph **out) {
   d->cap = NULL;
   ctx->capture = NULL;
   if ((st = ck_use_device(ctx, d->dev))) goto cleanup;
-  cudaError_t e = cudaStreamEndCapture(d->stream, &g->graph);
+  cudaError_t e = cudaStreamEndCapture(g->s, &g->graph);
   if (e != cudaSuccess) {
     st = ck_cuda_fail(ctx, (int)e, __FILE__, __LINE__, "cudaStreamEndCapture");
     goto cleanup;
@@ -131,7 +135,7 @@ void ck_graph_abort(ck_ctx *ctx) {
   ctx->capture = NULL;
   (void)ck_use_device(ctx, d->dev);
   cudaGraph_t graph = NULL;
-  (void)cudaStreamEndCapture(d->stream, &graph); /* ends (and invalidates) the capture */
+  (void)cudaStreamEndCapture(g->s, &graph); /* ends (and invalidates) the capture */
   if (graph) cudaGraphDestroy(graph);
   (void)cudaGetLastError();
   ck_graph_free(g);
@@ -157,14 +161,12 @@ void ck_graph_free(ck_graph *g) {
   ck_ctx *ctx = g->ctx;
   ck_dctx *d = g->d;
   ck_dctx *keep = ctx->cur;
-  if (!ck_use_device(ctx, d->dev)) { /* no replay (or batched op) may still be running on the memory */
-    (void)ck_dctx_flush(d);
-    cudaStreamSynchronize(d->stream);
-  }
+  /* no replay (or batched op) may still be running on the memory, on any of the device's streams */
+  (void)ck_synchronize_device(ctx, d->dev);
   if (g->exec) cudaGraphExecDestroy(g->exec);
   if (g->graph) cudaGraphDestroy(g->graph);
   for (size_t i = 0; i < g->nkeep; ++i) ck_storage_release(g->keep[i]);
-  for (size_t i = 0; i < g->nblocks; ++i) ck_cache_block(d, g->blocks[i], g->caps[i]);
+  for (size_t i = 0; i < g->nblocks; ++i) ck_cache_block(d, g->blocks[i], g->caps[i], 0); /* (device idle: any stream) */
   if (keep && keep != d) (void)ck_use_device(ctx, keep->dev);
   free(g->keep);
   free(g->blocks);

@@ -3,10 +3,12 @@
  *
  * Device memory is handed out in size classes (four per power of two, at least 512 bytes) and returned to
  * per-class free lists instead of cudaFree, so that steady-state loops allocate nothing from the driver.
- * Each device has its own cache (in its ck_dctx) and all of a device's work runs on its one stream, so a block
- * freed here can be reused by the next launch there without an event: stream order already serialises them. A
+ * Each device has its own cache (in its ck_dctx). A cached block remembers the stream it was allocated on (its
+ * home) and is handed out again only to work on that stream, so stream order serialises its uses without an event;
+ * other streams that used it are joined into the home stream when it is freed (recorded uses: stream.c). A
  * block only ever returns to the device it came from; work of another device that reads it (a peer copy) is
- * ordered before the block's next use with an event (ck_memcpy_peer). On cudaMalloc failure the binding's hook runs a
+ * ordered before the block's next use with an event (ck_memcpy_peer). Pinned host memory (cudaHostAlloc) is
+ * storage of a host device, counted in its statistics; without a GPU it is ordinary memory. On cudaMalloc failure the binding's hook runs a
  * full Lua GC (which returns blocks to the cache), the cache is emptied and the allocation retried once.
  */
 #include <stdlib.h>
@@ -46,9 +48,11 @@ static bool live_grow(ck_livemap *m) {
   size_t ncap = m->keys ? (m->mask + 1) * 2 : 64;
   void **keys = calloc(ncap, sizeof *keys);
   size_t *caps = calloc(ncap, sizeof *caps);
-  if (!keys || !caps) {
+  int *slots = calloc(ncap, sizeof *slots);
+  if (!keys || !caps || !slots) {
     free(keys);
     free(caps);
+    free(slots);
     return false;
   }
   if (m->keys) {
@@ -58,34 +62,39 @@ static bool live_grow(ck_livemap *m) {
       while (keys[j]) j = (j + 1) & (ncap - 1);
       keys[j] = m->keys[i];
       caps[j] = m->caps[i];
+      slots[j] = m->slots[i];
     }
   }
   free(m->keys);
   free(m->caps);
+  free(m->slots);
   m->keys = keys;
   m->caps = caps;
+  m->slots = slots;
   m->mask = ncap - 1;
   return true;
 }
 
-static bool live_put(ck_livemap *m, void *p, size_t cap) {
+static bool live_put(ck_livemap *m, void *p, size_t cap, int slot) {
   if (!m->keys || (m->n + 1) * 2 > m->mask + 1)
     if (!live_grow(m)) return false;
   size_t j = hash_ptr(p) & m->mask;
   while (m->keys[j]) j = (j + 1) & m->mask;
   m->keys[j] = p;
   m->caps[j] = cap;
+  m->slots[j] = slot;
   m->n++;
   return true;
 }
 
-/* Removes p; returns its cap, 0 if unknown. Backward-shift deletion keeps probe chains intact. */
-static size_t live_take(ck_livemap *m, void *p) {
+/* Removes p; returns its cap (0 if unknown) and its home slot. Backward-shift deletion keeps probe chains intact. */
+static size_t live_take(ck_livemap *m, void *p, int *slot) {
   if (!m->keys) return 0;
   size_t j = hash_ptr(p) & m->mask;
   while (m->keys[j] && m->keys[j] != p) j = (j + 1) & m->mask;
   if (!m->keys[j]) return 0;
   size_t cap = m->caps[j];
+  *slot = m->slots[j];
   m->keys[j] = NULL;
   m->n--;
   for (size_t k = (j + 1) & m->mask; m->keys[k]; k = (k + 1) & m->mask) {
@@ -94,6 +103,7 @@ static size_t live_take(ck_livemap *m, void *p) {
     if (((k - home) & m->mask) >= ((k - j) & m->mask)) {
       m->keys[j] = m->keys[k];
       m->caps[j] = m->caps[k];
+      m->slots[j] = m->slots[k];
       m->keys[k] = NULL;
       j = k;
     }
@@ -107,9 +117,7 @@ void ck_dctx_empty_cache(ck_dctx *d) {
   ck_ctx *ctx = d->ctx;
   if (d->dev.kind != CK_CUDA || d->cap) return; /* no cudaFree (or synchronise) while a graph is being captured */
   ck_dctx *keep = ctx->cur;
-  if (ck_use_device(ctx, d->dev)) return;
-  (void)ck_dctx_flush(d); /* queued ops may still use a cached block (a failure stays in the message) */
-  cudaStreamSynchronize(d->stream);
+  if (ck_synchronize_device(ctx, d->dev)) return; /* queued ops of any stream may still use a cached block */
   for (int b = 0; b < CK_NBUCKETS; ++b) {
     ck_block *blk = d->free_[b];
     while (blk) {
@@ -141,6 +149,7 @@ void ck_alloc_destroy(ck_ctx *ctx) {
     if (ctx->cuda[i]) {
       free(ctx->cuda[i]->live.keys);
       free(ctx->cuda[i]->live.caps);
+      free(ctx->cuda[i]->live.slots);
     }
 }
 
@@ -158,8 +167,9 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
     return NULL;
   }
   int b = size_class(bytes, &cap);
+  const int slot = d->cs->slot; /* only blocks of this stream: their earlier uses are in its order */
   for (ck_block **pp = &d->free_[b]; *pp; pp = &(*pp)->next) {
-    if ((*pp)->cap == cap) {
+    if ((*pp)->cap == cap && (*pp)->slot == slot) {
       ck_block *blk = *pp;
       *pp = blk->next;
       p = blk->ptr;
@@ -190,7 +200,7 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
     d->stats.cuda_mallocs++;
     ctx->alloc_debt += cap;
   }
-  if (!live_put(&d->live, p, cap)) {
+  if (!live_put(&d->live, p, cap, slot)) {
     cudaFree(p);
     ctx->alloc_st = ck_error(ctx, CK_ERR_OOM, "out of host memory (allocator bookkeeping)");
     return NULL;
@@ -210,7 +220,7 @@ void *ck_dev_alloc(ck_ctx *ctx, size_t bytes) {
   return ck_dctx_alloc(d, bytes);
 }
 
-void ck_cache_block(ck_dctx *d, void *p, size_t cap) {
+void ck_cache_block(ck_dctx *d, void *p, size_t cap, int slot) {
   ck_ctx *ctx = d->ctx;
   size_t c2;
   int b = size_class(cap, &c2);
@@ -218,31 +228,37 @@ void ck_cache_block(ck_dctx *d, void *p, size_t cap) {
   if (blk) ctx->spare_blocks = blk->next;
   else if (!(blk = malloc(sizeof *blk))) { /* cannot cache it: give it back, after the ops queued on it */
     ck_dctx *keep = ctx->cur;
-    if (ck_use_device(ctx, d->dev)) return; /* (leaked rather than freed on the wrong device) */
-    (void)ck_dctx_flush(d);
-    cudaStreamSynchronize(d->stream);
+    if (ck_synchronize_device(ctx, d->dev)) return; /* (leaked rather than freed on the wrong device) */
     cudaFree(p);
     if (keep) (void)ck_use_device(ctx, keep->dev);
     return;
   }
   blk->ptr = p;
   blk->cap = cap;
+  blk->slot = d->strm[slot] ? slot : 0; /* (a given-back slot's work has finished: any stream of the device may) */
   blk->next = d->free_[b];
   d->free_[b] = blk;
   d->stats.cached += cap;
 }
 
-void ck_dctx_free(ck_dctx *d, void *p) {
+void ck_dctx_free_used(ck_dctx *d, void *p, uint64_t uses) {
   if (!p) return;
-  size_t cap = live_take(&d->live, p);
+  int slot = 0;
+  size_t cap = live_take(&d->live, p, &slot);
   if (!cap) return; /* not ours: ignore rather than corrupt the cache */
   d->stats.in_use -= cap;
   d->stats.frees++;
   /* while a graph is being captured, the captured work may still use this block at every replay: the graph
    * holds it and gives it back to the cache when it is freed */
-  if (d->cap) ck_graph_defer_block(d, p, cap);
-  else ck_cache_block(d, p, cap);
+  if (d->cap) {
+    ck_graph_defer_block(d, p, cap);
+    return;
+  }
+  ck_stream_join_uses(d, slot, uses);
+  ck_cache_block(d, p, cap, slot);
 }
+
+void ck_dctx_free(ck_dctx *d, void *p) { ck_dctx_free_used(d, p, 0); }
 
 void ck_dev_free(ck_ctx *ctx, void *p) {
   if (p && ctx->cur) ck_dctx_free(ctx->cur, p);
@@ -253,9 +269,9 @@ void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out) {
   ck_dctx *d = ck_check_device(ctx, dev) ? NULL : dev.kind == CK_CUDA ? ctx->cuda[dev.index] : ctx->host[dev.index];
   if (d) *out = d->stats;
   if (d && dev.kind == CK_HOST) out->in_use = out->peak = d->stats.host_in_use; /* (host devices count bytes only) */
-  out->host_in_use = 0; /* every host device's bytes */
+  out->host_in_use = out->pinned = 0; /* every host device's bytes */
   for (int i = 0; i < ctx->nhost; ++i)
-    if (ctx->host[i]) out->host_in_use += ctx->host[i]->stats.host_in_use;
+    if (ctx->host[i]) out->host_in_use += ctx->host[i]->stats.host_in_use, out->pinned += ctx->host[i]->stats.pinned;
 }
 void ck_set_oom_hook(ck_ctx *ctx, void (*hook)(void *ud), void *ud) {
   ctx->oom_hook = hook;
@@ -287,7 +303,34 @@ static ck_storage *storage_record(ck_ctx *ctx, ck_device dev, size_t bytes) {
   return s;
 }
 
+/* Host memory: 64-byte aligned, or page-locked (cudaHostAlloc) when pinned and there is a GPU; NULL past 2^40 bytes
+ * (1 TiB: no host here has the memory; sanitizers' allocators abort on such a request instead of returning NULL, and
+ * ck.histc(a, 2^40, ...) made one). */
+static void *host_alloc(ck_ctx *ctx, size_t cap, bool *pinned) {
+  if (cap >= ((size_t)1 << 40)) return NULL;
+  void *p = NULL;
+  if (*pinned && ctx->has_cuda) {
+    if (cudaHostAlloc(&p, cap, cudaHostAllocPortable) == cudaSuccess) return p;
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  *pinned = false; /* (without a GPU there is nothing to pin for: ordinary memory, so the same script runs) */
+  return aligned_alloc(64, cap);
+}
+
+static void host_free(ck_storage *s) {
+  s->dctx->stats.host_in_use -= s->cap;
+  if (s->pinned) {
+    s->dctx->stats.pinned -= s->cap;
+    cudaFreeHost(s->ptr);
+  } else free(s->ptr);
+}
+
 ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **out) {
+  return ck_storage_new_pinned(ctx, dev, bytes, false, out);
+}
+
+ck_status ck_storage_new_pinned(ck_ctx *ctx, ck_device dev, size_t bytes, bool pinned, ck_storage **out) {
   if (bytes > CK_MAX_ALLOC)
     return ck_error(ctx, CK_ERR_OOM, "cannot allocate %zu bytes of %s memory (more than 2^62)", bytes,
                     dev.kind == CK_CUDA ? "device" : "host");
@@ -310,15 +353,16 @@ ck_status ck_storage_new(ck_ctx *ctx, ck_device dev, size_t bytes, ck_storage **
   } else {
     size_t cap = (bytes + 63) & ~(size_t)63;
     if (cap == 0) cap = 64;
-    /* past 2^40 bytes (1 TiB) no host here has the memory: refuse before asking (sanitizers' allocators abort
-     * on such a request instead of returning NULL; ck.histc(a, 2^40, ...) made one) */
-    s->ptr = bytes < ((size_t)1 << 40) ? aligned_alloc(64, cap) : NULL;
+    const bool want = pinned;
+    s->ptr = host_alloc(ctx, cap, &pinned);
     if (!s->ptr) {
       free(s);
-      return ck_error(ctx, CK_ERR_OOM, "out of host memory allocating %zu bytes", bytes);
+      return ck_error(ctx, CK_ERR_OOM, "out of %s host memory allocating %zu bytes", want ? "pinned" : "", bytes);
     }
     s->cap = cap;
+    s->pinned = pinned;
     d->stats.host_in_use += cap;
+    if (pinned) d->stats.pinned += cap;
     ctx->alloc_debt += cap; /* host arrays count for Lua's GC too */
   }
   *out = s;
@@ -343,17 +387,15 @@ void ck_storage_retain(ck_storage *s) {
 void ck_storage_release(ck_storage *s) {
   if (!s || --s->refs > 0) return;
   if (s->release) { /* an application's buffer (ck_storage_wrap): hand it back once queued work is done */
-    if (s->dev.kind == CK_CUDA) (void)ck_synchronize_device(s->ctx, s->dev);
+    if (s->dev.kind == CK_CUDA || s->registered) (void)ck_synchronize_all(s->ctx);
+    if (s->registered) cudaHostUnregister(s->ptr);
     s->release(s->release_ud, s->ptr);
     free(s);
     return;
   }
   ck_ctx *ctx = s->ctx;
-  if (s->dev.kind == CK_CUDA) ck_dctx_free(s->dctx, s->ptr);
-  else {
-    s->dctx->stats.host_in_use -= s->cap;
-    free(s->ptr);
-  }
+  if (s->dev.kind == CK_CUDA) ck_dctx_free_used(s->dctx, s->ptr, s->uses);
+  else host_free(s);
   spare_record(ctx, s);
 }
 
@@ -376,5 +418,17 @@ ck_status ck_storage_wrap(ck_ctx *ctx, ck_device dev, void *ptr, size_t bytes, v
   s->release = release ? release : keep_buffer;
   s->release_ud = ud;
   *out = s;
+  return CK_OK;
+}
+
+ck_status ck_storage_register(ck_ctx *ctx, ck_storage *s) {
+  if (s->dev.kind != CK_HOST || !s->release || s->pinned || !ctx->has_cuda || !s->bytes) return CK_OK;
+  cudaError_t e = cudaHostRegister(s->ptr, s->bytes, cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return ck_error(ctx, CK_ERR_CUDA, "cudaHostRegister of an application buffer of %zu bytes failed: %s (%s)",
+                    s->bytes, cudaGetErrorString(e), cudaGetErrorName(e));
+  }
+  s->pinned = s->registered = true;
   return CK_OK;
 }

@@ -60,7 +60,7 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
     if (in[f].t) {
       const ck_tensor *t = in[f].t;
       ck_status st = ck_check_live(ctx, e->what, t);
-      if (st) return st;
+      if (st || (st = ck_stream_touch(ctx, e->what, t))) return st; /* (streams: the use, the hazard check) */
       if (t->dtype != CK_F32 && t->dtype != CK_F64 && t->dtype != CK_I32)
         return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, e->in_pos[k], "input '%s' is %s; expressions take f32, f64 and i32",
                                 e->in_names[k], ck_dtype_name(t->dtype));
@@ -109,9 +109,11 @@ ck_status map_prepare_outputs(ck_ctx *ctx, const ck_expr *e, mbind *b, int nout,
     ck_tensor *o = &outs[i];
     if (!o->st) {
       if ((st = ck_empty_layout(ctx, o, (ck_dtype)odt[i], nd, shape, b->dev, b->like))) return st;
+      ck_stream_wrote(ctx, o);
       continue;
     }
-    if ((st = ck_check_live(ctx, e->what, o))) return st;
+    if ((st = ck_check_live(ctx, e->what, o)) || (st = ck_stream_touch(ctx, e->what, o))) return st;
+    ck_stream_wrote(ctx, o); /* (the kernel that writes it is issued next, on the same stream) */
     if (o->ndim != nd || memcmp(o->shape, shape, sizeof(int64_t) * (size_t)nd))
       return ck_error(ctx, CK_ERR_SHAPE, "%s: out '%s' is %s, the result is %s", e->what, names[i],
                       ck_shape_str(o->ndim, o->shape, s1, sizeof s1), ck_shape_str(nd, shape, s2, sizeof s2));

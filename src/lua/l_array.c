@@ -293,6 +293,14 @@ static int m_to(lua_State *L) {
   int ndev = 0, ndt = 0;
   char dts[96];
   ck_dtype_list(dts, sizeof dts);
+  bool async = false; /* a last {async = true}: from pinned memory, no wait (issue 36) */
+  if (lua_gettop(L) >= 2 && lua_istable(L, -1) && !ckl_to_array(L, -1)) {
+    static const char *const OPTS[] = {"async", NULL};
+    ckl_check_opts(L, lua_gettop(L), "a:to", OPTS);
+    lua_getfield(L, -1, "async");
+    async = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+  }
   for (int i = 2; i <= 3; ++i) {
     if (lua_isnoneornil(L, i)) continue;
     if (lua_type(L, i) != LUA_TSTRING)
@@ -310,7 +318,9 @@ static int m_to(lua_State *L) {
     return arr_error(L, "a:to", "two %s given; give at most one device and one dtype", ndev > 1 ? "devices" : "dtypes");
   if (ndev + ndt == 0) return arr_error(L, "a:to", "give a device (cuda, cuda:N, host) and/or a dtype (%s)", dts);
   ck_tensor *r = ckl_push_array(L);
-  if (ck_to(CKL_CTX(L), r, t, dev, dt)) return arr_fail(L, "a:to");
+  ck_ran ran;
+  if (ck_to_ex(CKL_CTX(L), r, t, dev, dt, async, &ran)) return arr_fail(L, "a:to");
+  if (ran.name[0]) ckl_set_last(L, &ran);
   ckl_gc_debt(L);
   return 1;
 }
@@ -323,7 +333,9 @@ static int m_copy_(lua_State *L) {
     return arr_error(L, "a:copy_", "source %s cannot be broadcast to the destination %s",
                      ck_shape_str(src->ndim, src->shape, s1, sizeof s1), ck_shape_str(dst->ndim, dst->shape, s2, sizeof s2));
   }
-  if (ck_copy(CKL_CTX(L), dst, e)) return arr_fail(L, "a:copy_");
+  ck_ran ran; /* (between pinned host memory and a device: asynchronous, on the current stream; issue 36) */
+  if (ck_copy_ex(CKL_CTX(L), dst, e, true, &ran)) return arr_fail(L, "a:copy_");
+  if (ran.name[0]) ckl_set_last(L, &ran);
   lua_settop(L, 1);
   return 1;
 }

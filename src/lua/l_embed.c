@@ -127,8 +127,7 @@ int cukern_read(lua_State *L, int idx, void *buf, size_t bytes, cukern_dtype dt)
   w.st = st;
   w.dtype = (ck_dtype)dt;
   ck_set_contiguous(&w, t->ndim, t->shape);
-  ck_status s = ck_copy(ms->ctx, &w, t);
-  if (!s) s = ck_synchronize_device(ms->ctx, ck_dev(t));
+  const ck_status s = ck_copy(ms->ctx, &w, t); /* (waits for the stream that wrote t, and only that one) */
   ck_release(&w);
   if (s) return fail(L, CUKERN_ERR_CORE, "cukern_read: %s", ck_errmsg(ms->ctx));
   return CUKERN_OK;

@@ -289,7 +289,11 @@ static int run_op(lua_State *L, const ckl_opdesc *d) {
   }
   ck_ran ran;
   ckl_host_ran(&ran);
-  if (ck_run(CKL_CTX(L), c, &ran)) return ckl_fail(L);
+  const bool nvtx = ck_nvtx_ops();
+  if (nvtx) ckl_nvtx_op_push(L, ck_op_name(c) ? ck_op_name(c) : d->name);
+  const ck_status st = ck_run(CKL_CTX(L), c, &ran);
+  if (nvtx) (void)ck_nvtx_pop();
+  if (st) return ckl_fail(L);
   ckl_set_last(L, &ran);
   ckl_gc_debt(L);
   return lua_gettop(L) - top;

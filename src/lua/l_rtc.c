@@ -238,6 +238,7 @@ static int k_launch(lua_State *L) {
       ck_tensor *t = ckl_check_array(L, ai);
       if (!ck_on_cuda(t)) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
       if (!same_device(L, ai, t, &dev, &have_dev)) return 0;
+      if (ck_stream_touch(CKL_CTX(L), "k:launch", t)) return ckl_fail(L); /* (streams: its use, the hazard check) */
       if (!ck_is_contiguous(t))
         return luaL_argerror(L, ai, "kernel arguments must be contiguous (a kernel sees a plain pointer; call :contiguous())");
       if (k->dtype[i] >= 0 && (int)t->dtype != k->dtype[i])
@@ -251,6 +252,7 @@ static int k_launch(lua_State *L) {
       ck_tensor *t = ckl_check_array(L, ai);
       if (!ck_on_cuda(t)) return luaL_argerror(L, ai, "kernel arguments must be cuda arrays");
       if (!same_device(L, ai, t, &dev, &have_dev)) return 0;
+      if (ck_stream_touch(CKL_CTX(L), "k:launch", t)) return ckl_fail(L);
       if ((int)t->dtype != k->dtype[i])
         return luaL_argerror(L, ai, lua_pushfstring(L, "kernel '%s': expected a %s array, got %s", k->name,
                                                     ck_dtype_name((ck_dtype)k->dtype[i]), ck_dtype_name(t->dtype)));

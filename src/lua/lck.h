@@ -45,6 +45,8 @@ static inline ckl_modstate *CKL_MS(lua_State *L) { return (ckl_modstate *)lua_to
 ck_ctx *ckl_ctx_of(lua_State *L);
 #define CKL_CTX(L) ckl_ctx_of(L)
 
+/* The first frame outside cukern's own Lua modules (the user's line): false when there is none. */
+bool ckl_user_frame(lua_State *L, lua_Debug *ar);
 /* Raise msg at the user's line (frames inside cukern's own Lua wrappers are skipped). */
 int ckl_raise_at_user(lua_State *L, const char *msg);
 /* Raise the context's last error message at the user's line. */
@@ -174,5 +176,10 @@ void ckl_map_init(lua_State *L);
 /* Push a run-time kernel's introspection table (registers, shared memory, occupancy at `block`, ...; l_rtc.c). */
 void ckl_push_kernel_info(lua_State *L, ck_rtc_kernel *k, int block, size_t smem);
 void ckl_graph_init(lua_State *L);
+/* l_stream.c: streams, events, pinned memory, asynchronous copies and NVTX (issue 36); an op's NVTX range named after
+ * the user's line (CUKERN_NVTX=1: pushed before the op runs, popped after). */
+extern const luaL_Reg ckl_stream_funcs[];
+void ckl_stream_init(lua_State *L);
+void ckl_nvtx_op_push(lua_State *L, const char *op);
 
 #endif

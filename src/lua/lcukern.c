@@ -32,8 +32,8 @@ static bool own_lua_file(const char *src) {
       "cukern/creation.lua", "cukern/ops.lua",      "cukern/operators.lua", "cukern/indexing.lua",
       "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
       "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua",
-      "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",
-      "cukern/fp8.lua"};
+      "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",  "cukern/fp8.lua",
+      "cukern/streams.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
@@ -45,15 +45,16 @@ static bool own_lua_file(const char *src) {
 /* Raise the core's message at the user's line: skip frames inside cukern's own Lua modules. The Lua twin is
  * lua/cukern/errors.lua's raise (errors raised in Lua), with the same "<src>:<line>: " shape; it skips every file of
  * lua/cukern/, of which the modules listed above are the ones that can be on the stack when C raises. */
+bool ckl_user_frame(lua_State *L, lua_Debug *ar) {
+  for (int level = 1; lua_getstack(L, level, ar); ++level)
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0 && !own_lua_file(ar->short_src)) return true;
+  return false;
+}
+
 int ckl_raise_at_user(lua_State *L, const char *msg) {
   lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); ++level) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    if (own_lua_file(ar.short_src)) continue;
-    lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
-    return lua_error(L);
-  }
-  lua_pushstring(L, msg);
+  if (ckl_user_frame(L, &ar)) lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
+  else lua_pushstring(L, msg);
   return lua_error(L);
 }
 
@@ -389,6 +390,7 @@ static int l_memory(lua_State *L) {
   F(cache_hits);
   F(oom_retries);
   F(host_in_use);
+  F(pinned);
 #undef F
   return 1;
 }
@@ -514,12 +516,13 @@ int luaopen_cukern_core(lua_State *L) {
   ckl_bench_init(L);
   ckl_graph_init(L);
   ckl_dist_init(L);
+  ckl_stream_init(L);
   lua_pop(L, 1);
 
   lua_newtable(L); /* module */
   static const luaL_Reg *const AREAS[] = {FUNCS,         ckl_array_funcs, ckl_ops_funcs, ckl_bench_funcs,
                                           ckl_rtc_funcs, ckl_map_funcs,   ckl_io_funcs,  ckl_graph_funcs,
-                                          ckl_dist_funcs, ckl_linalg_funcs};
+                                          ckl_dist_funcs, ckl_linalg_funcs, ckl_stream_funcs};
   for (size_t i = 0; i < sizeof AREAS / sizeof *AREAS; ++i) {
     lua_pushvalue(L, -3);
     luaL_setfuncs(L, AREAS[i], 1);

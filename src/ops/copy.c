@@ -6,6 +6,9 @@
  * Between devices the data crosses once, contiguous, in the destination's dtype: packed and cast on the side
  * that has the source, moved by one memcpy (host <-> device) or one peer copy (cuda:i -> cuda:j, ordered on both
  * devices' streams by ck_memcpy_peer), then placed into a strided destination on the side that has it.
+ * Host <-> device transfers (issue 36) run on the current stream; from and into pinned memory they may be
+ * asynchronous (ck_copy_ex's `async`), pageable ones wait, and a read waits only for the stream that wrote the
+ * source (upload / download below).
  * host:i <-> host:j is a host copy (the host devices share memory; only the arrays' labels differ).
  */
 #include <stdio.h>
@@ -108,12 +111,12 @@ cleanup: /* (s goes back to sd's cache: sd's stream waits for the peer copy, so 
  * them unchanged): complex <- complex is pairs <- pairs (c64 <-> c128 casts the components); complex <- real
  * writes the real parts and zeros the imaginary ones; real <- complex takes the real parts (NumPy's astype,
  * which warns; MATLAB's real()). */
-static ck_status complex_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+static ck_status complex_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran) {
   ck_status st;
   ck_tensor d = {0}, s = {0}, part = {0};
   const bool dc = ck_dtype_is_complex(dst->dtype), sc = ck_dtype_is_complex(src->dtype);
   if (dc && sc) {
-    if (!(st = ck_pair_view(ctx, &d, dst)) && !(st = ck_pair_view(ctx, &s, src))) st = ck_copy(ctx, &d, &s);
+    if (!(st = ck_pair_view(ctx, &d, dst)) && !(st = ck_pair_view(ctx, &s, src))) st = ck_copy_ex(ctx, &d, &s, async, ran);
   } else if (dc) {
     if (!(st = ck_pair_view(ctx, &d, dst)) && !(st = ck_view_select(ctx, &part, &d, d.ndim - 1, 0)) &&
         !(st = ck_copy(ctx, &part, src))) {
@@ -161,11 +164,11 @@ cleanup:
 }
 
 /* A copy with an FP8 side that is not a host-to-host cast (ck_copy's host path casts those itself). */
-static ck_status fp8_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+static ck_status fp8_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran) {
   ck_status st;
   if (dst->dtype == src->dtype) {
     ck_tensor d = {0}, s = {0};
-    if (!(st = ck_byte_view(ctx, &d, dst)) && !(st = ck_byte_view(ctx, &s, src))) st = ck_copy(ctx, &d, &s);
+    if (!(st = ck_byte_view(ctx, &d, dst)) && !(st = ck_byte_view(ctx, &s, src))) st = ck_copy_ex(ctx, &d, &s, async, ran);
     ck_release(&d);
     ck_release(&s);
     return st;
@@ -179,12 +182,132 @@ static ck_status fp8_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   return st;
 }
 
+// ---------------------------------------------------------------- host <-> device
+
+/* A contiguous host array in page-locked memory (ordinary memory without a GPU). */
+ck_status ck_empty_pinned(ck_ctx *ctx, ck_tensor *out, ck_dtype dt, int ndim, const int64_t *shape, ck_device dev) {
+  ck_status st = ck_check_shape(ctx, "empty", ndim, shape, dt);
+  if (st) return st;
+  if (dev.kind != CK_HOST)
+    return ck_error(ctx, CK_ERR_ARG, "pinned memory is host memory: give a host device (pinned = true with device = "
+                    "\"host\"), not %s", ck_device_name(dev).s);
+  ck_tensor t = {0};
+  t.dtype = dt;
+  ck_set_contiguous(&t, ndim, shape);
+  if ((st = ck_storage_new_pinned(ctx, dev, (size_t)ck_numel(&t) * ck_dtype_size(dt), true, &t.st))) return st;
+  *out = t;
+  return CK_OK;
+}
+
+ck_status ck_pin(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, "pin", t))) return st;
+  if (ck_dev(t).kind != CK_HOST)
+    return ck_error(ctx, CK_ERR_DEVICE, "pin: the array is on %s; only host arrays are pinned (a:to(\"host\"):pin())",
+                    ck_device_name(ck_dev(t)).s);
+  if (t->st->pinned && ck_is_contiguous(t)) {
+    ck_view_of(out, t);
+    return CK_OK;
+  }
+  ck_tensor r;
+  if ((st = ck_empty_pinned(ctx, &r, t->dtype, t->ndim, t->shape, ck_dev(t)))) return st;
+  if ((st = ck_copy(ctx, &r, t))) {
+    ck_release(&r);
+    return st;
+  }
+  *out = r;
+  return CK_OK;
+}
+
+/* What a transfer did, for ck.last_ran(): "async" or "sync", and why. */
+static void say(ck_ran *ran, bool async, const char *why, ck_device dev, int slot) {
+  if (!ran) return;
+  memset(ran, 0, sizeof *ran);
+  ran->id = -1;
+  ran->gpu = true;
+  snprintf(ran->name, sizeof ran->name, "%s", async ? "async" : "sync");
+  snprintf(ran->note, sizeof ran->note, "%s (stream %d of %s)", why, slot, ck_device_name(dev).s);
+}
+
+/* host -> cuda: cast and pack on the host (into pinned memory when the source is pinned), one transfer on the current
+ * stream, then place into a strided destination on the device. From pinned memory with `async` nothing waits: the
+ * staging storage is kept alive until the stream has read it. */
+static ck_status upload(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran) {
+  ck_status st;
+  ck_tensor tmp = {0}, tmp2 = {0};
+  const ck_device dd = ck_dev(dst);
+  const bool pinned = src->st->pinned, direct = ck_is_contiguous(src) && src->dtype == dst->dtype && !src->shared;
+  const ck_tensor *stage = src;
+  if (!direct) {
+    st = pinned ? ck_empty_pinned(ctx, &tmp, dst->dtype, src->ndim, src->shape, ck_dev(src))
+                : ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, ck_dev(src));
+    if (st || (st = ck_host_copy(ctx, &tmp, src))) goto cleanup;
+    stage = &tmp;
+  }
+  if ((st = ck_use_device(ctx, dd))) goto cleanup;
+  ck_tensor *target = dst;
+  if (!ck_is_contiguous(dst)) {
+    if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, dd))) goto cleanup;
+    target = &tmp2;
+  }
+  const bool wait = !(pinned && async);
+  if ((st = ck_memcpy(ctx, ck_data(target), ck_data(stage), (size_t)ck_numel(dst) * ck_dtype_size(dst->dtype),
+                      cudaMemcpyHostToDevice, wait, "copy host -> cuda")))
+    goto cleanup;
+  if (!wait && (st = ck_pending_keep_tensor(ctx, stage))) goto cleanup;
+  if (target != dst && (st = cuda_copy(ctx, dst, target))) goto cleanup;
+  say(ran, !wait, !pinned ? "pageable host memory: synchronous (a:pin() the source for an asynchronous copy)"
+                  : wait ? "pinned, synchronous (ask for {async = true})" : "pinned host memory, asynchronous",
+      dd, ck_stream_slot(ck_stream_current(ctx, dd)));
+cleanup:
+  ck_release(&tmp);
+  ck_release(&tmp2);
+  return st;
+}
+
+/* cuda -> host: pack on the device, one transfer, cast on the host. Into pinned memory with `async`: on the current
+ * stream, nothing waits, and the host waits for that stream when it reads the array. Otherwise the transfer runs on
+ * the stream that wrote the source, and only that stream is synchronised. */
+static ck_status download(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran) {
+  ck_status st;
+  ck_tensor tmp = {0}, tmp2 = {0};
+  const ck_device sd = ck_dev(src);
+  const bool direct = ck_is_contiguous(dst) && dst->dtype == src->dtype;
+  const bool later = async && dst->st->pinned && direct;
+  ck_stream *keep = ck_stream_current(ctx, sd), *writer = later ? keep : ck_stream_at(ctx, src);
+  if (!keep || !writer) return CK_ERR_DEVICE;
+  /* an earlier asynchronous copy into dst finishes first, unless it is in this stream's order anyway */
+  if (!(later && ck_stream_wrote_last(writer, dst)) && (st = ck_stream_host_ready(ctx, dst))) return st;
+  if ((st = ck_stream_set_current(ctx, writer))) return st;
+  if ((st = ck_stream_touch(ctx, "copy", src)) || (st = ck_contiguous(ctx, &tmp2, src)) || (st = ck_use_device(ctx, sd)))
+    goto cleanup;
+  const size_t bytes = (size_t)ck_numel(src) * ck_dtype_size(src->dtype);
+  if (direct) {
+    if ((st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, !later, "copy cuda -> host")))
+      goto cleanup;
+    if (later && !(st = ck_pending_keep_tensor(ctx, dst))) ck_stream_wrote_host(ctx, dst);
+  } else {
+    if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, ck_dev(dst))) ||
+        (st = ck_memcpy(ctx, ck_data(&tmp), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, true, "copy cuda -> host")))
+      goto cleanup;
+    st = ck_host_copy(ctx, dst, &tmp);
+  }
+  say(ran, later, later ? "into pinned host memory, asynchronous: sync the stream before reading it elsewhere"
+                        : "synchronous: waited for the stream that wrote the source", sd, ck_stream_slot(writer));
+cleanup:
+  ck_release(&tmp);
+  ck_release(&tmp2);
+  ck_status st2 = ck_stream_set_current(ctx, keep);
+  return st ? st : st2;
+}
+
 // ---------------------------------------------------------------- public
 
-ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+ck_status ck_copy_ex(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src, bool async, ck_ran *ran) {
   ck_status st = CK_OK;
   char s1[96], s2[96];
-  ck_tensor tmp = {0}, tmp2 = {0};
+  ck_tensor tmp = {0};
+  if (ran) memset(ran, 0, sizeof *ran), ran->id = -1;
   if ((st = ck_check_live(ctx, "copy", dst)) || (st = ck_check_live(ctx, "copy", src))) return st;
   if (dst->ndim != src->ndim || memcmp(dst->shape, src->shape, sizeof(int64_t) * (size_t)dst->ndim) != 0)
     return ck_error(ctx, CK_ERR_SHAPE, "copy: shapes differ (destination %s, source %s)",
@@ -192,54 +315,46 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   int64_t n = ck_numel(dst);
   if (n == 0) return CK_OK;
   if ((st = ck_check_writable(ctx, "copy", dst))) return st;
-  if (ck_dtype_is_complex(dst->dtype) || ck_dtype_is_complex(src->dtype)) return complex_copy(ctx, dst, src);
+  /* complex and FP8 move as real pairs and bytes (async kept where the move is one copy) */
+  if (ck_dtype_is_complex(dst->dtype) || ck_dtype_is_complex(src->dtype)) return complex_copy(ctx, dst, src, async, ran);
   const ck_device dd = ck_dev(dst), sd = ck_dev(src);
   if ((is_fp8(dst->dtype) || is_fp8(src->dtype)) && !(dd.kind == CK_HOST && sd.kind == CK_HOST && dst->dtype != src->dtype))
-    return fp8_copy(ctx, dst, src);
+    return fp8_copy(ctx, dst, src, async, ran);
   if (ck_unsafe_alias(dst, src)) { /* overlapping views (a:copy_(a:t()), shifted ranges): read a snapshot */
     if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, sd)) || (st = ck_copy(ctx, &tmp, src))) goto cleanup;
     st = ck_copy(ctx, dst, &tmp);
     goto cleanup;
   }
-  if (dd.kind == CK_HOST && sd.kind == CK_HOST) return ck_host_copy(ctx, dst, src);
-  if (ck_dev_eq(dd, sd)) return (st = ck_use_device(ctx, dd)) ? st : cuda_copy(ctx, dst, src);
+  /* host memory that an asynchronous device copy is still writing: read (or written, by the host) only after it */
+  if ((st = ck_stream_host_ready(ctx, src))) return st;
+  if (dd.kind == CK_HOST && sd.kind == CK_HOST)
+    return (st = ck_stream_host_ready(ctx, dst)) ? st : ck_host_copy(ctx, dst, src);
+  if (ck_dev_eq(dd, sd)) {
+    if ((st = ck_use_device(ctx, dd)) || (st = ck_stream_touch(ctx, "copy", src)) || (st = ck_stream_touch(ctx, "copy", dst)) ||
+        (st = cuda_copy(ctx, dst, src)))
+      return st;
+    ck_stream_wrote(ctx, dst);
+    return CK_OK;
+  }
   if ((st = not_capturing(ctx, "copy"))) return st;
   if (dd.kind == CK_CUDA && sd.kind == CK_CUDA) return peer_copy(ctx, dst, src);
-
-  size_t bytes = (size_t)n * ck_dtype_size(dst->dtype);
-  if (sd.kind == CK_HOST) { /* host -> cuda: cast and pack on the host, one transfer, then place on the device */
-    if ((st = ck_empty(ctx, &tmp, dst->dtype, src->ndim, src->shape, CK_DEV_HOST)) || (st = ck_host_copy(ctx, &tmp, src)) ||
-        (st = ck_use_device(ctx, dd)))
-      goto cleanup;
-    /* (tmp is pageable and released below: each transfer waits) */
-    if (ck_is_contiguous(dst)) {
-      st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda");
-    } else {
-      if ((st = ck_empty(ctx, &tmp2, dst->dtype, dst->ndim, dst->shape, dd)) ||
-          (st = ck_memcpy(ctx, ck_data(&tmp2), ck_data(&tmp), bytes, cudaMemcpyHostToDevice, true, "copy host -> cuda")))
-        goto cleanup;
-      st = cuda_copy(ctx, dst, &tmp2);
-    }
-  } else { /* cuda -> host: pack on the device in the source dtype, one transfer, cast on the host */
-    if ((st = ck_contiguous(ctx, &tmp2, src)) || (st = ck_use_device(ctx, sd))) goto cleanup;
-    if (ck_is_contiguous(dst) && dst->dtype == src->dtype) {
-      st = ck_memcpy(ctx, ck_data(dst), ck_data(&tmp2), bytes, cudaMemcpyDeviceToHost, true, "copy cuda -> host");
-    } else {
-      if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, CK_DEV_HOST)) ||
-          (st = ck_memcpy(ctx, ck_data(&tmp), ck_data(&tmp2), (size_t)n * ck_dtype_size(src->dtype),
-                          cudaMemcpyDeviceToHost, true, "copy cuda -> host")))
-        goto cleanup;
-      st = ck_host_copy(ctx, dst, &tmp);
-    }
+  if (sd.kind == CK_HOST) {
+    if ((st = ck_use_device(ctx, dd)) || (st = ck_stream_touch(ctx, "copy", dst)) || (st = upload(ctx, dst, src, async, ran)))
+      return st;
+    ck_stream_wrote(ctx, dst);
+    return CK_OK;
   }
+  return download(ctx, dst, src, async, ran);
 cleanup:
   ck_release(&tmp);
-  ck_release(&tmp2);
   return st;
 }
 
-ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt) {
+ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) { return ck_copy_ex(ctx, dst, src, false, NULL); }
+
+ck_status ck_to_ex(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt, bool async, ck_ran *ran) {
   ck_status st;
+  if (ran) memset(ran, 0, sizeof *ran);
   if ((st = ck_check_live(ctx, "to", t))) return st;
   /* (a contiguous piece of an expanded view is copied all the same: the result must be writable) */
   if (ck_dev_eq(ck_dev(t), dev) && t->dtype == dt && ck_is_contiguous(t) && !t->shared) {
@@ -248,12 +363,16 @@ ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, 
   }
   ck_tensor r;
   if ((st = ck_empty(ctx, &r, dt, t->ndim, t->shape, dev))) return st;
-  if ((st = ck_copy(ctx, &r, t))) {
+  if ((st = ck_copy_ex(ctx, &r, t, async, ran))) {
     ck_release(&r);
     return st;
   }
   *out = r;
   return CK_OK;
+}
+
+ck_status ck_to(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, ck_device dev, ck_dtype dt) {
+  return ck_to_ex(ctx, out, t, dev, dt, false, NULL);
 }
 
 ck_status ck_contiguous(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t) {

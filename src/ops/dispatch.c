@@ -272,6 +272,13 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
                       p->name, ck_plan_operands(p, ops, sizeof ops));
     for (int i = 0; i < 5; ++i) ck_graph_keep_tensor(ctx, named[i]);
   }
+  /* the streams that use each array (the allocator's record), the hazard check, and pinned host memory that an
+   * asynchronous copy is still writing */
+  for (int i = 0; i < 5; ++i)
+    if (named[i] && ((st = ck_stream_touch(ctx, p->name, named[i])) || (st = ck_stream_host_ready(ctx, named[i]))))
+      return st;
+  for (int i = 0; i < c->nlist; ++i)
+    if ((st = ck_stream_touch(ctx, p->name, c->list[i]))) return st;
 
   /* 2. the op's own checks */
   if ((st = def->check(ctx, p))) return st;
@@ -382,7 +389,16 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   /* 8. temporaries back into the caller's outputs */
   if (p->out && p->out != c->out && (st = ck_copy(ctx, c->out, p->out))) return st;
   if (p->idx && p->idx != c->idx && (st = ck_copy(ctx, c->idx, p->idx))) return st;
+  if (p->out) ck_stream_wrote(ctx, c->out);
+  if (p->idx) ck_stream_wrote(ctx, c->idx);
   return CK_OK;
+}
+
+const char *ck_op_name(const ck_call *call) {
+  const ck_opdef *def = def_of(call->kind);
+  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
+                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
+  return fn_name ? fn_name : def ? def->ladder : NULL;
 }
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
@@ -391,9 +407,7 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.call = call;
   p.def = def_of(call->kind);
   if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
-  const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
-                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
-  p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
+  p.name = ck_op_name(call); /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
   p.idx_dt = CK_I64; /* every index output is 1-based i64 (issue 32) */
   p.beta = call->beta;
