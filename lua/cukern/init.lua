@@ -88,7 +88,7 @@ do
   local where = where_of("ck.variants")
   function ck.variants(op)
     if type(op) ~= "string" then raise(fmt("%s: op must be a string (matmul, reduce, transpose, elementwise), got %s", where, show(op))) end
-    local list = call(where, core.variants, op)
+    local list = (op == "conv" or op == "conv2") and require("cukern.conv").variant_list() or call(where, core.variants, op)
     for _, v in ipairs(list) do setmetatable(v, RECORD_MT); setmetatable(v.dtypes, SEQ_MT) end
     return list
   end
@@ -174,6 +174,7 @@ require("cukern.linalg").install(ck) -- ck.solve, inv, det, lu, qr, svd, eigh, n
 require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, put, where, masked_select, nonzero (lua/cukern/select.lua)
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
 require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
+require("cukern.fft").install(ck) -- ck.fft, ifft, rfft, irfft, fft2, ifft2, fftn, ifftn, fftshift, ifftshift, fftfreq, conv, conv2
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 
