@@ -23,7 +23,7 @@ extern "C" {
 enum { CK_FFT_C2C, CK_FFT_R2C, CK_FFT_C2R, CK_FFT_NKINDS };
 
 /* The compute dtypes of the ladder: c64/c128, and f32/f64 for a real input of rfft. */
-#define CK_DT_FFT (CK_DT_FLOATS | CK_DT_BIT(CK_C64) | CK_DT_BIT(CK_C128))
+#define CK_DT_FFT (CK_DT_FLOATS | CK_DT_COMPLEX)
 
 typedef struct ck_fft_desc {
   int kind, fp64, inverse;
