@@ -7,7 +7,7 @@
 --   direct  out(i, j) = sum k(p, q) a(i - p, j - q): on a GPU one run-time kernel (NVRTC, compiled once per
 --           dtype) over 32 x 32 output tiles with the input tile and k in shared memory; on the host one scaled
 --           add of a per tap. Taken for kernels of up to DIRECT_MAX = 1024 elements (31^2 included), real inputs.
---   fft     both padded to the full size, transformed (rfft along the last dim, fft along the first), multiplied,
+--   fft     both padded to the full size (rounded up to a product of 2, 3, 5 and 7), transformed (rfft along the last dim, fft along the first), multiplied,
 --           transformed back (ifft, irfft) and cut to the mode: O(L log L) whatever the kernel's size.
 -- Real inputs give f32 (f64 if either is f64 or an integer); complex inputs (either) go through "fft" and give
 -- complex results.
@@ -32,6 +32,7 @@ local VARIANTS = {
    summary = "FFT convolution: pad to the full size, rfft/fft, multiply, ifft/irfft, cut to the mode"},
 }
 
+local function desc(a) return fmt("%s[%s]", a:dtype(), table.concat(a:shape(), "x")) end
 local function is_complex(a) return a:dtype() == "c64" or a:dtype() == "c128" end
 local function real_dtype(a, k)
   local wide = function(x) local d = x:dtype(); return d == "f64" or not d:match("f") end
@@ -43,6 +44,11 @@ local function span(mode, na, nk)
   if mode == "same" then return nk // 2, na end
   if mode == "valid" then return nk - 1, math.max(na - nk + 1, 0) end
   return 0, na + nk - 1
+end
+
+-- The mode's part of the full result: mo x no from (r0, c0) (0-based), as a new array.
+local function cut(full, r0, c0, mo, no)
+  return full:narrow(1, r0 + 1, r0 + mo):narrow(2, c0 + 1, c0 + no):contiguous()
 end
 
 -- ---------------------------------------------------------------- direct
@@ -107,13 +113,34 @@ local function direct_host(ck, a, k, dt, r0, c0, mo, no)
   for p = 0, mk - 1 do
     for q = 0, nk - 1 do
       local v = kv[p * nk + q + 1]
-      if v ~= 0 then full:narrow(1, p + 1, ma):narrow(2, q + 1, na):add_(ck.mul(a, v)) end
+      if v ~= 0 then full:narrow(1, p + 1, p + ma):narrow(2, q + 1, q + na):add_(ck.mul(a, v)) end
     end
   end
-  return full:narrow(1, r0 + 1, mo):narrow(2, c0 + 1, no):contiguous()
+  return cut(full, r0, c0, mo, no)
 end
 
 -- ---------------------------------------------------------------- fft
+
+-- The smallest 2^a 3^b 5^c 7^d >= n (scipy's next_fast_len): a transform of that length runs on radix 2-7 passes,
+-- where the full size itself may have a large prime factor (4096 + 512 - 1 = 17 * 271) and take Bluestein's path.
+local function fast_len(n)
+  local best = 1
+  while best < n do best = best * 2 end
+  for _, p in ipairs {1, 7, 49, 343} do
+    local q = p
+    while q < best do
+      local r = q
+      while r < best do
+        local t = r
+        while t < n do t = t * 2 end
+        if t < best then best = t end
+        r = r * 3
+      end
+      q = q * 5
+    end
+  end
+  return best
+end
 
 -- a (2-D) transformed over both dims at the full size {L1, L2}: rfft along dim 2 for real a, then fft along dim 1.
 local function forward(ck, a, L1, L2)
@@ -122,11 +149,11 @@ local function forward(ck, a, L1, L2)
 end
 
 local function via_fft(ck, a, k, cplx, r0, c0, mo, no)
-  local L1, L2 = a:shape()[1] + k:shape()[1] - 1, a:shape()[2] + k:shape()[2] - 1
+  local L1, L2 = fast_len(a:shape()[1] + k:shape()[1] - 1), fast_len(a:shape()[2] + k:shape()[2] - 1)
   local P = ck.mul(forward(ck, a, L1, L2), forward(ck, k, L1, L2))
   local t = ck.ifft(P, L1, 1)
   local full = cplx and ck.ifft(t, L2, 2) or ck.irfft(t, L2, 2)
-  return full:narrow(1, r0 + 1, mo):narrow(2, c0 + 1, no):contiguous()
+  return cut(full, r0, c0, mo, no)
 end
 
 -- ---------------------------------------------------------------- the functions
@@ -143,7 +170,7 @@ local function conv_fn(ck, name, two)
     local nd = math.max(a:ndim(), k:ndim())
     if a:ndim() > 2 or k:ndim() > 2 or (not two and a:ndim() ~= k:ndim()) then
       raise(fmt("%s: takes two vectors or two matrices%s, got %s and %s", where,
-        two and "" or " (ck.conv2 takes a vector with a matrix)", tostring(a), tostring(k)))
+        two and "" or " (ck.conv2 takes a vector with a matrix)", desc(a), desc(k)))
     end
     if a:device() ~= k:device() then
       raise(fmt("%s: a is on %s and k on %s; move one with :to(\"%s\")", where, a:device(), k:device(), a:device()))
@@ -151,7 +178,7 @@ local function conv_fn(ck, name, two)
     local rows = function(x) return x:ndim() == 2 and x or x:reshape(1, math.max(x:numel(), 0)) end
     local A, K = rows(a), rows(k)
     if A:numel() == 0 or K:numel() == 0 then
-      raise(fmt("%s: a and k must not be empty (got %s and %s)", where, tostring(a), tostring(k)))
+      raise(fmt("%s: a and k must not be empty (got %s and %s)", where, desc(a), desc(k)))
     end
     local cplx = is_complex(A) or is_complex(K)
     local r0, mo = span(mode, A:shape()[1], K:shape()[1])

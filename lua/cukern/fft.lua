@@ -42,6 +42,8 @@ local function scale_of(norm, n, inverse)
   return 1
 end
 
+local function desc(a) return fmt("%s[%s]", a:dtype(), table.concat(a:shape(), "x")) end
+
 local function check_n(where, n, what)
   if math_type(n) ~= "integer" and not (type(n) == "number" and n == n // 1 and n == n) then
     raise(fmt("%s: %s must be an integer >= 1, got %s", where, what, options.show(n)))
@@ -51,6 +53,7 @@ local function check_n(where, n, what)
 end
 
 -- a with `len` elements along dim d (1-based, positive): a view of the first len, or a zero-padded copy.
+-- (narrow takes the first and last index, inclusive)
 local function fit(ck, a, d, len)
   local m = a:shape()[d]
   if m == len then return a end
@@ -73,19 +76,19 @@ local function one(ck, where, kind, inverse, a, n, dim, o)
   local m = a:shape()[d]
   if n == nil then
     n = kind == "irfft" and 2 * (m - 1) or m
-    if n < 1 then raise(fmt("%s: %s has %d elements along dim %d: give n >= 1", where, tostring(a), m, d)) end
+    if n < 1 then raise(fmt("%s: %s has %d elements along dim %d: give n >= 1", where, desc(a), m, d)) end
   else
     n = check_n(where, n, "n")
   end
-  local x = fit(ck, a, d, kind == "irfft" and n // 2 + 1 or n)
-  local ok, r = pcall(core_fft, kind, x, n, d, inverse, scale_of(o.norm, n, inverse or kind == "irfft"), o.variant, o.out)
+  local len, scale = kind == "irfft" and n // 2 + 1 or n, scale_of(o.norm, n, inverse or kind == "irfft")
+  local ok, r = pcall(function() return core_fft(kind, fit(ck, a, d, len), n, d, inverse, scale, o.variant, o.out) end)
   if ok then return r end
   fail(where, r)
 end
 
 -- (a, n, dim, opts) with opts allowed in place of n or dim, as the other ops take them
 -- (an options table has no [1]; a table of lengths or dims in those places does)
-local function is_opts(t) return type(t) == "table" and not is_array(t) and t[1] == nil end
+local is_opts = args.is_opts
 local function n_dim_opts(n, dim, opts)
   if is_opts(n) and dim == nil and opts == nil then return nil, nil, n end
   if is_opts(dim) and opts == nil then return n, nil, dim end
@@ -115,7 +118,7 @@ local function plan_dims(where, a, s, dims, two)
   end
   if dims == nil then
     local k = two and 2 or (s and #s or nd)
-    if k > nd then raise(fmt("%s: %d dims to transform but %s has %d", where, k, tostring(a), nd)) end
+    if k > nd then raise(fmt("%s: %d dims to transform but %s has %d", where, k, desc(a), nd)) end
     dims = {}
     for i = 1, k do dims[i] = nd - k + i end
   end
@@ -187,7 +190,7 @@ local function fftfreq_fn(ck)
     local ok, r = pcall(function()
       local f = ck.arange(0, n, {dtype = "f64", device = o.device})
       local h = (n - 1) // 2 + 1 -- the non-negative frequencies
-      if h < n then f:narrow(1, h + 1, n - h):sub_(n) end
+      if h < n then f:narrow(1, h + 1, n):sub_(n) end
       return ck.mul(f, 1 / (d * n)):to(o.dtype or "f64")
     end)
     if ok then return r end
