@@ -8,28 +8,12 @@ Cases as examples/fft_ladder.lua and the issue's speed list: batched 1-D c64 tra
 torch's conv2d with the kernel flipped and k - 1 padding) and by a 512^2 kernel (through rfft2 / irfft2, as
 scipy.signal.fftconvolve; cuDNN's direct conv2d of that size is also tried). CuPy: fft, fft2, rfft and
 cupyx.scipy.signal.fftconvolve when installed. CUDA events, 3 warm-ups, the median of 10 runs, L2 flushed (a 256 MiB
-memset) before each.
+memset) before each: bench/torch_scan_sort.py's timed().
 """
 import argparse
 import json
-import statistics
 
-
-def timed(fn, reps=10, warmup=3):
-    import torch
-    flush = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+from torch_scan_sort import timed  # the same timing (CUDA events, L2 flushed, median) as the other peers
 
 
 def main():

@@ -11,7 +11,9 @@
  * short lines share a block (256 / (n / 8) of them), so blocks stay full at n = 256.
  * Change from step 3: radix 8 instead of 2, twiddles in registers, global memory read and written by the first
  * and last passes, several lines per block.
- * Launch: (n/8, F) threads, F = max(1, 256 / (n/8)) lines per block; F n sizeof(complex) bytes of shared memory.
+ * Launch: (n/8, F) threads (512 at n = 4096), F = max(1, 256 / (n/8)) lines per block; F n sizeof(complex) bytes of
+ * shared memory. __launch_bounds__(512) caps registers at 128: c64 needs 110, c128 spills a little (c128 is not
+ * what this rung is tuned for).
  * Limits: complex-to-complex rows (inner == 1), n a power of two, 8 <= n <= 4096.
  * Operands: x, out contiguous complex [outer, n].
  */
@@ -20,7 +22,8 @@
 using namespace ckfft;
 
 #define R8_MAX_N 4096
-#define R8_THREADS 256
+#define R8_THREADS 256     /* threads a block of short lines fills */
+#define R8_MAX_THREADS 512 /* n / 8 at n = 4096: one line per block */
 
 // ---------------------------------------------------------------- kernel
 
@@ -59,7 +62,7 @@ __device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool a
 }
 
 template <class Rl>
-__global__ void __launch_bounds__(R8_THREADS) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
+__global__ void __launch_bounds__(R8_MAX_THREADS) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
                                                                  int64_t outer, int n, int sign, Rl scale) {
   using C = typename Cx<Rl>::T;
   extern __shared__ __align__(16) unsigned char raw[];
