@@ -68,14 +68,22 @@ extern "C" __global__ void ck_conv2_direct(REAL *out, const REAL *a, const REAL 
     tile[e] = ai >= 0 && ai < ma && aj >= 0 && aj < na ? a[ai * na + aj] : (REAL)0;
   }
   __syncthreads();
-  for (long long y = threadIdx.y; y < ty; y += 8) {
-    const int x = threadIdx.x;
-    REAL acc = 0;
-    for (long long p = 0; p < mk; ++p) {
-      const REAL *row = tile + (y + mk - 1 - p) * tw + x + nk - 1;
-      for (long long q = 0; q < nk; ++q) acc += row[-q] * ks[p * nk + q];
+  /* each thread: rows threadIdx.y + 8 r (r < 4) of column x, sharing every load of k between its four sums */
+  const int x = threadIdx.x;
+  REAL acc[4] = {0, 0, 0, 0};
+  for (long long p = 0; p < mk; ++p) {
+    const REAL *row = tile + (threadIdx.y + mk - 1 - p) * tw + x + nk - 1;
+    for (long long q = 0; q < nk; ++q) {
+      const REAL kv = ks[p * nk + q];
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (threadIdx.y + 8 * r < ty) acc[r] += row[8 * r * tw - q] * kv;
     }
-    if (i0 + y < mo && j0 + x < no) out[(i0 + y) * no + j0 + x] = acc;
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    const long long y = threadIdx.y + 8 * r;
+    if (y < ty && i0 + y < mo && j0 + x < no) out[(i0 + y) * no + j0 + x] = acc[r];
   }
 }
 ]]
