@@ -2,7 +2,9 @@
 # Issue 35 (the FFT ladder, cuFFT, ck.conv) on one H100 (nvidia-h100-x1), from the repo root, with $OUT an output dir:
 #   bash lab/issue35-gpu.sh [stages]        (default "build specs ladder peers sanitize")
 #   build:    make for sm_90a; -Xptxas -v of kernels/fft/*.cu                                   (~4-6 min cold, 0 warm)
-#   specs:    a smoke test, spec/fft_spec.lua (both backends: host oracle and every rung), then every spec (~3 min)
+#   specs:    a smoke test; the FFT's specs on both backends (every rung against the host, NumPy/Octave, conv) and
+#             those of the code the FFT touched (complex, scan, hist, errors, architecture)              (~2 min)
+#   allspecs: (not in the default) every spec                                                     (~5-10 min)
 #   ladder:   examples/fft_ladder.lua -> $OUT/fft-<device>.json (CUKERN_RESULTS)            (~1 min)
 #   peers:    bench/torch_fft.py (PyTorch torch.fft, conv2d; CuPy when installed) -> $OUT/peers-fft.json; then
 #             ck.conv2 4096^2 by 31^2 (direct) and by 512^2 (fft), fft2 4096^2, rfft 2^28 timed by ck.bench (~1 min)
@@ -37,11 +39,14 @@ specs)
       print("fft", v.name, ok and ck.last_ran().name or y,
             ok and (y:to("host"):real() - ref:real()):abs():max():item())
     end' 2>&1 | tail -8
-  echo "== fft spec"
-  timeout 300 sh spec/run.sh spec/fft_spec.lua >"$R/specs-fft.log" 2>&1
+  echo "== the FFT's specs, and those of the code it touched (complex, scan/sort/hist's host wrapper, catalogues)"
+  timeout 300 sh spec/run.sh spec/fft_spec.lua spec/conv_spec.lua spec/fft_peers_spec.lua spec/complex_spec.lua \
+    spec/scan_spec.lua spec/hist_spec.lua spec/errors_spec.lua spec/architecture_spec.lua >"$R/specs-fft.log" 2>&1
   echo "rc=$?"; grep -B2 -A14 "^FAIL\|^ERROR" "$R/specs-fft.log" | head -80; tail -1 "$R/specs-fft.log"
-  echo "== all specs"
-  timeout "${T_SPECS:-420}" sh spec/run.sh >"$R/specs.log" 2>&1
+  ;;
+allspecs) # (not in the default stages: the whole suite, several minutes on a GPU)
+  build
+  timeout "${T_SPECS:-900}" sh spec/run.sh >"$R/specs.log" 2>&1
   echo "rc=$?"; grep -B2 -A14 "^FAIL\|^ERROR" "$R/specs.log" | head -60; tail -1 "$R/specs.log"
   ;;
 ladder)
