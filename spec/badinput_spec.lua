@@ -458,6 +458,15 @@ for _, f in ipairs {"real", "imag", "conj", "angle", "iscomplex", "isreal", "vie
   add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(A, 1)"):format(f)),
     C(("ck.%s()"):format(f))})
 end
+add("ck.view_as_bytes", {C("ck.view_as_bytes('x')"), C("ck.view_as_bytes(F)"), C("ck.view_as_bytes(A, 1)"),
+  C("ck.view_as_bytes()")})
+-- FP8 (issue 37)
+add("ck.finfo", {C("ck.finfo()"), C("ck.finfo('u8')"), C("ck.finfo(A)"), C("ck.finfo(3)")})
+add("ck.quantize", {C("ck.quantize(A)"), C("ck.quantize(A, 'f32')"), C("ck.quantize(F, 'e4m3')"), C("ck.quantize('x', 'e4m3')"),
+  C("ck.quantize(A, 'e4m3', {scale = 0})"), C("ck.quantize(A, 'e4m3', {scale = 0/0})"), C("ck.quantize(A, 'e5m2', {scale = 'x'})"),
+  C("ck.quantize(A, 'e4m3', {bogus = 1})")})
+add("ck.dequantize", {C("ck.dequantize(A)"), C("ck.dequantize(A, 0)"), C("ck.dequantize(A, -1/0)"), C("ck.dequantize(F, 1)"),
+  C("ck.dequantize('x', 1)"), C("ck.dequantize(A, 1, {dtype = 'nope'})"), C("ck.dequantize(A, 1, {device = 'cuda'})")})
 add("ck.view_as_real", {C("ck.view_as_real(A)")})
 add("ck.view_as_complex", {C("ck.view_as_complex(A)"), C("ck.view_as_complex(ck.rand(3, 2):t())"),
   C("ck.view_as_complex(ck.zeros(3, 2, {dtype = 'i32'}))")})

@@ -47,11 +47,12 @@ extern "C" {
 /* Element types (the same numbers as cukern's own dtypes). */
 /* bool is one byte, 0 or 1; the integer types are their <stdint.h> types (u8 uint8_t ... i64 int64_t); c64 and
  * c128 are interleaved (re, im) pairs of float / double, the layout of C99's float _Complex / double _Complex,
- * C++'s std::complex and NumPy's complex64 / complex128. */
+ * C++'s std::complex and NumPy's complex64 / complex128; e4m3 and e5m2 are OCP 8-bit floats (CUDA's __nv_fp8_e4m3
+ * / __nv_fp8_e5m2 storage). */
 typedef enum {
   CUKERN_F32 = 0, CUKERN_F64 = 1, CUKERN_I32 = 2,
   CUKERN_BOOL = 5, CUKERN_U8 = 6, CUKERN_I8 = 7, CUKERN_I16 = 8, CUKERN_U32 = 9, CUKERN_I64 = 10,
-  CUKERN_C64 = 11, CUKERN_C128 = 12
+  CUKERN_C64 = 11, CUKERN_C128 = 12, CUKERN_E4M3 = 13, CUKERN_E5M2 = 14
 } cukern_dtype;
 /* Where a buffer lives: host memory, or a CUDA device pointer. Which CUDA device: cukern_push_buffer_on's ordinal
  * (cuda:N), cukern_device_ordinal for an array; the functions without an ordinal mean device 0. */

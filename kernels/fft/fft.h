@@ -22,8 +22,9 @@ extern "C" {
 
 enum { CK_FFT_C2C, CK_FFT_R2C, CK_FFT_C2R, CK_FFT_NKINDS };
 
-/* The compute dtypes of the ladder: c64/c128, and f32/f64 for a real input of rfft. */
-#define CK_DT_FFT (CK_DT_FLOATS | CK_DT_COMPLEX)
+/* The dtypes the op takes (each operand: the dispatcher's first check): every real dtype the ladders compute in, and
+ * complex. It computes in c64/c128 (f32/f64 for the real input of rfft, or the real output of irfft): op_fft.c. */
+#define CK_DT_FFT (CK_DT_COMPUTE | CK_DT_COMPLEX)
 
 typedef struct ck_fft_desc {
   int kind, fp64, inverse;

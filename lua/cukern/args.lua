@@ -79,6 +79,7 @@ function A.is_trailing_opts(t, n) return is_opts(t) or (n > 1 and type(t) == "ta
 
 local opt_set = options.set
 A.CREATE, A.OP, A.INPLACE = opt_set("dtype", "device"), opt_set("variant", "out"), opt_set("variant")
+A.QUANT, A.DEQUANT = opt_set("scale"), opt_set("dtype") -- ck.quantize, ck.dequantize (lua/cukern/fp8.lua)
 -- matmul: f32 through the tensor cores' TF32 mode only when asked ({precision = "tf32"}), never silently
 A.MATMUL, A.GEMM = opt_set("variant", "out", "precision"), opt_set("variant", "precision")
 A.REDUCE, A.REDUCE_IDX = opt_set("keepdim", "variant", "out"), opt_set("keepdim", "variant", "out", "idx")

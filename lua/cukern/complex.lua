@@ -340,6 +340,7 @@ function X.install(ck_)
   fn("isreal", false, function(_, a) return not is_complex(a) end) -- MATLAB's isreal: the dtype, not the values
   fn("view_as_real", false, function(where, a) return call(where, core.pair_view, a) end)
   fn("view_as_complex", false, function(where, a) return call(where, core.complex_view, a) end)
+  fn("view_as_bytes", false, function(where, a) return call(where, core.byte_view, a) end) -- (any dtype: NumPy's a.view(np.uint8))
 
   -- Values as Lua: a complex element is the pair {re, im}; a:item() gives re, im.
   local totable, flat, item = M.totable, M.flat, M.item

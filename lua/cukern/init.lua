@@ -175,6 +175,7 @@ require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, 
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
 require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
 require("cukern.complex").install(ck) -- c64/c128: ck.complex, real, imag, conj, angle and the ops on complex operands (lua/cukern/complex.lua)
+require("cukern.fp8").install(ck) -- e4m3/e5m2 scales: ck.quantize, dequantize, finfo (lua/cukern/fp8.lua)
 require("cukern.fft").install(ck) -- ck.fft, ifft, rfft, irfft, fft2, ifft2, fftn, ifftn, fftshift, ifftshift, fftfreq, conv, conv2
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others

@@ -32,6 +32,7 @@ M.RULES = {
   precision = function(v) return v == "exact" or v == "tf32", '"exact" or "tf32"' end,
   dim = function(v) return math_type(v) == "integer" and v >= -8 and v <= 8 and v ~= 0,
     "a dim (1..ndim, or negative from the end)" end,
+  scale = function(v) return type(v) == "number" and v > 0 and v < math.huge, "a finite number > 0" end,
   compress = function(v) return type(v) == "boolean" or (math_type(v) == "integer" and v >= 0 and v <= 9),
     "true, false or a zlib level 0..9" end,
 }

@@ -330,8 +330,10 @@ ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int nd
 /* A complex array as [..., 2] of its component dtype (view_as_real), and back (view_as_complex). */
 ck_status ck_pair_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *z);
 ck_status ck_complex_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *r);
+/* Any array as u8 bytes (one more dim of the element size, unless it is 1): view_as_bytes. */
+ck_status ck_byte_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t);
 /* The result dtype of two arrays, for elementwise ops, matmul and ck.map's expressions: NumPy's table (rules in
- * tensor.c, the table in docs/api.md), except that i32 with a float type gives the float type; f16 with bf16
+ * dtype.c, the table in docs/api.md), except that i32 with a float type gives the float type; f16 with bf16
  * gives f32. Numbers are the caller's rule. */
 ck_dtype ck_promote(ck_dtype a, ck_dtype b);
 /* Broadcast shape of a and b (NumPy rules); error names both shapes and `op`. */

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "fp8.h"
 #include "half.h"
 #include "philox.h"
 #include "ck.h"
@@ -134,6 +135,15 @@ typedef void (*ew_rowfn)(const ew_row *r);
 #define EW_ST_KINT_I16(v) ((int16_t)(uint16_t)(v))
 #define EW_ST_KINT_U32(v) ((uint32_t)(v))
 #define EW_ST_KINT_I64(v) ((int64_t)(v))
+/* the FP8 dtypes (kernels/fp8.h): cast only, to and from every other dtype (an i64 beyond 2^53 saturates) */
+#define EW_K_E4M3 KFLT
+#define EW_K_E5M2 KFLT
+#define EW_LD_E4M3(v) ((double)ck_e4m3_to_f32(v))
+#define EW_LD_E5M2(v) ((double)ck_e5m2_to_f32(v))
+#define EW_ST_KFLT_E4M3(v) ck_f64_to_e4m3(v)
+#define EW_ST_KFLT_E5M2(v) ck_f64_to_e5m2(v)
+#define EW_ST_KINT_E4M3(v) ck_f64_to_e4m3((double)(v))
+#define EW_ST_KINT_E5M2(v) ck_f64_to_e5m2((double)(v))
 #define EW_ST2(K, TO, v) EW_ST_##K##_##TO(v)
 #define EW_ST(K, TO, v) EW_ST2(K, TO, v)
 
@@ -313,14 +323,16 @@ static bool ew_valid(int op, int dt) {
 #define EW_SOURCES(X, TO, TT)                                                                              \
   X(TO, TT, F32, float) X(TO, TT, F64, double) X(TO, TT, I32, int32_t) X(TO, TT, F16, uint16_t)            \
   X(TO, TT, BF16, uint16_t) X(TO, TT, BOOL, uint8_t) X(TO, TT, U8, uint8_t) X(TO, TT, I8, int8_t)          \
-  X(TO, TT, I16, int16_t) X(TO, TT, U32, uint32_t) X(TO, TT, I64, int64_t)
-_Static_assert(CK_NDTYPES == 13, "a new row of dtypes.def needs its line in EW_SOURCES (host_elementwise.c)");
+  X(TO, TT, I16, int16_t) X(TO, TT, U32, uint32_t) X(TO, TT, I64, int64_t) X(TO, TT, E4M3, uint8_t)              \
+  X(TO, TT, E5M2, uint8_t)
+_Static_assert(CK_NDTYPES == 15, "a new row of dtypes.def needs its line in EW_SOURCES (host_elementwise.c)");
 /* (complex rows have no casts here: copy.c moves complex data as its real pairs) */
 #define EW_CASTS_FLOAT(X, ID, CTYPE) EW_SOURCES(X, ID, CTYPE)
 #define EW_CASTS_HALF EW_CASTS_FLOAT
 #define EW_CASTS_INT EW_CASTS_FLOAT
 #define EW_CASTS_UINT EW_CASTS_FLOAT
 #define EW_CASTS_BOOL EW_CASTS_FLOAT
+#define EW_CASTS_FP8 EW_CASTS_FLOAT
 #define EW_CASTS_COMPLEX(X, ID, CTYPE)
 #define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) EW_CASTS_##CLASS(EW_CAST, ID, CTYPE)
 #include "dtypes.def"
@@ -340,6 +352,7 @@ static const ew_rowfn ew_cast_table[CK_NDTYPES][CK_NDTYPES] = {
 #define EW_CAST_ROW_INT EW_CAST_ROW
 #define EW_CAST_ROW_UINT EW_CAST_ROW
 #define EW_CAST_ROW_BOOL EW_CAST_ROW
+#define EW_CAST_ROW_FP8 EW_CAST_ROW
 #define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) EW_CAST_ROW_##CLASS(ID, CTYPE)
 #include "dtypes.def"
 #undef CK_DTYPE

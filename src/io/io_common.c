@@ -292,11 +292,11 @@ ck_status ck_io_host_layout(ck_ctx *ctx, const ck_tensor *t, char order, ck_tens
   ck_status st;
   ck_tensor h = {0};
   if ((st = ck_check_live(ctx, "save", t)) || (st = host_layout(ctx, t, order, &h, fortran))) return st;
-  if (h.dtype != CK_BF16) {
+  if (h.dtype != CK_BF16 && !(CK_DT_FP8 & CK_DT_BIT(h.dtype))) {
     *out = h;
     return CK_OK;
   }
-  st = ck_to(ctx, out, &h, CK_DEV_HOST, CK_F32); /* no file format here has bfloat16: f32 holds it exactly */
+  st = ck_to(ctx, out, &h, CK_DEV_HOST, CK_F32); /* no file format here has bfloat16 or FP8: f32 holds them exactly */
   ck_release(&h);
   return st;
 }

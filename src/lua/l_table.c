@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ew_ops.h"
+#include "fp8.h"
 #include "half.h"
 #include "lck.h"
 
@@ -25,6 +26,8 @@ static void store_value(void *buf, ck_dtype dt, int64_t i, double v) {
   case CK_I16: ((int16_t *)buf)[i] = ck_ew_f2i16(v); break;
   case CK_U32: ((uint32_t *)buf)[i] = ck_ew_f2u32(v); break;
   case CK_I64: ((int64_t *)buf)[i] = ck_ew_f2i64(v); break;
+  case CK_E4M3: ((uint8_t *)buf)[i] = ck_f64_to_e4m3(v); break; /* saturated (kernels/fp8.h) */
+  case CK_E5M2: ((uint8_t *)buf)[i] = ck_f64_to_e5m2(v); break;
   default: break;
   }
 }
@@ -56,6 +59,8 @@ static double load_value(const void *buf, ck_dtype dt, int64_t i) {
   case CK_F64: return ((const double *)buf)[i];
   case CK_F16: return ck_f16_to_f32(((const uint16_t *)buf)[i]);
   case CK_BF16: return ck_bf16_to_f32(((const uint16_t *)buf)[i]);
+  case CK_E4M3: return ck_e4m3_to_f32(((const uint8_t *)buf)[i]);
+  case CK_E5M2: return ck_e5m2_to_f32(((const uint8_t *)buf)[i]);
   default: return NAN;
   }
 }

@@ -13,6 +13,7 @@
 
 #include "ck_internal.h"
 #include "ew_ops.h"
+#include "fp8/cast.h"
 
 /* Reading or writing values on the host synchronises: refused while a graph is being captured. */
 static ck_status not_capturing(ck_ctx *ctx, const char *what) {
@@ -128,6 +129,56 @@ static ck_status complex_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src)
   return st;
 }
 
+/* FP8 (issue 37). A copy between two arrays of one FP8 dtype moves bytes: as u8 views, on any path. A cast with
+ * an FP8 side converts by kernels/fp8.h: on the host through the cast table (host_elementwise.c), on a GPU by
+ * kernels/fp8/cast.cu over contiguous buffers, the rest staged: the source packed (an integer one cast to f64
+ * first: exact below 2^53, and saturated past the FP8 range anyway), the result placed into a strided dst. */
+static bool is_fp8(ck_dtype dt) { return (CK_DT_FP8 & CK_DT_BIT(dt)) != 0; }
+
+static bool fp8_castable(ck_dtype dt) { return is_fp8(dt) || dt == CK_F32 || dt == CK_F64 || dt == CK_F16 || dt == CK_BF16; }
+
+static ck_status fp8_cuda_cast(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st;
+  ck_tensor s = {0}, d = {0};
+  const ck_dtype sdt = fp8_castable(src->dtype) ? src->dtype : CK_F64;
+  if ((st = ck_to(ctx, &s, src, ck_dev(src), sdt))) goto cleanup; /* packed (a view when it already is) */
+  const bool direct = ck_is_contiguous(dst) && fp8_castable(dst->dtype);
+  if (direct) ck_view_of(&d, dst);
+  else if ((st = ck_empty(ctx, &d, fp8_castable(dst->dtype) ? dst->dtype : CK_F64, dst->ndim, dst->shape, ck_dev(dst))))
+    goto cleanup;
+  const ck_fp8_cast_desc desc = {ck_data(&d), ck_data(&s), ck_numel(dst), (int)d.dtype, (int)s.dtype};
+  const char *why = ck_fp8_cast_supports(&desc);
+  if (why) {
+    st = ck_error(ctx, CK_ERR_UNSUPPORTED, "copy: %s -> %s: %s", ck_dtype_name(s.dtype), ck_dtype_name(d.dtype), why);
+    goto cleanup;
+  }
+  const ck_launch_req r = {.fn = ck_fp8_cast, .arg = &desc, .what = "copy (FP8 cast)"};
+  if (!(st = ck_submit(ctx, &r)) && !direct) st = ck_copy(ctx, dst, &d);
+cleanup:
+  ck_release(&s);
+  ck_release(&d);
+  return st;
+}
+
+/* A copy with an FP8 side that is not a host-to-host cast (ck_copy's host path casts those itself). */
+static ck_status fp8_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st;
+  if (dst->dtype == src->dtype) {
+    ck_tensor d = {0}, s = {0};
+    if (!(st = ck_byte_view(ctx, &d, dst)) && !(st = ck_byte_view(ctx, &s, src))) st = ck_copy(ctx, &d, &s);
+    ck_release(&d);
+    ck_release(&s);
+    return st;
+  }
+  const ck_device dd = ck_dev(dst), sd = ck_dev(src);
+  if (ck_dev_eq(dd, sd)) return (st = ck_use_device(ctx, dd)) ? st : fp8_cuda_cast(ctx, dst, src);
+  /* across devices: cast on the source's side into dst's dtype, then a same-dtype copy */
+  ck_tensor t = {0};
+  if (!(st = ck_to(ctx, &t, src, sd, dst->dtype))) st = ck_copy(ctx, dst, &t);
+  ck_release(&t);
+  return st;
+}
+
 // ---------------------------------------------------------------- public
 
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
@@ -143,6 +194,8 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   if ((st = ck_check_writable(ctx, "copy", dst))) return st;
   if (ck_dtype_is_complex(dst->dtype) || ck_dtype_is_complex(src->dtype)) return complex_copy(ctx, dst, src);
   const ck_device dd = ck_dev(dst), sd = ck_dev(src);
+  if ((is_fp8(dst->dtype) || is_fp8(src->dtype)) && !(dd.kind == CK_HOST && sd.kind == CK_HOST && dst->dtype != src->dtype))
+    return fp8_copy(ctx, dst, src);
   if (ck_unsafe_alias(dst, src)) { /* overlapping views (a:copy_(a:t()), shifted ranges): read a snapshot */
     if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, sd)) || (st = ck_copy(ctx, &tmp, src))) goto cleanup;
     st = ck_copy(ctx, dst, &tmp);

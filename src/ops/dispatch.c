@@ -26,6 +26,7 @@
 
 #include "ck_op.h"
 #include "fft/fft.h"
+#include "fp8.h"
 #include "lu/lu.h"
 #include "ew_ops.h"
 #include "reduce_ops.h"
@@ -250,12 +251,6 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   for (int i = 0; i < 5; ++i) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
-    /* no ladder but the FFT's takes complex (a number beside one would even pick a real compute dtype): copies and
-     * fills move it as real pairs (copy.c), and lua/cukern/complex.lua computes the complex ops on the parts */
-    if (ck_dtype_is_complex(named[i]->dtype) && !(def->host_dtypes & CK_DT_COMPLEX))
-      return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is complex; the %s ladder takes real dtypes (complex arrays take the "
-                      "ops listed in docs/api.md, Complex numbers, computed on their parts ck.real and ck.imag)", p->name,
-                      ck_describe(named[i], buf, sizeof buf), def->ladder);
     if (!first) first = named[i];
     else if (!ck_dev_eq(ck_dev(named[i]), ck_dev(first)))
       return ck_error(ctx, CK_ERR_DEVICE, "%s: operands are on different devices (%s); cukern does not copy "
@@ -264,6 +259,16 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   }
   if (!first) return ck_error(ctx, CK_ERR_ARG, "%s: no operand and no output array given", p->name);
   p->dev = ck_dev(first);
+  /* every operand's own dtype is one the op takes (not only the promoted one: an f32 result of an FP8 or complex
+   * operand and a number would pass below); complex arrays compute in lua/cukern/complex.lua, on their parts */
+  const unsigned takes = def->host_dtypes | cuda_dtypes(def); /* (which device takes which: step 3) */
+  for (int i = 0; i < 5; ++i)
+    if (named[i] && !(takes & CK_DT_BIT(named[i]->dtype)))
+      return ck_error(ctx, CK_ERR_DTYPE, "%s: %s: the %s ladder does not take %s%s", p->name,
+                      ck_describe(named[i], buf, sizeof buf), def->ladder, ck_dtype_name(named[i]->dtype),
+                      ck_dtype_is_complex(named[i]->dtype) ? " (complex arrays take the ops of docs/api.md, Complex "
+                      "numbers, computed on their parts ck.real and ck.imag)" : (CK_DT_FP8 & CK_DT_BIT(named[i]->dtype))
+                      ? " (FP8 arrays are storage for the FP8 matmul: cast them, a:to(\"f32\"))" : "");
   /* the operands' device is current from here on: its stream, allocator and queue run everything below */
   if ((st = ck_use_device(ctx, p->dev))) return ck_error_prefix(ctx, st, "%s", p->name);
   if (ck_capturing(ctx)) { /* a graph records device work only, and must keep what it reads and writes */
@@ -494,14 +499,25 @@ static ck_status complex_fill(ck_ctx *ctx, ck_tensor *out, double v) {
   return st;
 }
 
+/* A fill of an FP8 array: its bytes get the value's encoding (kernels/fp8.h, saturated). */
+static ck_status fp8_fill(ck_ctx *ctx, ck_tensor *out, double v) {
+  ck_tensor bytes = {0};
+  ck_status st = ck_byte_view(ctx, &bytes, out);
+  if (!st) st = ck_ew_fill_int(ctx, &bytes, out->dtype == CK_E4M3 ? ck_f64_to_e4m3(v) : ck_f64_to_e5m2(v));
+  ck_release(&bytes);
+  return st;
+}
+
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
   if (op == CK_EW_FILL && out && ck_dtype_is_complex(out->dtype)) return complex_fill(ctx, out, s1);
+  if (op == CK_EW_FILL && out && (CK_DT_FP8 & CK_DT_BIT(out->dtype))) return fp8_fill(ctx, out, s1);
   const ck_call call = {.kind = CK_OP_EW, .fn = op, .out = out, .s1 = s1, .s2 = s2};
   return ck_run(ctx, &call, NULL);
 }
 
 ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v) {
   if (out && ck_dtype_is_complex(out->dtype)) return complex_fill(ctx, out, (double)v);
+  if (out && (CK_DT_FP8 & CK_DT_BIT(out->dtype))) return fp8_fill(ctx, out, (double)v);
   const ck_call call = {.kind = CK_OP_EW, .fn = CK_EW_FILL, .out = out, .s1 = (double)v, .si = v, .s_int = true};
   return ck_run(ctx, &call, NULL);
 }

@@ -1,0 +1,162 @@
+-- The FP8 dtypes e4m3 and e5m2 (issue 37): every bit pattern decoded, every rounding and saturation, against an
+-- independent plain-Lua model of the OCP formats; casts from and to every dtype, views, fills, tables, files; the
+-- GPU's casts equal the host's bit for bit.
+local ck = require "cukern"
+local H = require "spec.helpers"
+local gpu = H.gpu
+
+-- ---------------------------------------------------------------- the model (not kernels/fp8.h's algorithm)
+local FMT = {e4m3 = {e = 4, m = 3, bias = 7, max = 448}, e5m2 = {e = 5, m = 2, bias = 15, max = 57344}}
+
+-- the value of bit pattern p (NaN as 0/0, infinities as +-math.huge)
+local function decode(dt, p)
+  local f = FMT[dt]
+  local sign = (p & 0x80) ~= 0 and -1 or 1
+  local e, m = (p >> f.m) & ((1 << f.e) - 1), p & ((1 << f.m) - 1)
+  if dt == "e4m3" and e == 15 and m == 7 then return 0 / 0 end
+  if dt == "e5m2" and e == 31 then return m == 0 and sign * math.huge or 0 / 0 end
+  if e == 0 then return sign * m * 2.0 ^ (1 - f.bias - f.m) end
+  return sign * (1 + m / (1 << f.m)) * 2.0 ^ (e - f.bias)
+end
+
+-- the finite values, ascending, with their patterns
+local VALUES = {}
+for dt in pairs(FMT) do
+  local t = {}
+  for p = 0, 255 do
+    local v = decode(dt, p)
+    if v == v and v ~= math.huge and v ~= -math.huge and not (v == 0 and p ~= 0) then t[#t + 1] = {v = v, p = p} end
+  end
+  table.sort(t, function(a, b) return a.v < b.v end)
+  VALUES[dt] = t
+end
+
+-- the nearest value by search (ties to the even pattern), saturating beyond the largest; the value it stands for
+local function round(dt, x)
+  if x ~= x then return 0 / 0 end
+  local f = FMT[dt]
+  if x >= f.max then return f.max elseif x <= -f.max then return -f.max end
+  local best, bd, bp
+  for _, c in ipairs(VALUES[dt]) do
+    local d = math.abs(c.v - x)
+    if not best or d < bd or (d == bd and c.p % 2 == 0 and bp % 2 == 1) then best, bd, bp = c.v, d, c.p end
+  end
+  if best == 0 and x < 0 then return -0.0 end
+  return best
+end
+
+local function same(a, b) return (a ~= a and b ~= b) or a == b end
+
+describe("FP8 dtypes (e4m3, e5m2)", function()
+  for dt, f in pairs(FMT) do
+    it(dt .. ": every bit pattern decodes as the format says, and finite ones encode back to themselves", function()
+      local pats = {}
+      for p = 0, 255 do pats[#pats + 1] = p end
+      local q = ck.array(pats, {dtype = "u8"})
+      local got = ck.empty({256}, {dtype = dt})
+      ck.view_as_bytes(got):copy_(q) -- the raw patterns
+      local vals = got:to("f64"):flat()
+      for p = 0, 255 do
+        assert(same(vals[p + 1], decode(dt, p)), ("%s pattern 0x%02x: got %s, expected %s"):format(dt, p, vals[p + 1], decode(dt, p)))
+      end
+      local back = ck.view_as_bytes(got:to("f64"):to(dt)):flat()
+      for p = 0, 255 do
+        local v = decode(dt, p)
+        if v == v and math.abs(v) ~= math.huge then assert.are.equal(p, back[p + 1], ("%s 0x%02x"):format(dt, p)) end
+      end
+      assert.are.equal(f.max, ck.finfo(dt).max)
+    end)
+
+    it(dt .. ": casts round to nearest even and saturate (infinities too), NaN stays NaN, from every dtype", function()
+      local xs = {0, -0.0, 1, -1, f.max, f.max * 1.01, -f.max * 3, 1e30, -1e30, math.huge, -math.huge, 0 / 0}
+      -- every midpoint between neighbours (the ties), and just beside them
+      local v = VALUES[dt]
+      for i = 1, #v - 1 do
+        local mid = (v[i].v + v[i + 1].v) / 2
+        xs[#xs + 1] = mid; xs[#xs + 1] = mid * (1 + 2 ^ -40); xs[#xs + 1] = mid * (1 - 2 ^ -40)
+      end
+      math.randomseed(H.seed)
+      for _ = 1, 400 do xs[#xs + 1] = (math.random() * 2 - 1) * 2.0 ^ math.random(-20, 18) end
+      local got = ck.array(xs, {dtype = "f64"}):to(dt):to("f64"):flat()
+      for i, x in ipairs(xs) do
+        assert(same(got[i], round(dt, x)), ("%s(%.17g): got %s, expected %s (seed %d)"):format(dt, x, got[i], round(dt, x), H.seed))
+      end
+      -- the same numbers through f32, f16 and bf16 first (each rounding is the model's of that value)
+      for _, src in ipairs {"f32", "f16", "bf16"} do
+        local a = ck.array(xs, {dtype = "f64"}):to(src)
+        local inter, out = a:to("f64"):flat(), a:to(dt):to("f64"):flat()
+        for i = 1, #xs do assert(same(out[i], round(dt, inter[i])), ("%s -> %s of %.17g"):format(src, dt, inter[i])) end
+      end
+      -- integers (saturated beyond the range), bool, and back to every dtype
+      local ints = ck.array({-300, -7, 0, 5, 17, 1000}, {dtype = "i64"})
+      local q = ints:to(dt):to("f64"):flat()
+      for i, n in ipairs {-300, -7, 0, 5, 17, 1000} do assert.are.equal(round(dt, n), q[i]) end
+      assert.are.same({1, 0}, ck.array({true, false}):to(dt):to("i32"):totable())
+      local small = ck.array({1.5, -2, 3}, {dtype = dt})
+      for _, to in ipairs {"i32", "u8", "i16", "i64", "f16", "bf16", "f32", "e4m3", "e5m2"} do
+        local r = small:to(to):to("f64"):flat()
+        if to ~= "u8" then assert.are.equal(-2, r[2], to) end
+      end
+    end)
+
+    it(dt .. ": views, fills, tables, printing and files (saved as f32)", function()
+      local a = ck.rand({5, 7}):to(dt)
+      local t = a:t():contiguous()
+      assert.are.same(a:to("f32"):t():totable(), t:to("f32"):totable())
+      assert.are.equal(dt, t:dtype())
+      local z = ck.full({3}, 1e6, {dtype = dt})
+      assert.are.same({f.max, f.max, f.max}, z:to("f64"):totable())
+      assert.are.same({0, 0}, ck.zeros({2}, {dtype = dt}):to("f64"):totable())
+      assert.are.same({0.5}, ck.array({0.5}, {dtype = dt}):flat())
+      assert.matches(dt, tostring(a))
+      local dir = H.tmpdir()
+      ck.save(dir .. "/q.npy", a)
+      local back = ck.load(dir .. "/q.npy")
+      assert.are.equal("f32", back:dtype())
+      assert.are.same(a:to("f32"):totable(), back:totable())
+      H.sh("rm -rf '" .. dir .. "'")
+      local ok, err = pcall(function() return a + 1 end)
+      assert.is_false(ok); assert.matches("does not take " .. dt, err)
+    end)
+
+    it(dt .. ": quantize and dequantize with a per-tensor scale", function()
+      local x = H.rand({64, 33}, "f64") * 1000
+      local q, s = ck.quantize(x, dt)
+      assert.are.equal(dt, q:dtype())
+      local amax = ck.max(ck.abs(x)):item()
+      assert.is_true(math.abs(s - amax / f.max) <= 1e-12 * s)
+      local back = ck.dequantize(q, s, {dtype = "f64"})
+      -- each element is within half a step of its binade: |x - back| <= 2^-(m+1) |x| (normal range) or the
+      -- subnormal half-step s * 2^(-bias - m)
+      local X, B = x:flat(), back:flat()
+      for i = 1, #X do
+        local tol = math.max(math.abs(X[i]) * 2 ^ -(f.m + 1), s * 2 ^ (-f.bias - f.m)) * (1 + 1e-12)
+        assert(math.abs(X[i] - B[i]) <= tol, ("%s element %d: %.17g -> %.17g"):format(dt, i, X[i], B[i]))
+      end
+      local q2 = ck.quantize(x, dt, {scale = 2})
+      assert.are.same((x / 2):to(dt):to("f64"):totable(), q2:to("f64"):totable())
+      local ok, err = pcall(ck.quantize, x, dt, {scale = 0})
+      assert.is_false(ok); assert.matches("ck.quantize: option scale must be a finite number > 0", err)
+    end)
+  end
+
+  it("cuda casts equal the host's, bit for bit (every pattern, every source dtype, views)", gpu(function()
+    for dt in pairs(FMT) do
+      local pats = {}
+      for p = 0, 255 do pats[#pats + 1] = p end
+      local hq = ck.empty({256}, {dtype = dt})
+      ck.view_as_bytes(hq):copy_(ck.array(pats, {dtype = "u8"}))
+      local gq = hq:to("cuda")
+      for _, to in ipairs {"f32", "f64", "f16", "bf16", "e4m3", "e5m2"} do
+        local h, g = hq:to(to), gq:to(to):to("host")
+        assert.is_true(ck.equal(ck.view_as_bytes(h), ck.view_as_bytes(g)), dt .. " -> " .. to)
+      end
+      local x = (ck.rand({300, 129}, {dtype = "f64"}) * 2 - 1) * 2 ^ 17
+      for _, src in ipairs {"f64", "f32", "f16", "bf16", "i32"} do
+        local hx = x:to(src):t()
+        local h, g = hx:to(dt), hx:to("cuda"):to(dt):to("host")
+        assert.is_true(ck.equal(ck.view_as_bytes(h), ck.view_as_bytes(g)), src .. " -> " .. dt)
+      end
+    end
+  end))
+end)
