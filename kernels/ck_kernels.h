@@ -36,7 +36,7 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 #define CK_DT_HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16)) /* 2-byte floats (kernels/half.h) */
 #define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES) /* the five dtypes of the teaching rungs (issue 32 added the rest) */
 #define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def */
-#define CK_DT_COMPLEX (CK_DT_BIT(CK_C64) | CK_DT_BIT(CK_C128)) /* moved as real pairs; no rung takes them */
+#define CK_DT_COMPLEX (CK_DT_BIT(CK_C64) | CK_DT_BIT(CK_C128)) /* moved as real pairs; the FFT's rungs take them */
 #define CK_DT_FP8 (CK_DT_BIT(CK_E4M3) | CK_DT_BIT(CK_E5M2))     /* moved as bytes; the FP8 matmul rows take them */
 #define CK_DT_MOVED (CK_DT_COMPLEX | CK_DT_FP8)                  /* the core moves and casts them (dtypes.def) */
 #define CK_DT_COMPUTE (CK_DT_ALL & ~CK_DT_MOVED) /* every dtype the elementwise, reduction, ... ladders compute in */

@@ -476,6 +476,33 @@ add("ck.searchsorted", {C("ck.searchsorted(A, A)"), C("ck.searchsorted(V)"), C("
   C("ck.searchsorted(V, F)"), C("ck.searchsorted(V, 1)"), C("ck.searchsorted(1, V)"), C("ck.searchsorted(V, V, {side = 'up'})"),
   C("ck.searchsorted(V, V:to('f64'))"), C("ck.searchsorted(V, V, {variant = 'nope'})"), C("ck.searchsorted(V, V, {out = A})"),
   C("ck.searchsorted(V, V, {dim = 1})")})
+-- the FFT and convolution (issue 35)
+for _, f in ipairs {"fft", "ifft", "rfft", "irfft"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(S)"):format(f)),
+    C(("ck.%s(A, 0)"):format(f)), C(("ck.%s(A, -3)"):format(f)), C(("ck.%s(A, 2.5)"):format(f)), C(("ck.%s(A, 'x')"):format(f)),
+    C(("ck.%s(A, nil, 3)"):format(f)), C(("ck.%s(A, nil, 1.5)"):format(f)), C(("ck.%s(A, {norm = 'x'})"):format(f)),
+    C(("ck.%s(A, {bogus = 1})"):format(f)), C(("ck.%s(A, {variant = 'nope'})"):format(f)),
+    C(("ck.%s(A, 4, 2, {out = ck.rand(5)})"):format(f)), C(("ck.%s(E, 2^40)"):format(f))})
+end
+add("ck.rfft", {C("ck.rfft(ck.fft(A))")})
+for _, f in ipairs {"fft2", "ifft2", "fftn", "ifftn"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(V, {2, 2})"):format(f)),
+    C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, {3, 'x'})"):format(f)), C(("ck.%s(A, {0, 4})"):format(f)),
+    C(("ck.%s(A, nil, {1, 1})"):format(f)), C(("ck.%s(A, nil, {1, 3})"):format(f)), C(("ck.%s(A, nil, 'x')"):format(f)),
+    C(("ck.%s(A, {norm = 1})"):format(f)), C(("ck.%s(A, {out = A})"):format(f))})
+end
+for _, f in ipairs {"fftshift", "ifftshift"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(A, 3)"):format(f)),
+    C(("ck.%s(A, {1.5})"):format(f)), C(("ck.%s(A, 'x')"):format(f))})
+end
+add("ck.fftfreq", {C("ck.fftfreq(0)"), C("ck.fftfreq(-1)"), C("ck.fftfreq('x')"), C("ck.fftfreq(2.5)"), C("ck.fftfreq(4, 0)"),
+  C("ck.fftfreq(4, 'x')"), C("ck.fftfreq(4, 1, {dtype = 'f17'})"), C("ck.fftfreq(4, {bogus = 1})"), C("ck.fftfreq(2^62)")})
+for _, f in ipairs {"conv", "conv2"} do
+  add("ck." .. f, {C(("ck.%s('x', A)"):format(f)), C(("ck.%s(A, F)"):format(f)), C(("ck.%s(A, A, {mode = 'x'})"):format(f)),
+    C(("ck.%s(A, A, {variant = 'nope'})"):format(f)), C(("ck.%s(A, A, {bogus = 1})"):format(f)),
+    C(("ck.%s(A, ck.zeros(0, 2))"):format(f)), C(("ck.%s(ck.rand(2, 2, 2), A)"):format(f)), C(("ck.%s(A, A, 3)"):format(f))})
+end
+add("ck.conv", {C("ck.conv(A, V)")})
 add("ck.histogram", {C("ck.histogram(A, {bins = 0})"), C("ck.histogram(A, {range = {1}})"), C("ck.histogram(A, 3)"),
   C("ck.histogram(F)"), C("ck.histogram(1)"), C("ck.histogram(A, {range = {2, 1}})"),
   C("ck.histogram(A, {variant = 'nope'})"), C("ck.histogram(ck.full({3}, 0/0))")})

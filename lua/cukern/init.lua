@@ -88,7 +88,7 @@ do
   local where = where_of("ck.variants")
   function ck.variants(op)
     if type(op) ~= "string" then raise(fmt("%s: op must be a string (matmul, reduce, transpose, elementwise), got %s", where, show(op))) end
-    local list = call(where, core.variants, op)
+    local list = (op == "conv" or op == "conv2") and require("cukern.conv").variant_list() or call(where, core.variants, op)
     for _, v in ipairs(list) do setmetatable(v, RECORD_MT); setmetatable(v.dtypes, SEQ_MT) end
     return list
   end
@@ -177,6 +177,7 @@ require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sor
 require("cukern.complex").install(ck) -- c64/c128: ck.complex, real, imag, conj, angle and the ops on complex operands (lua/cukern/complex.lua)
 require("cukern.fp8").install(ck) -- e4m3/e5m2 scales: ck.quantize, dequantize, finfo (lua/cukern/fp8.lua)
 require("cukern.streams").install(ck) -- ck.stream, with_stream, event, nvtx, a:pin (lua/cukern/streams.lua)
+require("cukern.fft").install(ck) -- ck.fft, ifft, rfft, irfft, fft2, ifft2, fftn, ifftn, fftshift, ifftshift, fftfreq, conv, conv2
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 

@@ -399,7 +399,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
 typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_INDEX, CK_OP_SCAN, CK_OP_SORT, CK_OP_HIST,
-               CK_OP_SEARCH, CK_NOPKINDS } ck_opkind;
+               CK_OP_SEARCH, CK_OP_FFT, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
@@ -424,6 +424,8 @@ typedef struct ck_call {
   bool exclusive;         /* scan: out(r) covers elements 0..r-1 (the identity at r == 0) */
   bool descending;        /* sort */
   int64_t k;              /* sort: keep the first k along dim (topk); 0: all. histc: the number of bins */
+  int64_t fft_n;          /* fft: the transform's length (fn = CK_FFT_C2C/R2C/C2R, s1 = the scale) */
+  bool inverse;           /* fft: exp(+2 pi i jk/n) */
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
@@ -474,6 +476,12 @@ ck_status ck_histc(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, int64_t bins
  * 1-D ascending `sorted` (same dtype); right: after equal elements. */
 ck_status ck_searchsorted(ck_ctx *ctx, ck_tensor *out, const ck_tensor *sorted, const ck_tensor *values, bool right,
                           const char *variant, ck_ran *ran);
+
+/* The FFT along `dim` (0-based; src/ops/op_fft.c, issue 35): kind CK_FFT_C2C/R2C/C2R (kernels/fft/fft.h), x's
+ * length along dim n (C2R: n/2 + 1), out = scale * the transform. */
+ck_status ck_fft(ck_ctx *ctx, int kind, bool inverse, ck_tensor *out, const ck_tensor *x, int64_t n, int dim,
+                 double scale, const char *variant, ck_ran *ran);
+const char *ck_fft_kind_name(int kind); /* "fft", "rfft", "irfft" for CK_FFT_C2C, R2C, C2R */
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")

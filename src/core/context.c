@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ck_internal.h"
+#include "fft/cufft_plans.h"
 #include "ew_ops.h"
 #include "reduce_ops.h"
 
@@ -273,6 +274,8 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
   if (kerr == 0 && !(ctx->sync && !ctx->capture)) return CK_OK; /* (no synchronising inside a graph capture) */
   if (r->describe) r->describe(r->describe_ud, what, sizeof what);
   else snprintf(what, sizeof what, "%s", r->what ? r->what : "launch");
+  if (kerr >= CK_KERR_CUFFT(0))
+    return ck_error(ctx, CK_ERR_CUBLAS, "%s: cuFFT failed: %s", what, ck_cufft_status_name(kerr - CK_KERR_CUFFT(0)));
   if (kerr >= 100000)
     return ck_error(ctx, CK_ERR_CUBLAS, "%s: cuBLAS failed: %s", what, cublas_status_name((cublasStatus_t)(kerr - 100000)));
   if (kerr != 0) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ck.h"
+#include "fft/fft.h"
 
 const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *req) {
   if (!req || !*req) return NULL;
@@ -54,6 +55,7 @@ static const struct {
     {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
     {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},
     {ck_search_variants, &ck_search_nvariants, 0, ck_search_preferred},
+    {ck_fft_variants, &ck_fft_nvariants, 0, ck_fft_preferred},
 };
 
 static void build_orders(void) {

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fft/fft.h"
+
 #include "ck_internal.h"
 
 // ---------------------------------------------------------------- size classes
@@ -136,6 +138,7 @@ void ck_dctx_empty_cache(ck_dctx *d) {
 void ck_empty_cache(ck_ctx *ctx) {
   for (int i = 0; i < ctx->ncuda; ++i)
     if (ctx->cuda[i]) ck_dctx_empty_cache(ctx->cuda[i]);
+  if (ctx->ncuda && !ck_capturing(ctx)) ck_fft_plans_clear(); /* cuFFT's plans (every stream is idle now) */
 }
 
 void ck_alloc_destroy(ck_ctx *ctx) {

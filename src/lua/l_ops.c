@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ew_ops.h"
+#include "fft/fft.h"
 #include "lck.h"
 #include "reduce_ops.h"
 
@@ -245,6 +246,26 @@ static void parse_search(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* fft: kind ("fft", "rfft", "irfft"), x, n, dim [, inverse [, scale [, variant [, out]]]] (issue 35): x's length
+ * along dim is already the transform's (lua/cukern/fft.lua pads or cuts it) */
+static void parse_fft(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *kind = luaL_checkstring(L, base);
+  c->kind = CK_OP_FFT;
+  c->fn = -1;
+  for (int k = 0; k < CK_FFT_NKINDS; ++k)
+    if (strcmp(kind, ck_fft_kind_name(k)) == 0) c->fn = k;
+  if (c->fn < 0) luaL_argerror(L, base, lua_pushfstring(L, "unknown transform '%s' (fft, rfft, irfft)", kind));
+  c->a = check_array(L, base + 1);
+  c->fft_n = (int64_t)luaL_checkinteger(L, base + 2);
+  c->dim = ckl_check_dim(L, base + 3, c->a);
+  c->inverse = lua_toboolean(L, base + 4);
+  c->s1 = luaL_optnumber(L, base + 5, 1.0);
+  c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 7);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -258,6 +279,7 @@ const ckl_opdesc ckl_ops[] = {
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
     {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
     {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
+    {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -310,6 +332,7 @@ static int l_scan(lua_State *L) { return run_op(L, &ckl_ops[7]); }
 static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[8]); }
 static int l_histc(lua_State *L) { return run_op(L, &ckl_ops[9]); }
 static int l_search(lua_State *L) { return run_op(L, &ckl_ops[10]); }
+static int l_fft(lua_State *L) { return run_op(L, &ckl_ops[11]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -359,4 +382,5 @@ const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}
                                   {"reduce_ops", l_reduce_ops}, {"index", l_index},
                                   {"cat", l_cat},           {"scan", l_scan},
                                   {"sort", l_sort},             {"histc", l_histc},
-                                  {"searchsorted", l_search},   {NULL, NULL}};
+                                  {"searchsorted", l_search},   {"fft", l_fft},
+                                  {NULL, NULL}};

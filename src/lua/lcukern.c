@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fft/fft.h"
 #include "lck.h"
 
 const char ckl_array_key = 0; /* its address keys the array metatable in the registry (lck.h) */
@@ -33,7 +34,7 @@ static bool own_lua_file(const char *src) {
       "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
       "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua",
       "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",  "cukern/fp8.lua",
-      "cukern/streams.lua"};
+      "cukern/streams.lua",  "cukern/fft.lua",      "cukern/conv.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
@@ -377,7 +378,7 @@ static int l_seed(lua_State *L) {
 static int l_memory(lua_State *L) {
   ck_memstats m;
   ck_memory_stats(CKL_CTX(L), ckl_check_device(L, 1), &m);
-  lua_createtable(L, 0, 9);
+  lua_createtable(L, 0, 10);
 #define F(k)                                                                                                  \
   lua_pushinteger(L, (lua_Integer)m.k);                                                                       \
   lua_setfield(L, -2, #k)
@@ -392,6 +393,8 @@ static int l_memory(lua_State *L) {
   F(host_in_use);
   F(pinned);
 #undef F
+  lua_pushinteger(L, ck_fft_plans_count()); /* cuFFT's cached plans, every device (ck.empty_cache drops them) */
+  lua_setfield(L, -2, "fft_plans");
   return 1;
 }
 

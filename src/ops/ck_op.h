@@ -81,9 +81,13 @@ typedef struct ck_opdef {
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index, ck_opdef_scan,
-    ck_opdef_sort, ck_opdef_hist, ck_opdef_search;
+    ck_opdef_sort, ck_opdef_hist, ck_opdef_search, ck_opdef_fft;
 
 
+/* The host oracles that take a launch descriptor (scan, sort, histc, fft) read and write contiguous memory: runs
+ * oracle(ctx, q) on a copy q of the plan whose input and outputs are contiguous (copies of a view, temporaries for
+ * strided outputs, copied back afterwards). (dispatch.c) */
+ck_status ck_host_contiguous(ck_ctx *ctx, ck_plan *p, ck_status (*oracle)(ck_ctx *ctx, const ck_plan *q));
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */
 char *ck_plan_operands(const ck_plan *p, char *buf, size_t n);
 

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ck_op.h"
+#include "fft/fft.h"
 #include "fp8.h"
 #include "lu/lu.h"
 #include "ew_ops.h"
@@ -43,6 +44,7 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_SORT: return &ck_opdef_sort;
   case CK_OP_HIST: return &ck_opdef_hist;
   case CK_OP_SEARCH: return &ck_opdef_search;
+  case CK_OP_FFT: return &ck_opdef_fft;
   default: return NULL;
   }
 }
@@ -58,6 +60,9 @@ const ck_variant *ck_variants(const char *name, int *count) {
   if (ck_scan_op_parse(name) >= 0) name = ck_opdef_scan.ladder; /* cumsum, cumprod, cummax, cummin */
   if (strcmp(name, "argsort") == 0 || strcmp(name, "topk") == 0) name = ck_opdef_sort.ladder;
   if (strcmp(name, "histc") == 0 || strcmp(name, "histogram") == 0) name = ck_opdef_hist.ladder;
+  static const char *const FFT_NAMES[] = {"ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn"};
+  for (size_t i = 0; i < sizeof FFT_NAMES / sizeof *FFT_NAMES; ++i)
+    if (strcmp(name, FFT_NAMES[i]) == 0) name = ck_opdef_fft.ladder;
   for (int k = 0; k < CK_NOPKINDS; ++k) {
     const ck_opdef *d = def_of((ck_opkind)k);
     if (strcmp(name, d->ladder) == 0) {
@@ -355,6 +360,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_sort_desc sort;
       ck_hist_desc hist;
       ck_search_desc search;
+      ck_fft_desc fft;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -422,6 +428,35 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
     if (p.out_alloc) ck_release(call->out);
     if (p.idx_alloc) ck_release(call->idx);
   }
+  return st;
+}
+
+// ---------------------------------------------------------------- host oracles on descriptors
+
+/* *t, or a contiguous temporary of its dtype and shape in tmp when *t is a view (NULL stays NULL). */
+static ck_status contiguous_temp(ck_ctx *ctx, ck_tensor **t, ck_tensor *tmp) {
+  if (!*t || ck_is_contiguous(*t)) return CK_OK;
+  const ck_status st = ck_empty(ctx, tmp, (*t)->dtype, (*t)->ndim, (*t)->shape, ck_dev(*t));
+  if (!st) *t = tmp;
+  return st;
+}
+
+ck_status ck_host_contiguous(ck_ctx *ctx, ck_plan *p, ck_status (*oracle)(ck_ctx *ctx, const ck_plan *q)) {
+  ck_tensor cx = {0}, co = {0}, ci = {0};
+  ck_plan q = *p;
+  ck_status st = CK_OK;
+  if (!ck_is_contiguous(q.in[0])) {
+    if ((st = ck_contiguous(ctx, &cx, q.in[0]))) goto done;
+    q.in[0] = &cx;
+  }
+  if ((st = contiguous_temp(ctx, &q.out, &co)) || (st = contiguous_temp(ctx, &q.idx, &ci))) goto done;
+  if ((st = oracle(ctx, &q))) goto done;
+  if (q.out != p->out && (st = ck_copy(ctx, p->out, q.out))) goto done;
+  if (q.idx != p->idx) st = ck_copy(ctx, p->idx, q.idx);
+done:
+  ck_release(&cx);
+  ck_release(&co);
+  ck_release(&ci);
   return st;
 }
 

@@ -75,32 +75,13 @@ static void scan_describe(const ck_plan *p, void *desc) {
   d->out = ck_data(p->out);
 }
 
-/* The oracle takes the descriptor too: contiguous host copies where the operands are views. */
-static ck_status scan_host(ck_ctx *ctx, ck_plan *p) {
-  ck_tensor cx = {0}, co = {0};
-  const ck_tensor *x = p->in[0];
-  ck_tensor *out = p->out;
-  ck_status st = CK_OK;
-  if (!ck_is_contiguous(x)) {
-    if ((st = ck_contiguous(ctx, &cx, x))) goto done;
-    x = &cx;
-  }
-  if (!ck_is_contiguous(out)) {
-    if ((st = ck_empty(ctx, &co, out->dtype, out->ndim, out->shape, ck_dev(out)))) goto done;
-    out = &co;
-  }
+/* The oracle takes the descriptor too, on contiguous host operands (ck_host_contiguous). */
+static ck_status scan_oracle(ck_ctx *ctx, const ck_plan *q) {
   ck_scan_desc d;
-  ck_plan q = *p;
-  q.in[0] = x;
-  q.out = out;
-  scan_describe(&q, &d);
-  if ((st = ck_host_scan(ctx, &d))) goto done;
-  if (out != p->out) st = ck_copy(ctx, p->out, out);
-done:
-  ck_release(&cx);
-  ck_release(&co);
-  return st;
+  scan_describe(q, &d);
+  return ck_host_scan(ctx, &d);
 }
+static ck_status scan_host(ck_ctx *ctx, ck_plan *p) { return ck_host_contiguous(ctx, p, scan_oracle); }
 
 static unsigned scan_layout(const ck_plan *p, const ck_variant *v) {
   return v ? CK_NEED_OUT : CK_NEED_A; /* kernels read and write contiguous [outer, len, inner] */

@@ -63,34 +63,13 @@ static void sort_describe(const ck_plan *p, void *desc) {
   d->idx = (int64_t *)ck_data(p->idx);
 }
 
-/* The oracle takes the descriptor too: contiguous host copies where the operands are views. */
-static ck_status sort_host(ck_ctx *ctx, ck_plan *p) {
-  ck_tensor cx = {0}, co = {0}, ci = {0};
-  ck_plan q = *p;
-  ck_status st = CK_OK;
-  if (!ck_is_contiguous(q.in[0])) {
-    if ((st = ck_contiguous(ctx, &cx, q.in[0]))) goto done;
-    q.in[0] = &cx;
-  }
-  if (q.out && !ck_is_contiguous(q.out)) {
-    if ((st = ck_empty(ctx, &co, q.out->dtype, q.out->ndim, q.out->shape, ck_dev(q.out)))) goto done;
-    q.out = &co;
-  }
-  if (!ck_is_contiguous(q.idx)) {
-    if ((st = ck_empty(ctx, &ci, q.idx->dtype, q.idx->ndim, q.idx->shape, ck_dev(q.idx)))) goto done;
-    q.idx = &ci;
-  }
+/* The oracle takes the descriptor too, on contiguous host operands (ck_host_contiguous). */
+static ck_status sort_oracle(ck_ctx *ctx, const ck_plan *q) {
   ck_sort_desc d;
-  sort_describe(&q, &d);
-  if ((st = ck_host_sort(ctx, &d))) goto done;
-  if (q.out != p->out && (st = ck_copy(ctx, p->out, q.out))) goto done;
-  if (q.idx != p->idx) st = ck_copy(ctx, p->idx, q.idx);
-done:
-  ck_release(&cx);
-  ck_release(&co);
-  ck_release(&ci);
-  return st;
+  sort_describe(q, &d);
+  return ck_host_sort(ctx, &d);
 }
+static ck_status sort_host(ck_ctx *ctx, ck_plan *p) { return ck_host_contiguous(ctx, p, sort_oracle); }
 
 static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
   return v ? CK_NEED_OUT | CK_NEED_IDX : CK_NEED_A;
