@@ -42,6 +42,8 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_SORT: return &ck_opdef_sort;
   case CK_OP_HIST: return &ck_opdef_hist;
   case CK_OP_SEARCH: return &ck_opdef_search;
+  case CK_OP_ROWS: return &ck_opdef_rows;
+  case CK_OP_ATTN: return &ck_opdef_attn;
   default: return NULL;
   }
 }
@@ -57,6 +59,7 @@ const ck_variant *ck_variants(const char *name, int *count) {
   if (ck_scan_op_parse(name) >= 0) name = ck_opdef_scan.ladder; /* cumsum, cumprod, cummax, cummin */
   if (strcmp(name, "argsort") == 0 || strcmp(name, "topk") == 0) name = ck_opdef_sort.ladder;
   if (strcmp(name, "histc") == 0 || strcmp(name, "histogram") == 0) name = ck_opdef_hist.ladder;
+  if (ck_rows_fn_parse(name) >= 0) name = ck_opdef_rows.ladder; /* softmax, log_softmax, layer_norm, rms_norm */
   for (int k = 0; k < CK_NOPKINDS; ++k) {
     const ck_opdef *d = def_of((ck_opkind)k);
     if (strcmp(name, d->ladder) == 0) {
@@ -86,8 +89,8 @@ char *ck_plan_operands(const ck_plan *p, char *buf, size_t n) {
   char d[128];
   size_t k = 0;
   buf[0] = 0;
-  for (int i = 0; i < 2 && k < n; ++i) {
-    const ck_tensor *t = i == 0 ? p->call->a : p->call->b;
+  for (int i = 0; i < CK_MAX_IN && k < n; ++i) {
+    const ck_tensor *t = i == 0 ? p->call->a : i == 1 ? p->call->b : p->call->c;
     if (t) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ck_describe(t, d, sizeof d));
     else if (i == 1 && p->call->kind == CK_OP_EW && p->nin == 2)
       k += (size_t)snprintf(buf + k, n - k, "%s%.17g", k ? ", " : "", p->call->s1);
@@ -175,8 +178,9 @@ static ck_status temp_output(ck_ctx *ctx, ck_plan *p, ck_tensor **slot, ck_tenso
 /* Apply layout needs: contiguous copies of inputs, contiguous temporaries for outputs. */
 static ck_status apply_layout(ck_ctx *ctx, ck_plan *p, unsigned need) {
   ck_status st;
+  static const unsigned NEED_IN[CK_MAX_IN] = {CK_NEED_A, CK_NEED_B, CK_NEED_C};
   for (int i = 0; i < p->nin; ++i)
-    if ((need & (i == 0 ? CK_NEED_A : CK_NEED_B)) && !ck_is_contiguous(p->in[i])) {
+    if ((need & NEED_IN[i]) && !ck_is_contiguous(p->in[i])) {
       ck_tensor c = {0};
       if ((st = ck_contiguous(ctx, &c, p->in[i]))) return st;
       ck_release(&p->tin[i]);
@@ -239,10 +243,10 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   ck_status st;
 
   /* 1. liveness, one device */
-  const ck_tensor *named[5] = {c->a, c->b, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL,
+  const ck_tensor *named[6] = {c->a, c->b, c->c, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL,
                                c->ix};
   const ck_tensor *first = NULL;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < 6; ++i) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
     if (!first) first = named[i];
@@ -259,7 +263,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     if (p->dev.kind == CK_HOST)
       return ck_error(ctx, CK_ERR_DEVICE, "%s: host arrays cannot be recorded in a graph (%s); use cuda arrays",
                       p->name, ck_plan_operands(p, ops, sizeof ops));
-    for (int i = 0; i < 5; ++i) ck_graph_keep_tensor(ctx, named[i]);
+    for (int i = 0; i < 6; ++i) ck_graph_keep_tensor(ctx, named[i]);
   }
 
   /* 2. the op's own checks */
@@ -337,6 +341,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_sort_desc sort;
       ck_hist_desc hist;
       ck_search_desc search;
+      ck_rows_desc rows;
+      ck_attn_desc attn;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -381,15 +387,15 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.def = def_of(call->kind);
   if (!p.def) return ck_error(ctx, CK_ERR_ARG, "ck_run: unknown op kind %d", (int)call->kind);
   const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
-                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
+                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn)
+                        : call->kind == CK_OP_ROWS ? ck_rows_fn_name(call->fn) : NULL;
   p.name = fn_name ? fn_name : p.def->ladder; /* the op's own name in every message, from the first check on */
   p.dim = call->dim;
   p.idx_dt = CK_I64; /* every index output is 1-based i64 (issue 32) */
   p.beta = call->beta;
   if (ran) ran->gpu = ran->library = false, ran->kernels.n = 0; /* set again when a launcher runs */
   const ck_status st = plan_and_run(ctx, &p, ran);
-  ck_release(&p.tin[0]);
-  ck_release(&p.tin[1]);
+  for (int i = 0; i < CK_MAX_IN; ++i) ck_release(&p.tin[i]);
   ck_release(&p.tout);
   ck_release(&p.tidx);
   ck_release(&p.tflag);
