@@ -7,12 +7,17 @@ local gpu = H.gpu
 
 -- q, k, v of [B, H, S, D] as random values; `heads_last` builds them as [B, S, H, D] transposed to [B, H, S, D]
 -- (the layout of a fused QKV projection: no unit stride between sequence positions).
-local function qkv(b, h, sq, skv, d, dv, dt, heads_last)
-  local function one(s, e)
-    if heads_last then return H.rand({b, s, h, e}, dt):permute(1, 3, 2, 4) end
-    return H.rand({b, h, s, e}, dt)
+-- With `device`, the same three on that device too (copied, then viewed there: strided as on the host).
+local function qkv(b, h, sq, skv, d, dv, dt, heads_last, device)
+  local host, dev = {}, {}
+  for n, se in ipairs {{sq, d}, {skv, d}, {skv, dv}} do
+    local s, e = se[1], se[2]
+    local base = heads_last and H.rand({b, s, h, e}, dt) or H.rand({b, h, s, e}, dt)
+    local function view(x) return heads_last and x:permute(1, 3, 2, 4) or x end
+    host[n] = view(base)
+    if device then dev[n] = view(base:to(device)) end
   end
-  return one(sq, d), one(skv, d), one(skv, dv)
+  return host[1], host[2], host[3], dev[1], dev[2], dev[3]
 end
 
 -- The plain-Lua oracle: flat lists of [B, H, S, D] contiguous arrays; mask a flat [Sq, Skv] list or nil.
@@ -125,18 +130,17 @@ describe("the attention ladder on the GPU", function()
 
   local function run(cases, dtypes)
     local failures, ran = {}, {}
-    for _, vr in ipairs(ck.variants("attention")) do
-      for _, c in ipairs(cases) do
-        for _, dt in ipairs(dtypes) do
-          local B, Hh, Sq, Skv, D = table.unpack(c.dims)
-          local q, k, v = qkv(B, Hh, Sq, Skv, D, D, dt, c.heads_last)
-          for _, causal in ipairs {false, true} do
+    for _, c in ipairs(cases) do
+      for _, dt in ipairs(dtypes) do
+        local B, Hh, Sq, Skv, D = table.unpack(c.dims)
+        local q, k, v, gq, gk, gv = qkv(B, Hh, Sq, Skv, D, D, dt, c.heads_last, "cuda")
+        for _, causal in ipairs {false, true} do
+          local ref = ck.attention(q, k, v, {causal = causal}) -- the host oracle, once for every rung
+          for _, vr in ipairs(ck.variants("attention")) do
             local label = ("%s %s %s%s causal=%s"):format(vr.name, dt, table.concat(c.dims, "x"),
               c.heads_last and " heads-last" or "", tostring(causal))
-            local ref = ck.attention(q, k, v, {causal = causal})
             local out = H.poison(ck.empty(ref:shape(), {dtype = dt, device = "cuda"}))
-            local ok, err = pcall(ck.attention, q:to("cuda"), k:to("cuda"), v:to("cuda"),
-              {causal = causal, variant = vr.name, out = out})
+            local ok, err = pcall(ck.attention, gq, gk, gv, {causal = causal, variant = vr.name, out = out})
             if not ok then failures[#failures + 1] = label .. ": " .. tostring(err)
             else
               if ck.last_ran().name == vr.name then ran[vr.name] = true end
@@ -164,13 +168,13 @@ describe("the attention ladder on the GPU", function()
   it("the naive rung takes f32, f64, any head dim and masks", gpu(function()
     local failures = {}
     for _, dt in ipairs {"f32", "f64", "bf16"} do
-      local q, k, v = qkv(2, 2, 33, 70, 24, 24, dt, true)
+      local q, k, v, gq, gk, gv = qkv(2, 2, 33, 70, 24, 24, dt, true, "cuda")
       local mask = ck.rand({1, 2, 33, 70}, {dtype = "f64"}):gt(0.2)
       mask[{1, 1, 1, 1}] = 1
       mask[{1, 2, 1, 1}] = 1
       for _, m in ipairs {mask, H.rand({33, 70}, dt)} do
         local ref = ck.attention(q, k, v, {mask = m, causal = true})
-        local got = ck.attention(q:to("cuda"), k:to("cuda"), v:to("cuda"), {mask = m:to("cuda"), causal = true})
+        local got = ck.attention(gq, gk, gv, {mask = m:to("cuda"), causal = true})
         assert.are.equal("naive", ck.last_ran().name)
         local ok, msg = H.allclose(got, ref, tol(dt, 24, 70))
         if not ok then failures[#failures + 1] = dt .. " " .. m:dtype() .. " mask: " .. msg end
