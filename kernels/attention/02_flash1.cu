@@ -24,7 +24,7 @@ using namespace ckflash;
 
 template <class T, int D> __global__ void __launch_bounds__(128) attn_flash1_kernel(const ck_attn_desc d) {
   extern __shared__ uint4 smem[];
-  T *qs = (T *)smem, *ks = qs + F1_BM * (D + PAD), *vs = ks + F1_BN * (D + PAD);
+  T *qs = (T *)smem, *ks = qs + F1_BM * (D + PAD);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t z = blockIdx.y / d.heads, h = blockIdx.y % d.heads;
   const int64_t i0 = (int64_t)blockIdx.x * F1_BM;
@@ -34,7 +34,7 @@ template <class T, int D> __global__ void __launch_bounds__(128) attn_flash1_ker
   st.init();
   Geo g = {d.skv, 0, i0 + (lane >> 2), (float)(d.scale * 1.4426950408889634), d.causal != 0};
   const int64_t end = d.causal && i0 + F1_BM < d.skv ? i0 + F1_BM : d.skv;
-  kv_loop<T, D, F1_BN, 2>(st, qf, ks, vs, warp * 16, g, d, z, h, end);
+  kv_loop<T, D, F1_BN, 2, false>(st, qf, ks, warp * 16, g, d, z, h, end);
   /* the merge: each warp's max and sum per row (in qs's space) and partial O (in ks/vs's), then one pass */
   sum_rows(st);
   float *ml = (float *)qs, *po = (float *)ks; /* ml[warp][row][max, sum]; po[warp][row][D] */

@@ -7,10 +7,13 @@
  * registers, and writes it straight out; no warp talks to another. A block of 64 queries reads each K/V tile
  * once for 64 rows (rung 2: for 16), so K/V traffic from L2 drops 4x. The rescaling of O by 1/sum is done once
  * at the end, not per tile. Causal: the tiles wholly above the diagonal are skipped (a query block stops at its
- * last row), and the blocks are issued longest first so that the short ones fill the tail.
- * Change from rung 2: query split across warps, no merge, 4x the rows per K/V tile, causal tiles skipped.
+ * last row), and the blocks are issued longest first so that the short ones fill the tail. The K/V tiles are
+ * double-buffered: tile t + 1 is in flight (cp.async) while tile t is computed, which matters here because the
+ * O accumulators leave room for only 2 blocks (8 warps) per SM to hide the loads with.
+ * Change from rung 2: query split across warps, no merge, 4x the rows per K/V tile, causal tiles skipped, K/V
+ * double-buffered.
  * Launch: 128 threads (4 warps), a block per 64 queries of a (batch, head): grid (ceil(Sq/64), B*H);
- * 3 tiles of 64 x (D + 8) halves of dynamic shared memory (27 KiB for D = 64, 51 KiB for D = 128).
+ * 5 tiles of 64 x (D + 8) halves of dynamic shared memory (Q, K0, V0, K1, V1: 45 KiB for D = 64, 85 KiB for 128).
  * Limits: ck_flash_supports (flash_common.cuh). Operands: q, k, v, o strided, head dim at unit stride.
  */
 #include "flash_common.cuh"
@@ -24,7 +27,7 @@ using namespace ckflash;
 
 template <class T, int D> __global__ void __launch_bounds__(128) attn_flash2_kernel(const ck_attn_desc d) {
   extern __shared__ uint4 smem[];
-  T *qs = (T *)smem, *ks = qs + F2_BM * (D + PAD), *vs = ks + F2_BN * (D + PAD);
+  T *qs = (T *)smem, *kv = qs + F2_BM * (D + PAD);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t z = blockIdx.y / d.heads, h = blockIdx.y % d.heads;
   const int64_t i0 = (int64_t)(gridDim.x - 1 - blockIdx.x) * F2_BM; /* longest (causal) first */
@@ -34,7 +37,7 @@ template <class T, int D> __global__ void __launch_bounds__(128) attn_flash2_ker
   st.init();
   Geo g = {d.skv, 0, i0 + warp * 16 + (lane >> 2), (float)(d.scale * 1.4426950408889634), d.causal != 0};
   const int64_t end = d.causal && i0 + F2_BM < d.skv ? i0 + F2_BM : d.skv;
-  kv_loop<T, D, F2_BN, F2_BN / 8>(st, qf, ks, vs, 0, g, d, z, h, end);
+  kv_loop<T, D, F2_BN, F2_BN / 8, true>(st, qf, kv, 0, g, d, z, h, end);
   sum_rows(st);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -52,7 +55,7 @@ template <class T, int D> __global__ void __launch_bounds__(128) attn_flash2_ker
 
 template <class T, int D> static int launch(const ck_attn_desc &d, const ck_env *env) {
   static ck_devcache raised;
-  const size_t smem = (size_t)(F2_BM + 2 * F2_BN) * (D + PAD) * sizeof(T);
+  const size_t smem = (size_t)(F2_BM + 4 * F2_BN) * (D + PAD) * sizeof(T);
   int e = allow_smem(env, raised, attn_flash2_kernel<T, D>, smem);
   if (e) return e;
   const dim3 grid((unsigned)((d.sq + F2_BM - 1) / F2_BM), (unsigned)(d.batch * d.heads));

@@ -116,9 +116,9 @@ struct Geo {
 };
 
 /* One warp's step over keys kbase .. kbase + 8*NT of the shared K/V tile: S = Q K^T, the cut (keys past skv, and
- * past the query when causal), the online softmax update, O += P V. Waits for the V tile (cp.async group 0) and
- * the block between the two products: every warp of the block must call it. */
-template <class T, int D, int NT>
+ * past the query when causal), the online softmax update, O += P V. Between the two products it waits for the V
+ * tile (until at most WAIT_V cp.async groups are pending) and for the block: every warp of the block calls it. */
+template <class T, int D, int NT, int WAIT_V>
 CKF_D void slab(State<D> &st, const uint32_t (&qf)[D / 16][4], const T *ks, const T *vs, int kbase, const Geo &g) {
   static_assert(NT % 2 == 0, "keys come in 16s");
   const int lane = threadIdx.x & 31;
@@ -163,7 +163,7 @@ CKF_D void slab(State<D> &st, const uint32_t (&qf)[D / 16][4], const T *ks, cons
       s[nt][e] = m == -INFINITY ? 0.f : exp2f(s[nt][e] - m);
       st.l[e >> 1] += s[nt][e];
     }
-  cp_wait<0>();
+  cp_wait<WAIT_V>();
   __syncthreads();
 #pragma unroll
   for (int kk = 0; kk < NT / 2; ++kk) {
@@ -194,21 +194,37 @@ CKF_D void start(uint32_t (&qf)[D / 16][4], T *qs, const ck_attn_desc &d, int64_
   load_q<T, D>(qf, qs, row0);
 }
 
-/* The K/V tiles of keys [0, end) of (z, h), BN keys at a time, staged in ks and vs (K waited for, V still in
- * flight while the scores are computed); this warp takes keys kbase .. kbase + 8*NT of each tile (slab). */
-template <class T, int D, int BN, int NT>
-CKF_D void kv_loop(State<D> &st, const uint32_t (&qf)[D / 16][4], T *ks, T *vs, int kbase, Geo &g,
+/* The K/V tiles of keys [0, end) of (z, h), BN keys at a time, staged in shared memory at kv (K, then V: one
+ * cp.async group each, so the scores start while V is still in flight); this warp takes keys kbase .. kbase + 8*NT
+ * of each tile (slab). DOUBLE: two buffers (kv holds K0 V0 K1 V1), tile t + 1 loading while tile t is computed;
+ * the groups pending are then K(t), V(t), K(t+1), V(t+1) (empty groups after the last tile keep the count). */
+template <class T, int D, int BN, int NT, bool DOUBLE>
+CKF_D void kv_loop(State<D> &st, const uint32_t (&qf)[D / 16][4], T *kv, int kbase, Geo &g,
                    const ck_attn_desc &d, int64_t z, int64_t h, int64_t end) {
-  for (int64_t j0 = 0; j0 < end; j0 += BN) {
+  constexpr int TILE = BN * (D + PAD);
+  auto issue = [&](int64_t j0, int buf) {
+    T *ks = kv + 2 * buf * TILE;
     load_tile<T, D>(ks, at<T>(d.k, d.k_st, z, h, j0), d.k_st[2], BN, d.skv - j0, blockDim.x);
     cp_commit();
-    load_tile<T, D>(vs, at<T>(d.v, d.v_st, z, h, j0), d.v_st[2], BN, d.skv - j0, blockDim.x);
+    load_tile<T, D>(ks + TILE, at<T>(d.v, d.v_st, z, h, j0), d.v_st[2], BN, d.skv - j0, blockDim.x);
     cp_commit();
-    cp_wait<1>();
+  };
+  issue(0, 0);
+  int buf = 0;
+  for (int64_t j0 = 0; j0 < end; j0 += BN) {
+    if constexpr (DOUBLE) {
+      if (j0 + BN < end) issue(j0 + BN, buf ^ 1);
+      else cp_commit(), cp_commit();
+      cp_wait<3>();
+    } else {
+      cp_wait<1>();
+    }
     __syncthreads();
     g.key0 = j0;
-    slab<T, D, NT>(st, qf, ks, vs, kbase, g);
-    __syncthreads();
+    slab<T, D, NT, DOUBLE ? 2 : 0>(st, qf, kv + 2 * buf * TILE, kv + 2 * buf * TILE + TILE, kbase, g);
+    __syncthreads(); /* every warp is done with this buffer before it is loaded again */
+    if constexpr (DOUBLE) buf ^= 1;
+    else if (j0 + BN < end) issue(j0 + BN, 0);
   }
 }
 
