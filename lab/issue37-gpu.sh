@@ -33,7 +33,7 @@ if has specs; then
 fi
 if has bench; then
   timeout 90 python3 bench/torch_rows_attention.py --out "$R/peers.json" > "$R/peers.txt" 2>&1; log "torch peers rc=$?"
-  cat "$R/peers.txt" | tail -30
+  tail -30 "$R/peers.txt"
   CUKERN_PEERS="$R/peers.json" CUKERN_RESULTS="$R" timeout 100 lua5.4 examples/rows_ladder.lua > "$R/rows_ladder.txt" 2>&1
   log "rows ladder rc=$?"; tail -60 "$R/rows_ladder.txt"
   CUKERN_PEERS="$R/peers.json" CUKERN_RESULTS="$R" timeout 120 lua5.4 examples/attention_ladder.lua > "$R/attention_ladder.txt" 2>&1
@@ -57,4 +57,4 @@ if has ncu; then
   grep -E "Tensor|SM Busy|Throughput|Duration" "$R/ncu-flash2.txt" | head -20
 fi
 wait
-log done
+log "done"
