@@ -214,7 +214,7 @@ template <class S> CKR_D S block_merge(S s, S *sh) {
  * vectors c*G + g for c < N (consecutive threads, consecutive vectors: coalesced), so memory is read once and
  * written once. VEC > 1 moves 16 bytes per access and needs len % VEC == 0 and 16-byte aligned rows (supports()). */
 template <class Op, int N, int VEC, bool BLOCK>
-__global__ void __launch_bounds__(1024) rows_regs_kernel(const ck_rows_desc d) {
+__global__ void __launch_bounds__(BLOCK ? 1024 : 256) rows_regs_kernel(const ck_rows_desc d) {
   using T = typename Op::T;
   using A = typename Op::A;
   using S = typename Op::Stat;
