@@ -105,7 +105,10 @@ describe("attention on the host backend against a plain-Lua oracle", function()
     assert.matches("attention_spec.lua", e)
   end)
 
-  it("gives NaN rows without keys and lists the ladder", function()
+  it("gives NaN rows without keys, uniform weights with an empty head dim, and lists the ladder", function()
+    local v = ck.array({{{{1, 2}, {3, 4}, {5, 9}}}}, {dtype = "f64"})
+    assert.are.same({{{{3, 5}, {3, 5}}}}, ck.attention(ck.empty({1, 1, 2, 0}, {dtype = "f64"}),
+      ck.empty({1, 1, 3, 0}, {dtype = "f64"}), v):totable())
     local r = ck.attention(ck.rand({1, 1, 2, 4}), ck.empty({1, 1, 0, 4}), ck.empty({1, 1, 0, 3}))
     assert.are.same({1, 1, 2, 3}, r:shape())
     for _, x in ipairs(r:flat()) do assert.is_true(x ~= x) end

@@ -82,7 +82,7 @@ static void attn_describe(const ck_plan *p, void *desc) {
   d->d = q->shape[3], d->dv = v->shape[3];
   d->q = ck_data(q), d->k = ck_data(k), d->v = ck_data(v), d->o = ck_data(p->out);
   strides3(q, d->q_st), strides3(k, d->k_st), strides3(v, d->v_st), strides3(p->out, d->o_st);
-  d->scale = isnan(p->call->s1) ? 1.0 / sqrt((double)d->d) : p->call->s1;
+  d->scale = isnan(p->call->s1) ? 1.0 / sqrt(d->d > 1 ? (double)d->d : 1.0) : p->call->s1; /* D = 0: every score 0 */
   d->mask_dtype = -1;
   if (m) { /* right-aligned against [B, H, Sq, Skv]; broadcast dims read at stride 0 */
     d->mask = ck_data(m);
