@@ -20,6 +20,10 @@ extern "C" {
 
 #define CK_MAX_DIMS 8
 
+/* The storage of the complex dtypes (interleaved, NumPy's layout): what dtypes.def's CTYPE column names. */
+typedef struct { float re, im; } ck_c64_t;
+typedef struct { double re, im; } ck_c128_t;
+
 typedef enum { /* one per row of kernels/dtypes.def, in row order */
 #define CK_DTYPE(ID, NAME, CTYPE, SIZE, CLASS, BITS, NCCL, ALIASES) CK_##ID,
 #include "dtypes.def"
@@ -31,8 +35,10 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 #define CK_DT_ALL3 (CK_DT_BIT(CK_F32) | CK_DT_BIT(CK_F64) | CK_DT_BIT(CK_I32))
 #define CK_DT_HALVES (CK_DT_BIT(CK_F16) | CK_DT_BIT(CK_BF16)) /* 2-byte floats (kernels/half.h) */
 #define CK_DT_ALL5 (CK_DT_ALL3 | CK_DT_HALVES) /* the dtypes ops compute in; the rows after bf16 are storage only */
-#define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def (no op's mask: most rows are storage only) */
-#define CK_DT_STORAGE (CK_DT_ALL & ~CK_DT_ALL5) /* bool u8 i8 i16 u32 i64: copies, casts, files; no arithmetic yet */
+#define CK_DT_ALL ((1u << CK_NDTYPES) - 1u) /* every row of dtypes.def */
+#define CK_DT_COMPLEX (CK_DT_BIT(CK_C64) | CK_DT_BIT(CK_C128)) /* moved as real pairs; no rung takes them */
+#define CK_DT_REAL (CK_DT_ALL & ~CK_DT_COMPLEX) /* every dtype the ladders compute in */
+#define CK_DT_STORAGE (CK_DT_REAL & ~CK_DT_ALL5) /* bool and the integers of issue 32 (the teaching rungs' refusals) */
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 

@@ -157,7 +157,7 @@ add("ck.load", {
   C("ck.load(T .. '/d.npy')", {setup = "os.execute('mkdir ' .. T .. '/d.npy')"}),
   C("ck.load(W('e.npy', ''))"), C("ck.load(W('g.npy', 'garbage, not a .npy file'))"),
   C("ck.load(W('h.npy', '\\147NUMPY\\1\\0\\255\\255{'))"), C("ck.load(W('v.npy', '\\147NUMPY\\9\\0\\16\\0{}              \\n'))"),
-  C([[ck.load(NPY('c.npy', "{'descr': '<c16', 'fortran_order': False, 'shape': (2,), }", string.rep('\0', 32)))]]),
+  C([[ck.load(NPY('c.npy', "{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }", string.rep('\0', 64)))]]),
   C([[ck.load(NPY('o.npy', "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", string.rep('\0', 16)))]]),
   C([[ck.load(NPY('u.npy', "{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", string.rep('\0', 24)))]]),
   C([[ck.load(NPY('m.npy', "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", string.rep('\0', 8)))]]),
@@ -451,6 +451,16 @@ add("ck.histc", {C("ck.histc(A, 0, 0, 1)"), C("ck.histc(A, -1, 0, 1)"), C("ck.hi
   C("ck.histc(A, 'x', 0, 1)"), C("ck.histc(A, 3, 1, 0)"), C("ck.histc(A, 3, 0, 0/0)"), C("ck.histc(A, 3, -1/0, 1)"),
   C("ck.histc(A, 3)"), C("ck.histc(F, 3, 0, 1)"), C("ck.histc(1, 3, 0, 1)"), C("ck.histc(A, 3, 0, 1, {out = ck.rand(3)})"),
   C("ck.histc(A, 3, 0, 1, {variant = 'nope'})"), C("ck.histc(A, 3, 0, 1, {dim = 1})"), C("ck.histc(A, 2^40, 0, 1)")})
+-- complex (issue 35)
+add("ck.complex", {C("ck.complex('x', 1)"), C("ck.complex(A, ck.rand(5))"), C("ck.complex(F, 1)"),
+  C("ck.complex(A, 1, {dtype = 'f32'})"), C("ck.complex(ck.complex(A, 1), 1)"), C("ck.complex(A, 1, {bogus = 1})")})
+for _, f in ipairs {"real", "imag", "conj", "angle", "iscomplex", "isreal", "view_as_real", "view_as_complex"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(A, 1)"):format(f)),
+    C(("ck.%s()"):format(f))})
+end
+add("ck.view_as_real", {C("ck.view_as_real(A)")})
+add("ck.view_as_complex", {C("ck.view_as_complex(A)"), C("ck.view_as_complex(ck.rand(3, 2):t())"),
+  C("ck.view_as_complex(ck.zeros(3, 2, {dtype = 'i32'}))")})
 add("ck.unique", {C("ck.unique('x')"), C("ck.unique(A, {count = true})"), C("ck.unique(A, {inverse = 'yes'})"),
   C("ck.unique(F)"), C("ck.unique(A, 3)")})
 add("ck.searchsorted", {C("ck.searchsorted(A, A)"), C("ck.searchsorted(V)"), C("ck.searchsorted(F, V)"),

@@ -45,12 +45,13 @@ extern "C" {
 #endif
 
 /* Element types (the same numbers as cukern's own dtypes). */
-/* bool is one byte, 0 or 1; the integer types are their <stdint.h> types (u8 uint8_t ... i64 int64_t). The
- * six after CUKERN_I32 are storage types for now (issue 32): arrays of them copy, cast, print and save, but
- * arithmetic refuses them (cast with a:to("f32") first). */
+/* bool is one byte, 0 or 1; the integer types are their <stdint.h> types (u8 uint8_t ... i64 int64_t); c64 and
+ * c128 are interleaved (re, im) pairs of float / double, the layout of C99's float _Complex / double _Complex,
+ * C++'s std::complex and NumPy's complex64 / complex128. */
 typedef enum {
   CUKERN_F32 = 0, CUKERN_F64 = 1, CUKERN_I32 = 2,
-  CUKERN_BOOL = 5, CUKERN_U8 = 6, CUKERN_I8 = 7, CUKERN_I16 = 8, CUKERN_U32 = 9, CUKERN_I64 = 10
+  CUKERN_BOOL = 5, CUKERN_U8 = 6, CUKERN_I8 = 7, CUKERN_I16 = 8, CUKERN_U32 = 9, CUKERN_I64 = 10,
+  CUKERN_C64 = 11, CUKERN_C128 = 12
 } cukern_dtype;
 /* Where a buffer lives: host memory, or a CUDA device pointer. Which CUDA device: cukern_push_buffer_on's ordinal
  * (cuda:N), cukern_device_ordinal for an array; the functions without an ordinal mean device 0. */

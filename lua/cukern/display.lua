@@ -29,7 +29,28 @@ end}
 
 local INTS = {i32 = true, u8 = true, i8 = true, i16 = true, u32 = true, i64 = true}
 
-local function fmt_values(vals, dtype)
+local fmt_values
+
+-- Complex values ({re, im} pairs) as "re+imi" / "re-imi", the parts formatted together (MATLAB's style).
+local function fmt_complex(vals, dtype)
+  local part = dtype == "c64" and "f32" or "f64"
+  local res, ims = {}, {}
+  for i, v in ipairs(vals) do res[i], ims[i] = v[1], math.abs(v[2]) end
+  local joined = {}
+  for i, v in ipairs(ims) do joined[i] = v end
+  for _, v in ipairs(res) do joined[#joined + 1] = v end
+  local all = fmt_values(joined, part)
+  local strs, w = {}, 0
+  for i, v in ipairs(vals) do
+    local im = all[i]
+    strs[i] = all[#ims + i] .. ((v[2] < 0 or (v[2] == 0 and 1 / v[2] < 0)) and "-" or "+") .. im .. "i"
+    if #strs[i] > w then w = #strs[i] end
+  end
+  return strs, w
+end
+
+function fmt_values(vals, dtype)
+  if dtype == "c64" or dtype == "c128" then return fmt_complex(vals, dtype) end
   local strs, allint, maxabs, minabs = {}, true, 0, math.huge
   if dtype == "bool" or INTS[dtype] then -- Lua values already: booleans print true/false, integers exactly
     local w = 0
@@ -126,7 +147,8 @@ local function format(a)
     concat(a:strides(), ","), a:device(), a:is_contiguous() and "" or " (not contiguous)")
   if a:numel() == 0 then return head .. "\n  (empty)" end
   if nd == 0 then
-    local s = fmt_values({a:item()}, a:dtype())
+    local cx = a:dtype() == "c64" or a:dtype() == "c128"
+    local s = fmt_values({cx and a:flat()[1] or a:item()}, a:dtype())
     return head .. "\n  " .. s[1]
   end
   local keep, val = gather(a)

@@ -83,6 +83,7 @@ end
 
 local INDEX, SETINDEX = where_of("a[i]"), where_of("a[i] = v")
 local INDEX_T, SETINDEX_T = where_of("a[{...}]"), where_of("a[{...}] = v")
+local COMPLEX = {c64 = true, c128 = true}
 
 -- Called by the array metatable's __index (core.make_index, in C) for number and table keys that are not
 -- method names.
@@ -94,15 +95,16 @@ local function index(a, k)
     local n = nd == 0 and 1 or a:size(1)
     if k == n + 1 then return nil end
     local i = norm_index(INDEX, k, 1, n)
-    if nd == 0 then return a:item() end
+    local cx = COMPLEX[a:dtype()] -- a complex element stays a 0-d array (z[i]:item() gives re, im)
+    if nd == 0 then return cx and a or a:item() end
     local v = a:select(1, i)
-    if nd == 1 then return v:item() end
+    if nd == 1 and not cx then return v:item() end
     return v
   elseif not is_array(k) then
     check_live(INDEX, a, "the array")
     local v, all, ix, d = view_of(INDEX_T, a, k)
     if ix then return sel.array_get(INDEX_T, v, d, ix) end
-    if all then return v:item() end
+    if all and not COMPLEX[a:dtype()] then return v:item() end
     return v
   end
   check_live(INDEX, a, "the array")

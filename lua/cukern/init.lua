@@ -174,6 +174,7 @@ require("cukern.linalg").install(ck) -- ck.solve, inv, det, lu, qr, svd, eigh, n
 require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, put, where, masked_select, nonzero (lua/cukern/select.lua)
 require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
 require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
+require("cukern.complex").install(ck) -- c64/c128: ck.complex, real, imag, conj, angle and the ops on complex operands (lua/cukern/complex.lua)
 require("cukern.rows").install(ck) -- ck.softmax, log_softmax, layer_norm, rms_norm, attention (lua/cukern/rows.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others

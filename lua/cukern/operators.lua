@@ -9,7 +9,7 @@ local core = require "cukern.core"
 local errors, args, ops = require "cukern.errors", require "cukern.args", require "cukern.ops"
 local raise, fail, where_of = errors.raise, errors.fail, errors.where_of
 local check_array, check_operand, check_live = args.check_array, args.check_operand, args.check_live
-local EW_ID, pow = ops.EW_ID, ops.pow
+local EW_ID, pow, complex_of = ops.EW_ID, ops.pow, ops.complex_of
 
 local P = {}
 local type, pcall, pairs = type, pcall, pairs
@@ -27,6 +27,8 @@ local function binop(name, where)
   return function(a, b)
     local ok, r = pcall(core_binary, id, a, b)
     if ok then return r end
+    local cx = complex_of(a, b)
+    if cx then return cx.binary(where, name, a, b) end
     operands(where, a, b)
     fail(where, r)
   end
@@ -38,6 +40,8 @@ local function unop(name, where)
   return function(a)
     local ok, r = pcall(core_unary, id, a)
     if ok then return r end
+    local cx = complex_of(a)
+    if cx then return cx.unary(where, name, a) end
     check_array(where, a, "the operand")
     fail(where, r)
   end
@@ -56,7 +60,7 @@ function P.install(ck)
     local dtype, EW_DIV = M.dtype, EW_ID.div
     -- An integer (or bool) array divided by a number or another integer array divides in f64 (with a float
     -- array, the core promotes the integer side to that float dtype).
-    local FLOAT = {f32 = true, f64 = true, f16 = true, bf16 = true}
+    local FLOAT = {f32 = true, f64 = true, f16 = true, bf16 = true, c64 = true, c128 = true} -- (complex: not cast)
     local function div(a, b)
       local da = type(a) ~= "number" and dtype(a)
       local db = type(b) ~= "number" and dtype(b)
@@ -69,6 +73,8 @@ function P.install(ck)
     MT.__div = function(a, b)
       local ok, r = pcall(div, a, b)
       if ok then return r end
+      local cx = complex_of(a, b)
+      if cx then return cx.binary(where, "div", a, b) end
       operands(where, a, b)
       if type(a) ~= "number" then check_live(where, a, "the left operand") end
       if type(b) ~= "number" then check_live(where, b, "the right operand") end
@@ -93,6 +99,11 @@ function P.install(ck)
     MT.__mul = function(a, b)
       local ok, r = pcall(mul, a, b)
       if ok then return r end
+      local cx = complex_of(a, b)
+      if cx then
+        if type(a) == "number" or type(b) == "number" then return cx.binary(where, "mul", a, b) end
+        return cx.matmul(where, a, b)
+      end
       operands(where, a, b)
       fail(where, r)
     end

@@ -26,6 +26,14 @@ local EW_ID = {}
 for i, op in ipairs(core.ew_ops()) do EW_ID[op.name] = i - 1 end
 O.EW_ID = EW_ID
 
+-- Complex operands (issue 35): the ladders take real dtypes; when the core refuses a call and an operand is
+-- complex, lua/cukern/complex.lua (which sets O.complex) computes it on the arrays' real pair views.
+local function complex_of(a, b)
+  local h = O.complex
+  if h and (h.is_complex(a) or h.is_complex(b)) then return h end
+end
+O.complex_of = complex_of
+
 local function unary_fn(name, where, inplace)
   where_of(where)
   local id = EW_ID[name]
@@ -37,6 +45,8 @@ local function unary_fn(name, where, inplace)
     if inplace then out = a end
     local ok, r = pcall(core_unary, id, a, out, 0, 0, variant)
     if ok then return r end
+    local cx = complex_of(a)
+    if cx then return cx.unary(where, name, a, out) end
     check_array(where, a, what)
     fail(where, r)
   end
@@ -54,6 +64,8 @@ local function binary_fn(name, where, inplace)
     if inplace then out = a end
     local ok, r = pcall(core_binary, id, a, b, out, variant)
     if ok then return r end
+    local cx = complex_of(a, b)
+    if cx then return cx.binary(where, name, a, b, out) end
     if method then check_array(where, a, what1) else check_operand(where, a, what1) end
     check_operand(where, b, what2)
     if type(a) == "number" and type(b) == "number" then
@@ -71,6 +83,11 @@ local function pow(where, a, b, opts)
     raise(fmt("%s: at least one operand must be a cukern array (both are numbers)", where))
   end
   opts = check_opts(where, opts, OP)
+  local cx = complex_of(a, b)
+  if cx then
+    if type(b) == "number" then return cx.unary(where, "pows", a, opts.out, b) end
+    return cx.binary(where, "pow", a, b, opts.out)
+  end
   if type(b) == "number" then return call(where, core.unary, "pows", a, opts.out, b, 0, opts.variant) end
   return call(where, core.binary, "pow", a, b, opts.out, opts.variant)
 end
@@ -98,6 +115,8 @@ function O.install(ck)
       if opts ~= nil then opts = check_opts(where, opts, MATMUL); out, variant, precision = opts.out, opts.variant, opts.precision end
       local ok, r = pcall(core_matmul, a, b, out, 1, 0, variant, precision)
       if ok then return r end
+      local cx = complex_of(a, b)
+      if cx then return cx.matmul(where, a, b, out, variant) end
       check_array(where, a, "argument 1 (a)")
       check_array(where, b, "argument 2 (b)")
       fail(where, r)
@@ -158,6 +177,8 @@ function O.install(ck)
           if two then return r1, r2 end
           return r1
         end
+        local cx = complex_of(a)
+        if cx then return cx.reduce(where, name, a, dim, keepdim, out) end
         check_live(where, a, what)
         if dim ~= nil then check_dim(where, a, dim) end
         fail(where, r1)

@@ -276,6 +276,8 @@ char *ck_dtype_list(char *buf, size_t n);
 bool ck_dtype_parse(const char *s, ck_dtype *out);
 bool ck_dtype_is_float(ck_dtype dt);
 bool ck_dtype_is_signed(ck_dtype dt); /* a signed integer dtype (i8 i16 i32 i64) */
+bool ck_dtype_is_complex(ck_dtype dt); /* c64, c128 */
+ck_dtype ck_complex_part(ck_dtype dt); /* c64 -> f32, c128 -> f64; any other dtype itself */
 const char *ck_dev_name(ck_devkind d); /* "cuda" / "host" */
 int64_t ck_numel(const ck_tensor *t);
 bool ck_is_contiguous(const ck_tensor *t);
@@ -325,6 +327,9 @@ ck_status ck_view_narrow(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int di
 ck_status ck_view_select(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int dim, int64_t index);
 ck_status ck_view_reshape(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
 ck_status ck_view_expand(ck_ctx *ctx, ck_tensor *out, const ck_tensor *t, int ndim, const int64_t *shape);
+/* A complex array as [..., 2] of its component dtype (view_as_real), and back (view_as_complex). */
+ck_status ck_pair_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *z);
+ck_status ck_complex_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *r);
 /* The result dtype of two arrays, for elementwise ops, matmul and ck.map's expressions: NumPy's table (rules in
  * tensor.c, the table in docs/api.md), except that i32 with a float type gives the float type; f16 with bf16
  * gives f32. Numbers are the caller's rule. */

@@ -13,7 +13,7 @@
 
 // ---------------------------------------------------------------- dtypes
 
-enum { CLASS_FLOAT, CLASS_INT, CLASS_HALF, CLASS_UINT, CLASS_BOOL };
+enum { CLASS_FLOAT, CLASS_INT, CLASS_HALF, CLASS_UINT, CLASS_BOOL, CLASS_COMPLEX };
 static const struct {
   const char *name, *aliases;
   size_t size;
@@ -31,6 +31,8 @@ bool ck_dtype_is_float(ck_dtype dt) {
   return (unsigned)dt < CK_NDTYPES && (DTYPES[dt].cls == CLASS_FLOAT || DTYPES[dt].cls == CLASS_HALF);
 }
 bool ck_dtype_is_signed(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES && DTYPES[dt].cls == CLASS_INT; }
+bool ck_dtype_is_complex(ck_dtype dt) { return (unsigned)dt < CK_NDTYPES && DTYPES[dt].cls == CLASS_COMPLEX; }
+ck_dtype ck_complex_part(ck_dtype dt) { return dt == CK_C128 ? CK_F64 : dt == CK_C64 ? CK_F32 : dt; }
 const char *ck_dev_name(ck_devkind d) { return d == CK_CUDA ? "cuda" : "host"; }
 
 char *ck_dtype_list(char *buf, size_t n) {
@@ -56,6 +58,51 @@ bool ck_dtype_parse(const char *s, ck_dtype *out) {
     }
   }
   return false;
+}
+
+// ---------------------------------------------------------------- complex pairs
+
+/* A complex array seen as its real pairs: [..., 2] of the component dtype, sharing storage (NumPy's
+ * view_as_real). Every move and cast of complex data goes through it (copy.c), so no kernel knows complex. */
+ck_status ck_pair_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *z) {
+  ck_status st;
+  char d[96];
+  if ((st = ck_check_live(ctx, "view_as_real", z))) return st;
+  if (!ck_dtype_is_complex(z->dtype))
+    return ck_error(ctx, CK_ERR_DTYPE, "view_as_real: %s is not complex", ck_describe(z, d, sizeof d));
+  if (z->ndim == CK_MAX_DIMS)
+    return ck_error(ctx, CK_ERR_SHAPE, "view_as_real: %s has %d dims already; its pair view would have %d (the most is %d)",
+                    ck_describe(z, d, sizeof d), z->ndim, z->ndim + 1, CK_MAX_DIMS);
+  ck_view_of(out, z);
+  out->dtype = ck_complex_part(z->dtype);
+  out->offset = 2 * z->offset;
+  for (int i = 0; i < z->ndim; ++i) out->stride[i] = 2 * z->stride[i];
+  out->shape[z->ndim] = 2;
+  out->stride[z->ndim] = 1;
+  out->ndim = z->ndim + 1;
+  return CK_OK;
+}
+
+/* The inverse (torch.view_as_complex): a real f32/f64 array whose last dim is 2 with stride 1, and every other
+ * stride even, seen as c64/c128. */
+ck_status ck_complex_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *r) {
+  ck_status st;
+  char d[96];
+  if ((st = ck_check_live(ctx, "view_as_complex", r))) return st;
+  if (r->dtype != CK_F32 && r->dtype != CK_F64)
+    return ck_error(ctx, CK_ERR_DTYPE, "view_as_complex: %s is not f32 or f64", ck_describe(r, d, sizeof d));
+  bool ok = r->ndim >= 1 && r->shape[r->ndim - 1] == 2 && r->stride[r->ndim - 1] == 1 && r->offset % 2 == 0;
+  for (int i = 0; ok && i < r->ndim - 1; ++i) ok = r->stride[i] % 2 == 0 || r->shape[i] == 1;
+  if (!ok)
+    return ck_error(ctx, CK_ERR_SHAPE,
+                    "view_as_complex: %s must end in a dim of 2 with stride 1, its other strides and offset even "
+                    "(copy it first: a:contiguous())", ck_describe(r, d, sizeof d));
+  ck_view_of(out, r);
+  out->dtype = r->dtype == CK_F64 ? CK_C128 : CK_C64;
+  out->ndim = r->ndim - 1;
+  out->offset = r->offset / 2;
+  for (int i = 0; i < out->ndim; ++i) out->stride[i] = r->stride[i] / 2; /* (exact but on size-1 dims) */
+  return CK_OK;
 }
 
 // ---------------------------------------------------------------- shapes
@@ -502,12 +549,18 @@ int ck_coalesce_dims(int nd, int64_t *shape, int nops, int64_t *const *st, int n
  *   int n with float f         f if it holds every value of n (BITS), else the smallest of f32, f64 that does,
  *                              else f64 (i64: NumPy's f64); EXCEPT i32 with a float gives that float (cukern's rule
  *                              before issue 32, kept: NumPy gives f64 for i32+f32 and i32+f16)
- * The 11x11 table is in docs/api.md ("Dtypes"); spec/dtypes_spec.lua checks it. */
+ *   complex with x             the complex dtype whose component is the promotion of the components (x's
+ *                              own for a real x): c64 with f64 or i64 -> c128, c64 with f16, i32, u8 -> c64
+ * The table is in docs/api.md ("Dtypes"); spec/dtypes_spec.lua checks it. */
 static ck_dtype signed_of_size(size_t size) {
   return size <= 1 ? CK_I8 : size == 2 ? CK_I16 : size == 4 ? CK_I32 : CK_I64;
 }
 ck_dtype ck_promote(ck_dtype a, ck_dtype b) {
   if (a == b || (unsigned)a >= CK_NDTYPES || (unsigned)b >= CK_NDTYPES) return a;
+  if (ck_dtype_is_complex(a) || ck_dtype_is_complex(b)) { /* the complex dtype of the components' promotion */
+    const ck_dtype r = ck_promote(ck_complex_part(a), ck_complex_part(b));
+    return r == CK_F64 || (!ck_dtype_is_float(r) && r != CK_I32 && DTYPES[r].bits > 24) ? CK_C128 : CK_C64;
+  }
   if (DTYPES[a].cls == CLASS_BOOL) return b;
   if (DTYPES[b].cls == CLASS_BOOL) return a;
   const bool fa = ck_dtype_is_float(a), fb = ck_dtype_is_float(b);

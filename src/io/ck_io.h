@@ -76,7 +76,7 @@ ck_status ck_mat_load(ck_ctx *ctx, const char *path, ck_device dev, ck_io_list *
 /* Element types found in files. Each loads as ck_ftype_target()'s dtype (see the conversions above). */
 typedef enum {
   CK_FT_BOOL, CK_FT_I8, CK_FT_U8, CK_FT_I16, CK_FT_U16, CK_FT_I32, CK_FT_U32, CK_FT_I64, CK_FT_U64,
-  CK_FT_F16, CK_FT_F32, CK_FT_F64, CK_NFTYPES
+  CK_FT_F16, CK_FT_F32, CK_FT_F64, CK_FT_C64, CK_FT_C128, CK_NFTYPES
 } ck_ftype;
 size_t ck_ftype_size(ck_ftype ft);
 const char *ck_ftype_name(ck_ftype ft); /* "i64" */

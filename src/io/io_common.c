@@ -21,7 +21,8 @@ static const struct {
   const char *name;
   size_t size;
 } FTYPES[CK_NFTYPES] = {{"bool", 1}, {"i8", 1},  {"u8", 1},  {"i16", 2}, {"u16", 2},  {"i32", 4},
-                        {"u32", 4},  {"i64", 8}, {"u64", 8}, {"f16", 2}, {"f32", 4}, {"f64", 8}};
+                        {"u32", 4},  {"i64", 8}, {"u64", 8}, {"f16", 2}, {"f32", 4}, {"f64", 8},
+                        {"c64", 8},  {"c128", 16}};
 
 size_t ck_ftype_size(ck_ftype ft) { return (unsigned)ft < CK_NFTYPES ? FTYPES[ft].size : 0; }
 const char *ck_ftype_name(ck_ftype ft) { return (unsigned)ft < CK_NFTYPES ? FTYPES[ft].name : "?"; }
@@ -36,6 +37,8 @@ ck_dtype ck_ftype_target(ck_ftype ft) {
   switch (ft) {
   case CK_FT_F64: return CK_F64;
   case CK_FT_F32: return CK_F32;
+  case CK_FT_C64: return CK_C64;
+  case CK_FT_C128: return CK_C128;
   case CK_FT_F16: return have_f16() ? CK_F16 : CK_F32;
   case CK_FT_BOOL: return CK_BOOL; /* (issue 32: these five kept their type; before, they widened to i32) */
   case CK_FT_I8: return CK_I8;
@@ -50,6 +53,8 @@ ck_dtype ck_ftype_target(ck_ftype ft) {
 ck_ftype ck_ftype_of(ck_dtype dt) {
   switch (dt) {
   case CK_F64: return CK_FT_F64;
+  case CK_C64: return CK_FT_C64;
+  case CK_C128: return CK_FT_C128;
   case CK_I32: return CK_FT_I32;
   case CK_F16: return CK_FT_F16;
   case CK_BOOL: return CK_FT_BOOL;
@@ -62,6 +67,9 @@ ck_ftype ck_ftype_of(ck_dtype dt) {
   }
 }
 
+/* n elements of `size` bytes reversed in place; a complex element is two numbers, each reversed (size is the
+ * component's: swap_unit). */
+static size_t swap_unit(ck_ftype ft) { return ck_ftype_size(ft) / (ft == CK_FT_C64 || ft == CK_FT_C128 ? 2 : 1); }
 static void swap_bytes(void *p, size_t size, size_t n) {
   unsigned char *b = p;
   if (size == 2)
@@ -111,7 +119,7 @@ ck_status ck_io_convert(ck_ctx *ctx, const char *what, void *dst, ck_dtype dt, v
   const unsigned char *s = src;
   char val[32];
   int64_t bad = -1;
-  if (swap && fs > 1) swap_bytes(src, fs, n); /* src is the caller's scratch: swapped in place */
+  if (swap && fs > 1) swap_bytes(src, swap_unit(ft), n * (fs / swap_unit(ft))); /* the caller's scratch, in place */
   if (dt == CK_BOOL && ft == CK_FT_BOOL) { /* any non-zero byte is true; cukern's bools are 0 or 1 */
     for (size_t i = 0; i < n; ++i) ((unsigned char *)dst)[i] = s[i] != 0;
     return CK_OK;
@@ -184,7 +192,7 @@ ck_status ck_io_read_data(ck_ctx *ctx, ck_io_src *s, void *dst, ck_dtype dt, ck_
   snprintf(part, sizeof part, "the data (%lld elements of %zu bytes)", (long long)count, fs);
   if (fs == ds && ck_ftype_of(dt) == ft) { /* as stored: straight into the array */
     if ((st = ck_io_read_exact(ctx, s, dst, (size_t)count * fs, part))) return st;
-    if (swap && fs > 1) swap_bytes(dst, fs, (size_t)count);
+    if (swap && fs > 1) swap_bytes(dst, swap_unit(ft), (size_t)count * (fs / swap_unit(ft)));
     return CK_OK;
   }
   enum { CHUNK = 1 << 16 }; /* elements per chunk */

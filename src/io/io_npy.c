@@ -9,8 +9,8 @@
  * between the file and the array's memory, with no copy in between.
  *
  * Reading accepts 1.0-3.0, either byte order ('<', '>', '|', '='), C or Fortran order (Fortran loads as a
- * permuted view of the data as stored), and every real numeric dtype (converted as ck_io.h states). It
- * refuses, naming the file: bad magic or version, a malformed header, object/complex/string/structured
+ * permuted view of the data as stored), every real numeric dtype (converted as ck_io.h states) and complex64/128
+ * (as stored; issue 35). It refuses, naming the file: bad magic or version, a malformed header, object/string/structured
  * dtypes, more dims than cukern has, and a data size that differs from what the header promises (either
  * way). Writing uses version 1.0 (2.0 if the header outgrows 64 KiB), little-endian, C order, or Fortran
  * order when the array already lies column-major, with the header padded to 64 bytes as NumPy does.
@@ -43,7 +43,7 @@ size_t ck_npy_header(char *buf, size_t n, ck_dtype dt, int ndim, const int64_t *
     k += (size_t)snprintf(shp + k, sizeof shp - k, i ? ", %lld" : "%lld", (long long)shape[i]);
   snprintf(shp + k, sizeof shp - k, ndim == 1 ? ",)" : ")");
   /* '<f4' ...; one-byte types have no byte order ('|b1', '|u1', '|i1', as NumPy writes them) */
-  const char kind = dt == CK_BOOL ? 'b' : ck_dtype_is_float(dt) ? 'f' : ck_dtype_is_signed(dt) ? 'i' : 'u';
+  const char kind = dt == CK_BOOL ? 'b' : ck_dtype_is_complex(dt) ? 'c' : ck_dtype_is_float(dt) ? 'f' : ck_dtype_is_signed(dt) ? 'i' : 'u';
   int dl = snprintf(dict, sizeof dict, "{'descr': '%c%c%zu', 'fortran_order': %s, 'shape': %s, }",
                     ck_dtype_size(dt) == 1 ? '|' : host_little() ? '<' : '>', kind, ck_dtype_size(dt),
                     fortran ? "True" : "False", shp);
@@ -165,7 +165,7 @@ static ck_status parse_descr(ck_ctx *ctx, const char *what, const char *d, ck_ft
     ck_ftype ft;
   } CODES[] = {{"b1", CK_FT_BOOL}, {"?", CK_FT_BOOL}, {"i1", CK_FT_I8},  {"u1", CK_FT_U8},  {"i2", CK_FT_I16},
                {"u2", CK_FT_U16},  {"i4", CK_FT_I32}, {"u4", CK_FT_U32}, {"i8", CK_FT_I64}, {"u8", CK_FT_U64},
-               {"f2", CK_FT_F16},  {"f4", CK_FT_F32}, {"f8", CK_FT_F64}};
+               {"f2", CK_FT_F16},  {"f4", CK_FT_F32}, {"f8", CK_FT_F64}, {"c8", CK_FT_C64}, {"c16", CK_FT_C128}};
   const char *c = d;
   char order = '=';
   if (*c == '<' || *c == '>' || *c == '|' || *c == '=') order = *c++;
@@ -178,7 +178,7 @@ static ck_status parse_descr(ck_ctx *ctx, const char *what, const char *d, ck_ft
   const char *why = "not a numeric type cukern reads";
   switch (*c) {
   case 'O': why = "an object array (pickled Python objects) cannot be loaded"; break;
-  case 'c': why = "complex data is not supported (cukern arrays are real)"; break;
+  case 'c': why = "only complex64 and complex128 are supported"; break;
   case 'U': case 'S': case 'a': why = "string data is not supported"; break;
   case 'V': why = "void/structured data is not supported"; break;
   case 'M': case 'm': why = "datetime data is not supported"; break;

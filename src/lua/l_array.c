@@ -513,7 +513,26 @@ static int l_make_index(lua_State *L) {
   return 1;
 }
 
+/* core.pair_view(z) / core.complex_view(r): a complex array as [..., 2] real pairs and back (issue 35) */
+static int pair_or_complex(lua_State *L, bool to_complex) {
+  ck_tensor *t = ckl_check_array(L, 1), *r = ckl_push_array(L);
+  const ck_status st = to_complex ? ck_complex_view(CKL_CTX(L), r, t) : ck_pair_view(CKL_CTX(L), r, t);
+  return st ? arr_fail(L, to_complex ? "ck.view_as_complex" : "ck.view_as_real") : 1;
+}
+static int l_pair_view(lua_State *L) { return pair_or_complex(L, false); }
+static int l_complex_view(lua_State *L) { return pair_or_complex(L, true); }
+
+/* core.promote(dtype, dtype) -> the result dtype of an elementwise op on two arrays (ck_promote) */
+static int l_promote(lua_State *L) {
+  ck_dtype a, b;
+  if (!ck_dtype_parse(luaL_checkstring(L, 1), &a) || !ck_dtype_parse(luaL_checkstring(L, 2), &b))
+    return luaL_error(L, "core.promote: unknown dtype");
+  lua_pushstring(L, ck_dtype_name(ck_promote(a, b)));
+  return 1;
+}
+
 const luaL_Reg ckl_array_funcs[] = {{"empty", l_empty}, {"generate", l_generate}, {"from_table", ckl_from_table},
+                                    {"pair_view", l_pair_view}, {"complex_view", l_complex_view}, {"promote", l_promote},
                                     {"make_index", l_make_index}, {"check_writable", l_check_writable},
                                     {NULL, NULL}};
 

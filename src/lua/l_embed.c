@@ -13,6 +13,7 @@ _Static_assert((int)CUKERN_F32 == (int)CK_F32 && (int)CUKERN_F64 == (int)CK_F64 
 _Static_assert((int)CUKERN_BOOL == (int)CK_BOOL && (int)CUKERN_U8 == (int)CK_U8 && (int)CUKERN_I8 == (int)CK_I8 &&
                    (int)CUKERN_I16 == (int)CK_I16 && (int)CUKERN_U32 == (int)CK_U32 && (int)CUKERN_I64 == (int)CK_I64,
                "cukern.h's dtypes are cukern's own (issue 32)");
+_Static_assert((int)CUKERN_C64 == (int)CK_C64 && (int)CUKERN_C128 == (int)CK_C128, "cukern.h's dtypes (issue 35)");
 _Static_assert((int)CUKERN_HOST == (int)CK_HOST && (int)CUKERN_CUDA == (int)CK_CUDA, "cukern.h's devices");
 _Static_assert(CUKERN_MAX_DIMS == CK_MAX_DIMS, "cukern.h's CUKERN_MAX_DIMS");
 
@@ -43,7 +44,7 @@ static int fail(lua_State *L, int code, const char *fmt, const char *detail) {
 }
 
 static bool known_dtype(cukern_dtype dt) {
-  return dt == CUKERN_F32 || dt == CUKERN_F64 || dt == CUKERN_I32 || (dt >= CUKERN_BOOL && dt <= CUKERN_I64);
+  return dt == CUKERN_F32 || dt == CUKERN_F64 || dt == CUKERN_I32 || (dt >= CUKERN_BOOL && dt <= CUKERN_C128);
 }
 
 int cukern_push_buffer(lua_State *L, void *data, cukern_dtype dt, int ndim, const int64_t *shape, cukern_device dev,

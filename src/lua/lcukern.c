@@ -32,7 +32,7 @@ static bool own_lua_file(const char *src) {
       "cukern/creation.lua", "cukern/ops.lua",      "cukern/operators.lua", "cukern/indexing.lua",
       "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
       "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua",
-      "cukern/select.lua",   "cukern/sorting.lua",  "cukern/rows.lua"};
+      "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",  "cukern/rows.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);

@@ -103,6 +103,31 @@ cleanup: /* (s goes back to sd's cache: sd's stream waits for the peer copy, so 
   return st;
 }
 
+/* Copies that involve a complex dtype, as copies of real views (so every device and layout path below serves
+ * them unchanged): complex <- complex is pairs <- pairs (c64 <-> c128 casts the components); complex <- real
+ * writes the real parts and zeros the imaginary ones; real <- complex takes the real parts (NumPy's astype,
+ * which warns; MATLAB's real()). */
+static ck_status complex_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
+  ck_status st;
+  ck_tensor d = {0}, s = {0}, part = {0};
+  const bool dc = ck_dtype_is_complex(dst->dtype), sc = ck_dtype_is_complex(src->dtype);
+  if (dc && sc) {
+    if (!(st = ck_pair_view(ctx, &d, dst)) && !(st = ck_pair_view(ctx, &s, src))) st = ck_copy(ctx, &d, &s);
+  } else if (dc) {
+    if (!(st = ck_pair_view(ctx, &d, dst)) && !(st = ck_view_select(ctx, &part, &d, d.ndim - 1, 0)) &&
+        !(st = ck_copy(ctx, &part, src))) {
+      ck_release(&part);
+      if (!(st = ck_view_select(ctx, &part, &d, d.ndim - 1, 1))) st = ck_ew_generate(ctx, CK_EW_FILL, &part, 0, 0);
+    }
+  } else {
+    if (!(st = ck_pair_view(ctx, &s, src)) && !(st = ck_view_select(ctx, &part, &s, s.ndim - 1, 0))) st = ck_copy(ctx, dst, &part);
+  }
+  ck_release(&d);
+  ck_release(&s);
+  ck_release(&part);
+  return st;
+}
+
 // ---------------------------------------------------------------- public
 
 ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
@@ -116,6 +141,7 @@ ck_status ck_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   int64_t n = ck_numel(dst);
   if (n == 0) return CK_OK;
   if ((st = ck_check_writable(ctx, "copy", dst))) return st;
+  if (ck_dtype_is_complex(dst->dtype) || ck_dtype_is_complex(src->dtype)) return complex_copy(ctx, dst, src);
   const ck_device dd = ck_dev(dst), sd = ck_dev(src);
   if (ck_unsafe_alias(dst, src)) { /* overlapping views (a:copy_(a:t()), shifted ranges): read a snapshot */
     if ((st = ck_empty(ctx, &tmp, src->dtype, src->ndim, src->shape, sd)) || (st = ck_copy(ctx, &tmp, src))) goto cleanup;

@@ -249,6 +249,12 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   for (int i = 0; i < 6; ++i) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
+    /* no ladder takes complex (a number beside one would even pick a real compute dtype): copies and fills
+     * move it as real pairs (copy.c), and lua/cukern/complex.lua computes the complex ops on the parts */
+    if (ck_dtype_is_complex(named[i]->dtype))
+      return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is complex; the %s ladder takes real dtypes (complex arrays take the "
+                      "ops listed in docs/api.md, Complex numbers, computed on their parts ck.real and ck.imag)", p->name,
+                      ck_describe(named[i], buf, sizeof buf), def->ladder);
     if (!first) first = named[i];
     else if (!ck_dev_eq(ck_dev(named[i]), ck_dev(first)))
       return ck_error(ctx, CK_ERR_DEVICE, "%s: operands are on different devices (%s); cukern does not copy "
@@ -445,12 +451,28 @@ ck_status ck_ew_binary_scalar(ck_ctx *ctx, int op, ck_tensor *out, const ck_tens
   return ck_run(ctx, &call, ran);
 }
 
+/* A fill of a complex array with a real number: its real parts get v, its imaginary parts 0 (as its pairs). */
+static ck_status complex_fill(ck_ctx *ctx, ck_tensor *out, double v) {
+  ck_status st;
+  ck_tensor pairs = {0}, part = {0};
+  if (!(st = ck_pair_view(ctx, &pairs, out)) && !(st = ck_view_select(ctx, &part, &pairs, pairs.ndim - 1, 0)) &&
+      !(st = ck_ew_generate(ctx, CK_EW_FILL, &part, v, 0))) {
+    ck_release(&part);
+    if (!(st = ck_view_select(ctx, &part, &pairs, pairs.ndim - 1, 1))) st = ck_ew_generate(ctx, CK_EW_FILL, &part, 0, 0);
+  }
+  ck_release(&pairs);
+  ck_release(&part);
+  return st;
+}
+
 ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double s2) {
+  if (op == CK_EW_FILL && out && ck_dtype_is_complex(out->dtype)) return complex_fill(ctx, out, s1);
   const ck_call call = {.kind = CK_OP_EW, .fn = op, .out = out, .s1 = s1, .s2 = s2};
   return ck_run(ctx, &call, NULL);
 }
 
 ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v) {
+  if (out && ck_dtype_is_complex(out->dtype)) return complex_fill(ctx, out, (double)v);
   const ck_call call = {.kind = CK_OP_EW, .fn = CK_EW_FILL, .out = out, .s1 = (double)v, .si = v, .s_int = true};
   return ck_run(ctx, &call, NULL);
 }

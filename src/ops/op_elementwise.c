@@ -221,5 +221,5 @@ static ck_status ew_host(ck_ctx *ctx, ck_plan *p) {
   return ck_host_elementwise(ctx, &d);
 }
 
-const ck_opdef ck_opdef_ew = {CK_LADDER("elementwise", ck_ew), .host_dtypes = CK_DT_ALL, .inplace_ok = true,
+const ck_opdef ck_opdef_ew = {CK_LADDER("elementwise", ck_ew), .host_dtypes = CK_DT_REAL, .inplace_ok = true,
                               .check = ew_check, .host = ew_host, .describe = ew_describe};

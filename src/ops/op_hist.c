@@ -32,7 +32,7 @@ static ck_status hist_check(ck_ctx *ctx, ck_plan *p) {
   return CK_OK;
 }
 
-/* out is [bins] i64 and p->dt is checked against the table's masks: i64 is in every rung's mask (CK_DT_ALL). */
+/* out is [bins] i64 and p->dt is checked against the table's masks: i64 is in every rung's mask (CK_DT_REAL). */
 static void hist_describe(const ck_plan *p, void *desc) {
   ck_hist_desc *d = (ck_hist_desc *)desc;
   memset(d, 0, sizeof *d);
@@ -82,6 +82,6 @@ ck_status ck_histc(ck_ctx *ctx, ck_tensor *out, const ck_tensor *x, int64_t bins
   return ck_run(ctx, &call, ran);
 }
 
-const ck_opdef ck_opdef_hist = {CK_LADDER("histogram", ck_hist), .host_dtypes = CK_DT_ALL, .check = hist_check,
+const ck_opdef ck_opdef_hist = {CK_LADDER("histogram", ck_hist), .host_dtypes = CK_DT_REAL, .check = hist_check,
                                 .trivial = hist_trivial, .host = hist_host, .layout = hist_layout,
                                 .describe = hist_describe};

@@ -432,6 +432,6 @@ static ck_status ix_after(ck_ctx *ctx, ck_plan *p) {
   return st;
 }
 
-const ck_opdef ck_opdef_index = {CK_LADDER("index", ck_index), .host_dtypes = CK_DT_ALL, .check = ix_check,
+const ck_opdef ck_opdef_index = {CK_LADDER("index", ck_index), .host_dtypes = CK_DT_REAL, .check = ix_check,
                                  .trivial = ix_trivial, .host = ix_host, .layout = ix_layout,
                                  .describe = ix_describe, .after = ix_after};

@@ -200,7 +200,7 @@ static void red_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n)
   else snprintf(buf, n, "%s (%s) %s dim %d", p->name, v->name, ck_describe(p->call->a, d, sizeof d), p->dim + 1);
 }
 
-const ck_opdef ck_opdef_reduce = {CK_LADDER("reduce", ck_reduce), .host_dtypes = CK_DT_ALL, .check = red_check,
+const ck_opdef ck_opdef_reduce = {CK_LADDER("reduce", ck_reduce), .host_dtypes = CK_DT_REAL, .check = red_check,
                                   .out_shape_ok = red_out_shape_ok, .trivial = red_trivial, .host = red_host,
                                   .layout = red_layout, .describe = red_describe, .preferred_for = red_preferred_for,
                                   .what = red_what};

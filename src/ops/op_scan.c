@@ -125,6 +125,6 @@ ck_status ck_scan(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *x, int d
   return ck_run(ctx, &call, ran);
 }
 
-const ck_opdef ck_opdef_scan = {CK_LADDER("scan", ck_scan), .host_dtypes = CK_DT_ALL, .check = scan_check,
+const ck_opdef ck_opdef_scan = {CK_LADDER("scan", ck_scan), .host_dtypes = CK_DT_REAL, .check = scan_check,
                                 .host = scan_host, .layout = scan_layout, .describe = scan_describe,
                                 .preferred_for = scan_preferred_for, .what = scan_what};

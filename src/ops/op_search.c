@@ -84,6 +84,6 @@ ck_status ck_searchsorted(ck_ctx *ctx, ck_tensor *out, const ck_tensor *sorted, 
   return ck_run(ctx, &call, ran);
 }
 
-const ck_opdef ck_opdef_search = {CK_LADDER("searchsorted", ck_search), .host_dtypes = CK_DT_ALL,
+const ck_opdef ck_opdef_search = {CK_LADDER("searchsorted", ck_search), .host_dtypes = CK_DT_REAL,
                                   .check = search_check, .host = search_host, .layout = search_layout,
                                   .describe = search_describe};

@@ -109,5 +109,5 @@ ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *
   return ck_run(ctx, &call, ran);
 }
 
-const ck_opdef ck_opdef_sort = {CK_LADDER("sort", ck_sort), .host_dtypes = CK_DT_ALL, .check = sort_check,
+const ck_opdef ck_opdef_sort = {CK_LADDER("sort", ck_sort), .host_dtypes = CK_DT_REAL, .check = sort_check,
                                 .host = sort_host, .layout = sort_layout, .describe = sort_describe, .what = sort_what};
