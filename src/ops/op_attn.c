@@ -17,6 +17,8 @@
 
 // ---------------------------------------------------------------- checks
 
+#define ATTN_DTYPES (CK_DT_FLOATS | CK_DT_HALVES) /* what q, k, v may be; the op also takes a bool mask */
+
 static ck_status attn_check(ck_ctx *ctx, ck_plan *p) {
   const ck_call *c = p->call;
   const ck_tensor *q = c->a, *k = c->b, *v = c->c, *m = c->ix;
@@ -27,6 +29,8 @@ static ck_status attn_check(ck_ctx *ctx, ck_plan *p) {
   if (q->ndim != 4 || k->ndim != 4 || v->ndim != 4)
     return ck_error(ctx, CK_ERR_SHAPE, "attention: q, k, v must be 4-D [batch, heads, seq, head_dim], got %s, %s, %s",
                     dq, dk, dv);
+  if (!(CK_DT_BIT(q->dtype) & ATTN_DTYPES))
+    return ck_error(ctx, CK_ERR_DTYPE, "attention: q, k, v must be f32, f64, f16 or bf16, got %s", dq);
   if (q->dtype != k->dtype || q->dtype != v->dtype)
     return ck_error(ctx, CK_ERR_DTYPE, "attention: q, k, v must share a dtype, got %s, %s, %s", dq, dk, dv);
   const bool heads_ok = k->shape[0] == q->shape[0] && v->shape[0] == q->shape[0] && k->shape[1] == q->shape[1] &&
@@ -122,6 +126,6 @@ ck_status ck_attention(ck_ctx *ctx, ck_tensor *out, const ck_tensor *q, const ck
   return ck_run(ctx, &call, ran);
 }
 
-const ck_opdef ck_opdef_attn = {CK_LADDER("attention", ck_attn), .host_dtypes = CK_DT_FLOATS | CK_DT_HALVES,
+const ck_opdef ck_opdef_attn = {CK_LADDER("attention", ck_attn), .host_dtypes = ATTN_DTYPES | CK_DT_BIT(CK_BOOL),
                                 .check = attn_check, .trivial = attn_trivial, .host = attn_host,
                                 .layout = attn_layout, .describe = attn_describe, .what = attn_what};
