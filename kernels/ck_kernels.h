@@ -372,6 +372,41 @@ typedef struct ck_search_desc {
   int64_t *out;
 } ck_search_desc;
 
+/* ---------------------------------------------------------------- rows: softmax and normalisation (issue 37)
+ * x contiguous, viewed as [outer, len, inner]; each line (o, i) along len is normalised on its own into out (the
+ * same layout and dtype): SOFTMAX exp(x - max) / sum, LOG_SOFTMAX (x - max) - log(sum), LAYER_NORM
+ * (x - mean) / sqrt(var + eps) * w + b (var biased, Welford), RMS_NORM x / sqrt(mean(x^2) + eps) * w. w and b
+ * ([len], dtype; NULL: 1 and 0) are read at w[r]. Statistics in f32 for f32/f16/bf16, f64 for f64.
+ * len >= 1, outer*inner >= 1 (the dispatcher handles empty arrays).                                        */
+enum { CK_ROWS_SOFTMAX, CK_ROWS_LOG_SOFTMAX, CK_ROWS_LAYER_NORM, CK_ROWS_RMS_NORM, CK_ROWS_NFNS };
+typedef struct ck_rows_desc {
+  int fn, dtype;
+  const void *x;
+  void *out;
+  const void *w, *b;
+  int64_t outer, len, inner;
+  double eps;
+} ck_rows_desc;
+
+/* ---------------------------------------------------------------- attention (issue 37)
+ * o[z,h,i,:] = sum_j P[i,j] v[z,h,j,:], P = softmax_j(scale * q[z,h,i,:] . k[z,h,j,:] (+ mask)) for batch z < batch,
+ * head h < heads, query i < sq, key j < skv. q, k: head dim d; v, o: dv. Element (z, h, s, e) of q at
+ * q + z*q_st[0] + h*q_st[1] + s*q_st[2] + e (the head dim at unit stride; the same for k, v, o).
+ * causal: key j takes part only when j <= i (PyTorch's is_causal: aligned top-left). mask (NULL: none) is read
+ * at z*m_st[0] + h*m_st[1] + i*m_st[2] + j*m_st[3] (0 strides broadcast): bool (mask_dtype CK_BOOL, true = takes
+ * part) or added to the scores (mask_dtype == dtype). A row with no key taking part is NaN (softmax of nothing).
+ * batch*heads*sq >= 1 and skv >= 1 (the dispatcher handles the empty cases).                               */
+typedef struct ck_attn_desc {
+  int dtype, causal, mask_dtype;
+  int64_t batch, heads, sq, skv, d, dv;
+  const void *q, *k, *v;
+  void *o;
+  int64_t q_st[3], k_st[3], v_st[3], o_st[3];
+  const void *mask;
+  int64_t m_st[4];
+  double scale;
+} ck_attn_desc;
+
 /* Variant tables, one per op (kernels/<op>/variants.c, rows from kernels/<op>/rungs.def). The preference orders
  * (ids, -1 terminated) are derived from the rows' ranks by ck_registry_init (src/core/registry.c) when the first
  * context is made; until then they are empty. */
@@ -403,6 +438,12 @@ extern int ck_hist_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_search_variants[];
 extern const int ck_search_nvariants;
 extern int ck_search_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_rows_variants[];
+extern const int ck_rows_nvariants;
+extern int ck_rows_preferred[CK_ORDER_CAP];
+extern const ck_variant ck_attn_variants[];
+extern const int ck_attn_nvariants;
+extern int ck_attn_preferred[CK_ORDER_CAP];
 extern const ck_variant ck_ew_variants[];
 extern const int ck_ew_nvariants;
 extern int ck_ew_preferred[CK_ORDER_CAP];

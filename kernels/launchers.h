@@ -49,6 +49,12 @@ extern "C" {
 #define CK_RUNG_PREFIX ck_search_
 #include "search/rungs.def"
 #undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_rows_
+#include "rows/rungs.def"
+#undef CK_RUNG_PREFIX
+#define CK_RUNG_PREFIX ck_attn_
+#include "attention/rungs.def"
+#undef CK_RUNG_PREFIX
 #undef CK_RUNG
 #undef CK_RUNG_DECL_S
 #undef CK_RUNG_DECL_N

@@ -503,6 +503,35 @@ for _, f in ipairs {"conv", "conv2"} do
     C(("ck.%s(A, ck.zeros(0, 2))"):format(f)), C(("ck.%s(ck.rand(2, 2, 2), A)"):format(f)), C(("ck.%s(A, A, 3)"):format(f))})
 end
 add("ck.conv", {C("ck.conv(A, V)")})
+-- softmax, normalisation, attention (issue 37)
+for _, f in ipairs {"softmax", "log_softmax"} do
+  add("ck." .. f, op_cases(f, 1, true))
+  add("ck." .. f, {C(("ck.%s(A, 3)"):format(f)), C(("ck.%s(A, 0)"):format(f)), C(("ck.%s(A, 2^40)"):format(f)),
+    C(("ck.%s(I)"):format(f)), C(("ck.%s(A, 1, {dim = 1})"):format(f)), C(("ck.%s(A, 2, {out = D})"):format(f))})
+end
+for _, f in ipairs {"layer_norm", "rms_norm"} do
+  add("ck." .. f, {C(("ck.%s('x')"):format(f)), C(("ck.%s(F)"):format(f)), C(("ck.%s(I)"):format(f)),
+    C(("ck.%s(A, V)"):format(f)), C(("ck.%s(A, F)"):format(f)), C(("ck.%s(A, 'x')"):format(f)), C(("ck.%s(A, A)"):format(f)),
+    C(("ck.%s(A, nil, -1)"):format(f)), C(("ck.%s(A, {dim = 3})"):format(f)), C(("ck.%s(A, {dim = 'x'})"):format(f)),
+    C(("ck.%s(A, {bogus = 1})"):format(f)), C(("ck.%s(A, {variant = 'nope'})"):format(f)),
+    C(("ck.%s(A, {out = ck.rand(7)})"):format(f)), C(("ck.%s(A, {out = E})"):format(f))})
+end
+add("ck.layer_norm", {C("ck.layer_norm(A, nil, V)"), C("ck.layer_norm(A, nil, 'x')"), C("ck.layer_norm(A, nil, nil, 0/0)"),
+  C("ck.layer_norm(A, nil, nil, 'x')")})
+add("ck.rms_norm", {C("ck.rms_norm(A, nil, 0/0)"), C("ck.rms_norm(A, nil, 'x')")})
+local Q4 = "ck.rand(1, 2, 3, 4)"
+add("ck.attention", {C("ck.attention(A, A, A)"), C("ck.attention('x', A, A)"), C("ck.attention(F, F, F)"),
+  C(("ck.attention(%s, %s)"):format(Q4, Q4)), C(("ck.attention(%s, ck.rand(1, 2, 5, 3), %s)"):format(Q4, Q4)),
+  C(("ck.attention(%s, %s, ck.rand(1, 2, 5, 4))"):format(Q4, Q4)), C(("ck.attention(%s, %s, %s:to('f64'))"):format(Q4, Q4, Q4)),
+  C(("ck.attention(I, I, I)")), C(("ck.attention(%s, %s, %s, {causal = 1})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {scale = 'x'})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {scale = 0/0})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {mask = 'x'})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {mask = ck.rand(4, 4)})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {mask = I})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {variant = 'nope'})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {bogus = 1})"):format(Q4, Q4, Q4)),
+  C(("ck.attention(%s, %s, %s, {out = ck.rand(3)})"):format(Q4, Q4, Q4)), C(("ck.attention(%s, %s, %s, 'x')"):format(Q4, Q4, Q4))})
 add("ck.histogram", {C("ck.histogram(A, {bins = 0})"), C("ck.histogram(A, {range = {1}})"), C("ck.histogram(A, 3)"),
   C("ck.histogram(F)"), C("ck.histogram(1)"), C("ck.histogram(A, {range = {2, 1}})"),
   C("ck.histogram(A, {variant = 'nope'})"), C("ck.histogram(ck.full({3}, 0/0))")})

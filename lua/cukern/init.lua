@@ -178,6 +178,7 @@ require("cukern.complex").install(ck) -- c64/c128: ck.complex, real, imag, conj,
 require("cukern.fp8").install(ck) -- e4m3/e5m2 scales: ck.quantize, dequantize, finfo (lua/cukern/fp8.lua)
 require("cukern.streams").install(ck) -- ck.stream, with_stream, event, nvtx, a:pin (lua/cukern/streams.lua)
 require("cukern.fft").install(ck) -- ck.fft, ifft, rfft, irfft, fft2, ifft2, fftn, ifftn, fftshift, ifftshift, fftfreq, conv, conv2
+require("cukern.rows").install(ck) -- ck.softmax, log_softmax, layer_norm, rms_norm, attention (lua/cukern/rows.lua)
 
 for k in pairs(M) do where_of("a:" .. k) end -- the methods' own names (C's too), relabelled when used inside others
 

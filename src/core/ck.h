@@ -399,12 +399,13 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
 typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_INDEX, CK_OP_SCAN, CK_OP_SORT, CK_OP_HIST,
-               CK_OP_SEARCH, CK_OP_FFT, CK_NOPKINDS } ck_opkind;
+               CK_OP_SEARCH, CK_OP_FFT, CK_OP_ROWS, CK_OP_ATTN, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
   int fn;                 /* CK_EW_* (elementwise) or CK_RED_* (reduce) */
   const ck_tensor *a, *b; /* inputs; b == NULL for a binary op: the number s1 stands there */
+  const ck_tensor *c;     /* a third input (layer_norm's bias, attention's v), converted like a and b */
   ck_tensor *out;         /* out->st == NULL: ck_run allocates it; else the result goes there (any strides) */
   ck_tensor *idx;         /* reduce: 1-based i32 indices (argmax/argmin, or max/min when wanted); else NULL */
   double s1, s2;          /* elementwise: the number operand, POWS exponent, CLAMP bounds, generator args */
@@ -426,6 +427,7 @@ typedef struct ck_call {
   int64_t k;              /* sort: keep the first k along dim (topk); 0: all. histc: the number of bins */
   int64_t fft_n;          /* fft: the transform's length (fn = CK_FFT_C2C/R2C/C2R, s1 = the scale) */
   bool inverse;           /* fft: exp(+2 pi i jk/n) */
+  bool causal;            /* attention: key j takes part in query i's row only when j <= i */
 } ck_call;
 
 ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran);
@@ -482,6 +484,17 @@ ck_status ck_searchsorted(ck_ctx *ctx, ck_tensor *out, const ck_tensor *sorted, 
 ck_status ck_fft(ck_ctx *ctx, int kind, bool inverse, ck_tensor *out, const ck_tensor *x, int64_t n, int dim,
                  double scale, const char *variant, ck_ran *ran);
 const char *ck_fft_kind_name(int kind); /* "fft", "rfft", "irfft" for CK_FFT_C2C, R2C, C2R */
+/* Row ops along `dim` (0-based; CK_ROWS_*, src/ops/op_rows.c; issue 37): out has x's shape and dtype. w, b: the
+ * norms' weight and bias of x's shape along dim, or NULL; eps: the norms' epsilon (s1 of the call). */
+ck_status ck_rows(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *x, int dim, const ck_tensor *w,
+                  const ck_tensor *b, double eps, const char *variant, ck_ran *ran);
+int ck_rows_fn_parse(const char *name); /* "softmax", "log_softmax", "layer_norm", "rms_norm" -> CK_ROWS_*, or -1 */
+const char *ck_rows_fn_name(int fn);
+/* Scaled dot-product attention (src/ops/op_attn.c): q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv] -> out
+ * [B,H,Sq,Dv]; scale (NaN: 1/sqrt(D)); mask (bool: true takes part; or added, q's dtype) broadcasting to
+ * [B,H,Sq,Skv], or NULL; causal: top-left aligned (key j <= query i). */
+ck_status ck_attention(ck_ctx *ctx, ck_tensor *out, const ck_tensor *q, const ck_tensor *k, const ck_tensor *v,
+                       const ck_tensor *mask, bool causal, double scale, const char *variant, ck_ran *ran);
 
 /* ---------------------------------------------------------------- registry
  * The variant table behind a public op name: a ladder name ("matmul", "reduce", "transpose", "elementwise")
@@ -524,6 +537,9 @@ ck_status ck_host_scan(ck_ctx *ctx, const ck_scan_desc *d);
 ck_status ck_host_sort(ck_ctx *ctx, const ck_sort_desc *d);
 ck_status ck_host_hist(ck_ctx *ctx, const ck_hist_desc *d);
 ck_status ck_host_search(ck_ctx *ctx, const ck_search_desc *d); /* host_sort.c: the sort's keys */
+/* Row ops and attention (issue 37, host_rows.c) on their descriptors of host pointers; f64 throughout. */
+ck_status ck_host_rows(ck_ctx *ctx, const ck_rows_desc *d);
+ck_status ck_host_attention(ck_ctx *ctx, const ck_attn_desc *d);
 /* One dense run of a unary or binary elementwise op (f32, f64 or i32; b NULL for a unary op): out[i] =
  * op(a[i], b[i]) for i < n, by the host backend's own row function, the table's expression (ew_ops.def)
  * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */

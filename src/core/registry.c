@@ -56,6 +56,8 @@ static const struct {
     {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},
     {ck_search_variants, &ck_search_nvariants, 0, ck_search_preferred},
     {ck_fft_variants, &ck_fft_nvariants, 0, ck_fft_preferred},
+    {ck_rows_variants, &ck_rows_nvariants, 0, ck_rows_preferred},
+    {ck_attn_variants, &ck_attn_nvariants, 0, ck_attn_preferred},
 };
 
 static void build_orders(void) {

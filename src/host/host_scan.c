@@ -14,18 +14,9 @@
 
 #include "ck.h"
 #include "half.h"
+#include "host_value.h"
 
-/* An element as the scan sees it: a double for floats, an int64 for integers and bool. */
-static double get_f(const void *x, int dt, int64_t i) {
-  switch (dt) {
-  case CK_F32: return ((const float *)x)[i];
-  case CK_F64: return ((const double *)x)[i];
-  case CK_F16: return ck_f16_to_f32(((const uint16_t *)x)[i]);
-  case CK_BF16: return ck_bf16_to_f32(((const uint16_t *)x)[i]);
-  default: return 0;
-  }
-}
-
+/* An element as the scan sees it: a double for floats (host_value.h), an int64 for integers and bool. */
 static int64_t get_i(const void *x, int dt, int64_t i) {
   switch (dt) {
   case CK_I32: return ((const int32_t *)x)[i];
@@ -36,16 +27,6 @@ static int64_t get_i(const void *x, int dt, int64_t i) {
   case CK_U32: return ((const uint32_t *)x)[i];
   case CK_I64: return ((const int64_t *)x)[i];
   default: return 0;
-  }
-}
-
-static void put_f(void *out, int dt, int64_t i, double v) {
-  switch (dt) {
-  case CK_F32: ((float *)out)[i] = (float)v; break;
-  case CK_F64: ((double *)out)[i] = v; break;
-  case CK_F16: ((uint16_t *)out)[i] = ck_f64_to_f16(v); break;
-  case CK_BF16: ((uint16_t *)out)[i] = ck_f64_to_bf16(v); break;
-  default: break;
   }
 }
 
@@ -89,14 +70,14 @@ static void scan_line_float(const ck_scan_desc *d, int64_t base, int64_t step) {
   double acc = d->op == CK_SCAN_SUM ? 0.0 : d->op == CK_SCAN_PROD ? 1.0 : is_max ? -INFINITY : INFINITY;
   for (int64_t r = 0; r < d->len; ++r) {
     const int64_t at = base + r * step;
-    const double v = get_f(d->x, d->dtype, at);
+    const double v = ck_host_get_f(d->x, d->dtype, at);
     double next;
     switch (d->op) {
     case CK_SCAN_SUM: next = acc + v; break;
     case CK_SCAN_PROD: next = acc * v; break;
     default: next = isnan(acc) ? acc : isnan(v) ? v : (is_max ? v > acc : v < acc) ? v : acc; break;
     }
-    put_f(d->out, d->out_dtype, at, d->exclusive ? acc : next);
+    ck_host_put_f(d->out, d->out_dtype, at, d->exclusive ? acc : next);
     acc = next;
   }
 }

@@ -6,6 +6,7 @@
  * fields out on the stack in the same positions) use it, then hand the call to ck_run. Arguments stay on
  * the Lua stack while the call runs, so every array it points to is alive.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -266,6 +267,39 @@ static void parse_fft(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* rows: fname ("softmax" ...), x [, dim [, w [, b [, eps [, variant [, out]]]]]] -> values (issue 37) */
+static void parse_rows(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *fname = luaL_checkstring(L, base);
+  c->kind = CK_OP_ROWS;
+  c->fn = ck_rows_fn_parse(fname);
+  if (c->fn < 0)
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown row op '%s' (softmax, log_softmax, layer_norm, rms_norm)", fname));
+  c->a = check_array(L, base + 1);
+  c->dim = lua_isnoneornil(L, base + 2) ? (c->a->ndim ? c->a->ndim - 1 : -1) : ckl_check_dim(L, base + 2, c->a);
+  c->b = opt_array(L, base + 3);
+  c->c = opt_array(L, base + 4);
+  c->s1 = luaL_optnumber(L, base + 5, 1e-5);
+  c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 7);
+  oc->nout = 1;
+}
+
+/* attention: q, k, v [, mask [, causal [, scale [, variant [, out]]]]] -> out (issue 37); scale nil: 1/sqrt(D) */
+static void parse_attention(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  c->kind = CK_OP_ATTN;
+  c->a = check_array(L, base);
+  c->b = check_array(L, base + 1);
+  c->c = check_array(L, base + 2);
+  c->ix = opt_array(L, base + 3);
+  c->causal = lua_toboolean(L, base + 4);
+  c->s1 = lua_isnoneornil(L, base + 5) ? NAN : luaL_checknumber(L, base + 5);
+  c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  oc->out_at = opt_out(L, base + 7);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -280,6 +314,8 @@ const ckl_opdesc ckl_ops[] = {
     {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
     {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
     {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out"}},
+    {"rows", parse_rows, {"fn", "x", "dim", "w", "b", "eps", "variant", "out"}},
+    {"attention", parse_attention, {"q", "k", "v", "mask", "causal", "scale", "variant", "out"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -333,6 +369,8 @@ static int l_sort(lua_State *L) { return run_op(L, &ckl_ops[8]); }
 static int l_histc(lua_State *L) { return run_op(L, &ckl_ops[9]); }
 static int l_search(lua_State *L) { return run_op(L, &ckl_ops[10]); }
 static int l_fft(lua_State *L) { return run_op(L, &ckl_ops[11]); }
+static int l_rows(lua_State *L) { return run_op(L, &ckl_ops[12]); }
+static int l_attention(lua_State *L) { return run_op(L, &ckl_ops[13]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -383,4 +421,5 @@ const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}
                                   {"cat", l_cat},           {"scan", l_scan},
                                   {"sort", l_sort},             {"histc", l_histc},
                                   {"searchsorted", l_search},   {"fft", l_fft},
+                                  {"rows", l_rows},             {"attention", l_attention},
                                   {NULL, NULL}};

@@ -34,7 +34,7 @@ static bool own_lua_file(const char *src) {
       "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
       "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua",
       "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",  "cukern/fp8.lua",
-      "cukern/streams.lua",  "cukern/fft.lua",      "cukern/conv.lua"};
+      "cukern/streams.lua",  "cukern/fft.lua",      "cukern/conv.lua",     "cukern/rows.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
@@ -415,7 +415,7 @@ static int l_variants(lua_State *L) {
   int n;
   const ck_variant *tab = ck_variants(op, &n);
   if (!tab)
-    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise, index, lu, scan, sort, histogram, searchsorted)", op));
+    return luaL_argerror(L, 1, lua_pushfstring(L, "unknown op '%s' (matmul, reduce, transpose, elementwise, index, lu, scan, sort, histogram, searchsorted, rows, attention)", op));
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; ++i) {
     lua_createtable(L, 0, 6);

@@ -18,14 +18,16 @@
 #define CK_NEED_B 2u
 #define CK_NEED_OUT 4u
 #define CK_NEED_IDX 8u
+#define CK_NEED_C 16u
+#define CK_MAX_IN 3 /* array inputs an op reads: a, b, c */
 
 typedef struct ck_plan {
   const ck_call *call;
   const struct ck_opdef *def;
   const char *name;       /* the op's public name ("add", "sum", "matmul", "transpose") */
   ck_device dev;
-  int nin;                /* array inputs read (0, 1, 2) */
-  const ck_tensor *in[2]; /* inputs as the work sees them: the call's, or converted/contiguous temporaries */
+  int nin;                /* array inputs read (0 .. CK_MAX_IN) */
+  const ck_tensor *in[CK_MAX_IN]; /* inputs as the work sees them: the call's, or converted/contiguous temporaries */
   ck_dtype in_dt;         /* the dtype inputs are converted to */
   ck_dtype dt;            /* result dtype */
   int nd;                 /* result shape */
@@ -42,7 +44,7 @@ typedef struct ck_plan {
   /* owned by ck_run */
   bool inplace_ok;       /* this call may write exactly over an input (where, in place); the def's flag says it for all */
   ck_tensor tflag;       /* index ops on CUDA: the device flags their kernels set (out of range, repeats) */
-  ck_tensor tin[2], tout, tidx;
+  ck_tensor tin[CK_MAX_IN], tout, tidx;
   bool out_alloc, idx_alloc;
 } ck_plan;
 
@@ -81,13 +83,14 @@ typedef struct ck_opdef {
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index, ck_opdef_scan,
-    ck_opdef_sort, ck_opdef_hist, ck_opdef_search, ck_opdef_fft;
+    ck_opdef_sort, ck_opdef_hist, ck_opdef_search, ck_opdef_fft, ck_opdef_rows, ck_opdef_attn;
 
 
-/* The host oracles that take a launch descriptor (scan, sort, histc, fft) read and write contiguous memory: runs
- * oracle(ctx, q) on a copy q of the plan whose input and outputs are contiguous (copies of a view, temporaries for
- * strided outputs, copied back afterwards). (dispatch.c) */
+/* The host oracles that take a launch descriptor (scan, sort, histc, fft, rows, attention) read and write
+ * contiguous memory: runs oracle(ctx, q) on a copy q of the plan whose inputs and outputs are contiguous (copies
+ * of a view, temporaries for strided outputs, copied back afterwards). (dispatch.c) */
 ck_status ck_host_contiguous(ck_ctx *ctx, ck_plan *p, ck_status (*oracle)(ck_ctx *ctx, const ck_plan *q));
+
 /* Describe the plan's inputs and output ("f32[3x4] cuda, f32[4] cuda -> f32[3x4] cuda") for messages. */
 char *ck_plan_operands(const ck_plan *p, char *buf, size_t n);
 

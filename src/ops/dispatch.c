@@ -45,6 +45,8 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_HIST: return &ck_opdef_hist;
   case CK_OP_SEARCH: return &ck_opdef_search;
   case CK_OP_FFT: return &ck_opdef_fft;
+  case CK_OP_ROWS: return &ck_opdef_rows;
+  case CK_OP_ATTN: return &ck_opdef_attn;
   default: return NULL;
   }
 }
@@ -63,6 +65,7 @@ const ck_variant *ck_variants(const char *name, int *count) {
   static const char *const FFT_NAMES[] = {"ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn"};
   for (size_t i = 0; i < sizeof FFT_NAMES / sizeof *FFT_NAMES; ++i)
     if (strcmp(name, FFT_NAMES[i]) == 0) name = ck_opdef_fft.ladder;
+  if (ck_rows_fn_parse(name) >= 0) name = ck_opdef_rows.ladder; /* softmax, log_softmax, layer_norm, rms_norm */
   for (int k = 0; k < CK_NOPKINDS; ++k) {
     const ck_opdef *d = def_of((ck_opkind)k);
     if (strcmp(name, d->ladder) == 0) {
@@ -92,8 +95,8 @@ char *ck_plan_operands(const ck_plan *p, char *buf, size_t n) {
   char d[128];
   size_t k = 0;
   buf[0] = 0;
-  for (int i = 0; i < 2 && k < n; ++i) {
-    const ck_tensor *t = i == 0 ? p->call->a : p->call->b;
+  for (int i = 0; i < CK_MAX_IN && k < n; ++i) {
+    const ck_tensor *t = i == 0 ? p->call->a : i == 1 ? p->call->b : p->call->c;
     if (t) k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ck_describe(t, d, sizeof d));
     else if (i == 1 && p->call->kind == CK_OP_EW && p->nin == 2)
       k += (size_t)snprintf(buf + k, n - k, "%s%.17g", k ? ", " : "", p->call->s1);
@@ -181,8 +184,9 @@ static ck_status temp_output(ck_ctx *ctx, ck_plan *p, ck_tensor **slot, ck_tenso
 /* Apply layout needs: contiguous copies of inputs, contiguous temporaries for outputs. */
 static ck_status apply_layout(ck_ctx *ctx, ck_plan *p, unsigned need) {
   ck_status st;
+  static const unsigned NEED_IN[CK_MAX_IN] = {CK_NEED_A, CK_NEED_B, CK_NEED_C};
   for (int i = 0; i < p->nin; ++i)
-    if ((need & (i == 0 ? CK_NEED_A : CK_NEED_B)) && !ck_is_contiguous(p->in[i])) {
+    if ((need & NEED_IN[i]) && !ck_is_contiguous(p->in[i])) {
       ck_tensor c = {0};
       if ((st = ck_contiguous(ctx, &c, p->in[i]))) return st;
       ck_release(&p->tin[i]);
@@ -245,10 +249,11 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   ck_status st;
 
   /* 1. liveness, one device */
-  const ck_tensor *named[5] = {c->a, c->b, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL,
+  const ck_tensor *named[6] = {c->a, c->b, c->c, c->out && c->out->st ? c->out : NULL, c->idx && c->idx->st ? c->idx : NULL,
                                c->ix};
   const ck_tensor *first = NULL;
-  for (int i = 0; i < 5; ++i) {
+  const int nnamed = (int)(sizeof named / sizeof *named);
+  for (int i = 0; i < nnamed; ++i) {
     if (!named[i]) continue;
     if ((st = ck_check_live(ctx, p->name, named[i]))) return st;
     if (!first) first = named[i];
@@ -262,11 +267,11 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   /* every operand's own dtype is one the op takes (not only the promoted one: an f32 result of an FP8 or complex
    * operand and a number would pass below); complex arrays compute in lua/cukern/complex.lua, on their parts */
   const unsigned takes = def->host_dtypes | cuda_dtypes(def); /* (which device takes which: step 3) */
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < nnamed; ++i)
     if (named[i] && !(takes & CK_DT_BIT(named[i]->dtype)))
-      return ck_error(ctx, CK_ERR_DTYPE, "%s: %s: the %s ladder does not take %s%s", p->name,
-                      ck_describe(named[i], buf, sizeof buf), def->ladder, ck_dtype_name(named[i]->dtype),
-                      ck_dtype_is_complex(named[i]->dtype) ? " (complex arrays take the ops of docs/api.md, Complex "
+      return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (the %s ladder takes %s) [%s]%s", p->name,
+                      ck_dtype_name(named[i]->dtype), def->ladder, dtype_list(takes, ops, sizeof ops),
+                      ck_describe(named[i], buf, sizeof buf), ck_dtype_is_complex(named[i]->dtype) ? " (complex arrays take the ops of docs/api.md, Complex "
                       "numbers, computed on their parts ck.real and ck.imag)" : (CK_DT_FP8 & CK_DT_BIT(named[i]->dtype))
                       ? " (FP8 arrays are storage for the FP8 matmul: cast them, a:to(\"f32\"))" : "");
   /* the operands' device is current from here on: its stream, allocator and queue run everything below */
@@ -275,11 +280,11 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
     if (p->dev.kind == CK_HOST)
       return ck_error(ctx, CK_ERR_DEVICE, "%s: host arrays cannot be recorded in a graph (%s); use cuda arrays",
                       p->name, ck_plan_operands(p, ops, sizeof ops));
-    for (int i = 0; i < 5; ++i) ck_graph_keep_tensor(ctx, named[i]);
+    for (int i = 0; i < nnamed; ++i) ck_graph_keep_tensor(ctx, named[i]);
   }
   /* the streams that use each array (the allocator's record), the hazard check, and pinned host memory that an
    * asynchronous copy is still writing */
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < nnamed; ++i)
     if (named[i] && ((st = ck_stream_touch(ctx, p->name, named[i])) || (st = ck_stream_host_ready(ctx, named[i]))))
       return st;
   for (int i = 0; i < c->nlist; ++i)
@@ -361,6 +366,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_hist_desc hist;
       ck_search_desc search;
       ck_fft_desc fft;
+      ck_rows_desc rows;
+      ck_attn_desc attn;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -403,7 +410,8 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
 const char *ck_op_name(const ck_call *call) {
   const ck_opdef *def = def_of(call->kind);
   const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
-                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn) : NULL;
+                        : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn)
+                        : call->kind == CK_OP_ROWS ? ck_rows_fn_name(call->fn) : NULL;
   return fn_name ? fn_name : def ? def->ladder : NULL;
 }
 
@@ -419,8 +427,7 @@ ck_status ck_run(ck_ctx *ctx, const ck_call *call, ck_ran *ran) {
   p.beta = call->beta;
   if (ran) ran->gpu = ran->library = false, ran->kernels.n = 0; /* set again when a launcher runs */
   const ck_status st = plan_and_run(ctx, &p, ran);
-  ck_release(&p.tin[0]);
-  ck_release(&p.tin[1]);
+  for (int i = 0; i < CK_MAX_IN; ++i) ck_release(&p.tin[i]);
   ck_release(&p.tout);
   ck_release(&p.tidx);
   ck_release(&p.tflag);
@@ -442,19 +449,21 @@ static ck_status contiguous_temp(ck_ctx *ctx, ck_tensor **t, ck_tensor *tmp) {
 }
 
 ck_status ck_host_contiguous(ck_ctx *ctx, ck_plan *p, ck_status (*oracle)(ck_ctx *ctx, const ck_plan *q)) {
-  ck_tensor cx = {0}, co = {0}, ci = {0};
+  ck_tensor cx[CK_MAX_IN], co = {0}, ci = {0};
+  memset(cx, 0, sizeof cx);
   ck_plan q = *p;
   ck_status st = CK_OK;
-  if (!ck_is_contiguous(q.in[0])) {
-    if ((st = ck_contiguous(ctx, &cx, q.in[0]))) goto done;
-    q.in[0] = &cx;
-  }
+  for (int i = 0; i < p->nin; ++i)
+    if (!ck_is_contiguous(q.in[i])) {
+      if ((st = ck_contiguous(ctx, &cx[i], q.in[i]))) goto done;
+      q.in[i] = &cx[i];
+    }
   if ((st = contiguous_temp(ctx, &q.out, &co)) || (st = contiguous_temp(ctx, &q.idx, &ci))) goto done;
   if ((st = oracle(ctx, &q))) goto done;
   if (q.out != p->out && (st = ck_copy(ctx, p->out, q.out))) goto done;
   if (q.idx != p->idx) st = ck_copy(ctx, p->idx, q.idx);
 done:
-  ck_release(&cx);
+  for (int i = 0; i < CK_MAX_IN; ++i) ck_release(&cx[i]);
   ck_release(&co);
   ck_release(&ci);
   return st;

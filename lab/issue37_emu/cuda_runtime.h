@@ -1,0 +1,58 @@
+// cuda_runtime.h (lab/issue37_emu) — the little of CUDA the row ladder's kernels use, on the CPU: one OS thread per
+// CUDA thread of a block (blocks one after another), std::barrier for __syncthreads and for a warp's shuffles, and
+// emu_launch for the <<<...>>> that run.sh rewrites. Globals are inline variables: the kernels' inline templates are
+// merged across object files, and they must all see the same threadIdx and barriers.
+#pragma once
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+#include <memory>
+struct dim3 { unsigned x, y, z; dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
+struct uint3 { unsigned x, y, z; };
+inline thread_local uint3 threadIdx;
+inline uint3 blockIdx;
+inline dim3 blockDim, gridDim;
+struct uint4 { unsigned x, y, z, w; };
+typedef void *cudaStream_t;
+typedef int cudaError_t;
+enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
+static inline int cudaGetLastError() { return 0; }
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __shared__ static
+static inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
+static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+using std::exp; using std::log; using std::fmax;
+inline std::barrier<> *emu_block_bar;
+inline std::barrier<> *emu_warp_bar[32];
+inline char emu_xbuf[32][32][16];
+static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  T r; std::memcpy(&r, emu_xbuf[w][lane ^ m], sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  return r;
+}
+template <class K, class... Args> static void emu_launch(K kern, dim3 grid, dim3 block, Args... args) {
+  gridDim = grid; blockDim = block;
+  for (unsigned by = 0; by < grid.y; ++by)
+    for (unsigned bx = 0; bx < grid.x; ++bx) {
+      blockIdx = {bx, by, 0};
+      std::barrier<> bb(block.x);
+      emu_block_bar = &bb;
+      std::vector<std::unique_ptr<std::barrier<>>> wb;
+      for (unsigned w = 0; w < block.x / 32; ++w) { wb.emplace_back(new std::barrier<>(32)); emu_warp_bar[w] = wb.back().get(); }
+      std::vector<std::thread> th;
+      for (unsigned t = 0; t < block.x; ++t) th.emplace_back([&, t] { threadIdx = {t, 0, 0}; kern(args...); });
+      for (auto &x : th) x.join();
+    }
+}
