@@ -53,6 +53,10 @@ local function oracle(q, k, v, B, Hh, Sq, Skv, D, Dv, scale, causal, mask, bool)
 end
 
 describe("attention on the host backend against a plain-Lua oracle", function()
+  -- (host-backend cases: arrays made without a device stay on the host, also where the default is a GPU)
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("odd sizes, seq_q != seq_kv, causal, bool and additive masks, a given scale", function()
     for _, c in ipairs {{1, 2, 1, 1, 3, 3}, {2, 2, 7, 7, 8, 5}, {1, 3, 7, 12, 4, 4}, {1, 1, 12, 7, 5, 2}} do
       local B, Hh, Sq, Skv, D, Dv = table.unpack(c)

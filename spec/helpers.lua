@@ -80,7 +80,7 @@ function H.allclose(got, ref, tol)
   if ref:numel() > 65536 and close_vectorised(got, ref, tol) then
     local gs, rs = got:to("host"):reshape({-1}), ref:to("host"):reshape({-1})
     local step = ref:numel() // 4096
-    local idx = ck.arange(1, ref:numel(), step, {dtype = "i64"})
+    local idx = ck.arange(1, ref:numel(), step, {dtype = "i64", device = "host"})
     local g, r = ck.take(gs, idx):to("f64"):flat(), ck.take(rs, idx):to("f64"):flat()
     local sample_ok = true
     for i = 1, #r do sample_ok = sample_ok and close_at(g[i], r[i], tol) end

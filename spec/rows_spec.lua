@@ -61,6 +61,10 @@ local function call(fn, x, d, opts, w, b)
 end
 
 describe("row ops on the host backend against a plain-Lua oracle", function()
+  -- (host-backend cases: arrays made without a device stay on the host, also where the default is a GPU)
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("every op, dtype and dim, odd lengths, with and without weight and bias", function()
     for _, fn in ipairs(FNS) do
       for _, dt in ipairs(DTYPES) do
@@ -143,6 +147,27 @@ describe("row ops on the host backend against a plain-Lua oracle", function()
 end)
 
 describe("the row ladder on the GPU", function()
+  it("every rung keeps NaN in its row and -inf out of the sum, as the host does", H.gpu(function()
+    local inf, nan = math.huge, 0 / 0
+    for _, v in ipairs(ck.variants("rows")) do
+      for _, n in ipairs {3, 1000, 5000} do
+        local t = {}
+        for i = 1, n do t[i] = (i % 7) / 7 end
+        t[2], t[n] = nan, -inf -- one NaN (alone in its lane or thread's share) and one masked score
+        local x = ck.array(t, {dtype = "f32", device = "host"})
+        local ok, got = pcall(ck.softmax, x:to("cuda"), {variant = v.name})
+        if ok then
+          local g = got:to("host"):flat()
+          for i = 1, n do assert(g[i] ~= g[i], ("%s n=%d: element %d is %s, not NaN"):format(v.name, n, i, g[i])) end
+        end
+        t[2] = 0.5
+        local y = ck.array(t, {dtype = "f32", device = "host"})
+        ok, got = pcall(ck.softmax, y:to("cuda"), {variant = v.name})
+        if ok then H.assert_close(got, ck.softmax(y), {rtol = 1e-5, atol = 1e-7}, v.name .. " -inf, n=" .. n) end
+      end
+    end
+  end))
+
   local function run_rungs(cases, fns, dtypes)
     local failures, ran = {}, {}
     for _, v in ipairs(ck.variants("rows")) do

@@ -71,9 +71,11 @@ template <class A> struct MaxSum {
     if (x > m) s = s * ex(m - x) + 1, m = x;
     else if (x != -INFINITY) s += ex(x - m);
   }
+  /* (a side with m = -inf saw only -inf and NaN: its s is 0 or NaN, and s * 0 keeps a NaN, so a lane holding the
+   * row's NaN alone still poisons the row) */
   CKR_D void merge(const MaxSum &o) {
     const A M = o.m > m ? o.m : m;
-    s = (m == -INFINITY ? 0 : s * ex(m - M)) + (o.m == -INFINITY ? 0 : o.s * ex(o.m - M));
+    s = (m == -INFINITY ? s * 0 : s * ex(m - M)) + (o.m == -INFINITY ? o.s * 0 : o.s * ex(o.m - M));
     m = M;
   }
   CKR_D MaxSum shfl(int lm) const { return {shx(m, lm), shx(s, lm)}; }
