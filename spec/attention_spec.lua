@@ -179,7 +179,7 @@ describe("the attention ladder on the GPU", function()
     local failures = {}
     for _, dt in ipairs {"f32", "f64", "bf16"} do
       local q, k, v, gq, gk, gv = qkv(2, 2, 33, 70, 24, 24, dt, true, "cuda")
-      local mask = ck.rand({1, 2, 33, 70}, {dtype = "f64"}):gt(0.2)
+      local mask = ck.rand({1, 2, 33, 70}, {dtype = "f64", device = "host"}):gt(0.2)
       mask[{1, 1, 1, 1}] = 1
       mask[{1, 2, 1, 1}] = 1
       for _, m in ipairs {mask, H.rand({33, 70}, dt)} do
