@@ -29,6 +29,13 @@ local LADDERS = {
   { name = "histogram", script = "examples/histogram_ladder.lua" },
   { name = "select", script = "examples/select_bench.lua" },
   { name = "lu", script = "examples/linalg_bench.lua" },
+  -- issue 35: the FFT ladder and complex arrays; issue 37: the row-op and attention ladders, FP8 GEMM (the FP8 and
+  -- complex benches need a GPU: on the host they say so and write nothing)
+  { name = "fft", script = "examples/fft_ladder.lua" },
+  { name = "rows", script = "examples/rows_ladder.lua" },
+  { name = "attention", script = "examples/attention_ladder.lua" },
+  { name = "fp8", script = "examples/fp8_bench.lua" },
+  { name = "complex", script = "examples/complex_bench.lua" },
   -- several GPUs (issue 31): with fewer than 2 CUDA devices it says so and writes nothing
   { name = "allreduce", script = "examples/allreduce_ladder.lua" },
 }
