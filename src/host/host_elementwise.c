@@ -319,7 +319,7 @@ static bool ew_valid(int op, int dt) {
     const TF *pa = (const TF *)r->a;                                                                       \
     for (int64_t i = 0; i < r->n; ++i) o[i * r->os] = EW_ST(EW_K_##FROM, TO, EW_LD_##FROM(pa[i * r->as])); \
   }
-/* the rows of kernels/dtypes.def, as (ID, storage type) pairs for the 11 x 11 product below */
+/* the rows of kernels/dtypes.def, as (ID, storage type) pairs for the 13 x 13 product below (complex: pairs, copy.c) */
 #define EW_SOURCES(X, TO, TT)                                                                              \
   X(TO, TT, F32, float) X(TO, TT, F64, double) X(TO, TT, I32, int32_t) X(TO, TT, F16, uint16_t)            \
   X(TO, TT, BF16, uint16_t) X(TO, TT, BOOL, uint8_t) X(TO, TT, U8, uint8_t) X(TO, TT, I8, int8_t)          \
