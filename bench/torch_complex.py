@@ -3,15 +3,8 @@ and the c64 matrix product, same shapes. Median of 10 CUDA-event timings after 2
    python3 bench/torch_complex.py --out torch_complex.json"""
 import argparse, json, torch
 
-def time(fn, reps=10):
-    fn(); fn(); torch.cuda.synchronize()
-    ms = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        ms.append(s.elapsed_time(e))
-    ms.sort()
-    return ms[(len(ms) - 1) // 2]
+from torch_select import time  # the same timing as the selection peers (CUDA events, median of 10 after 2 runs)
+
 
 def main():
     ap = argparse.ArgumentParser()
