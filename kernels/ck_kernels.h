@@ -115,6 +115,8 @@ typedef struct ck_env {
    * not checked: they find it non-empty by design); the core reports it at its next launch or flush. */
   const int32_t *order_queued;
   int *order_faults;
+  void *cublaslt; /* cublasLtHandle_t of the device (matmul's FP8 row), made with the cuBLAS handle; not stream-bound
+                     (cublasLtMatmul takes the stream) */
 } ck_env;
 
 /* The raw wrappers' check of the issue order (CUKERN_CHECK_ORDER): called by ck_note_launch for our kernels and

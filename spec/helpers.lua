@@ -34,11 +34,30 @@ local function caller_env(level)
   return _ENV
 end
 
-function H.gpu(fn)
+-- The host backend is the oracle: inside the body the default device is the host, so a reference made without a
+-- device is a host result, and the GPU side must say "cuda". A body that then made no array on any GPU compared
+-- the host with itself, and fails (opts.alloc = false for the few that check only errors or records).
+local function cuda_allocations()
+  local n = 0
+  for _, d in ipairs(ck.devices()) do
+    if d.id:match("^cuda") then n = n + ck.memory(d.id).allocations end
+  end
+  return n
+end
+
+function H.gpu(fn, opts)
   local env = caller_env(2)
   return function(...)
     if not H.has_cuda then return env.pending(H.no_cuda_reason) end
-    return fn(...)
+    local prev = ck.default_device()
+    env.finally(function() ck.default_device(prev) end)
+    ck.default_device("host")
+    local before = cuda_allocations()
+    fn(...)
+    if not (opts and opts.alloc == false) then
+      assert(cuda_allocations() > before, "this GPU test made no array on a GPU: it compared the host with itself " ..
+        "(make the GPU side with device = \"cuda\" or :to(\"cuda\"))")
+    end
   end
 end
 

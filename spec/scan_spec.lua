@@ -208,22 +208,23 @@ end)
 describe("the scan ladder on the GPU", function()
   local function takes(v, dt) for _, d in ipairs(v.dtypes) do if d == dt then return true end end return false end
 
-  -- Every rung against the host backend: poisoned outputs, integer-valued inputs (exact but for halves).
+  -- Every rung against the host backend (H.gpu makes the host the default device): poisoned outputs,
+  -- integer-valued inputs (exact but for halves). Each input and host reference is made once, for every rung.
   local function run_rungs(cases, ops, dtypes)
-    local failures, ran = {}, {}
-    for _, v in ipairs(ck.variants("scan")) do
-      for _, c in ipairs(cases) do
-        for _, op in ipairs(ops) do
-          for _, dt in ipairs(dtypes) do
-            -- views of the storage dtypes are copied on the host until CUDA copies them (issue 32)
-            if takes(v, dt) and not (c.view and not (FLOATS[dt] or dt == "i32")) then
-              local a = input(op, dt, c.shape)
-              local ga = a:to("cuda")
-              if c.view then ga = c.view(ga); a = c.view(a) end
-              for _, d in ipairs(c.dims) do
-                for _, ex in ipairs {false, true} do
+    local failures, ran, rungs = {}, {}, ck.variants("scan")
+    for _, c in ipairs(cases) do
+      for _, op in ipairs(ops) do
+        for _, dt in ipairs(dtypes) do
+          local a = input(op, dt, c.shape)
+          local ga = a:to("cuda")
+          if c.view then ga = c.view(ga); a = c.view(a) end
+          for _, d in ipairs(c.dims) do
+            for _, ex in ipairs {false, true} do
+              local ref = ck[op](a, d, {exclusive = ex})
+              for _, v in ipairs(rungs) do
+                -- views of the storage dtypes are copied on the host until CUDA copies them (issue 32)
+                if takes(v, dt) and not (c.view and not (FLOATS[dt] or dt == "i32")) then
                   local label = ("%s %s %s %s dim %d%s"):format(v.name, op, dt, c.name, d, ex and " excl" or "")
-                  local ref = ck[op](a, d, {exclusive = ex})
                   local out = ck.empty(ref:shape(), {dtype = ref:dtype(), device = "cuda"})
                   if FLOATS[ref:dtype()] or ref:dtype() == "i32" then H.poison(out) end
                   local ok, err = pcall(ck[op], ga, d, {exclusive = ex, variant = v.name, out = out})

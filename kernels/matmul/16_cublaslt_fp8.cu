@@ -10,8 +10,8 @@
  * C^T (n x m, ld = c_rs) = B^T (op T of the stored k x n, ld = b_cs) * A^T (the stored k x m, ld = a_rs).
  * Per-tensor scales arrive folded into alpha (ck.matmul's scale_a * scale_b: the product is linear in each),
  * so D = alpha * A B + beta * C with alpha, beta in f32 (CUBLASLT's scale type for FP8 is f32).
- * Changed from step 0 (cuBLAS): a cublasLt handle per device (cuBLAS's own is not exposed), the layouts as
- * descriptors, and the algorithm from cublasLt's heuristic for this shape, run with a 32 MiB workspace.
+ * Changed from step 0 (cuBLAS): the device's cublasLt handle (env->cublaslt, made with its cuBLAS handle), the
+ * layouts as descriptors, and the algorithm from cublasLt's heuristic for this shape, run with a 32 MiB workspace.
  * Limits (supports): e4m3 x e4m3 (the operands share a dtype here, and cuBLASLt has no e5m2 x e5m2), K-major operands as above, C row-major (c_cs == 1), k, lda, ldb multiples of 16 and 16-byte
  * aligned pointers (the FP8 kernels' rule), result bf16, f16 or f32.
  */
@@ -24,22 +24,6 @@
 namespace {
 
 const size_t WORKSPACE = 32u << 20;
-
-/* One Lt handle per device, made on first use and kept for the process (as the cuBLAS handles are). Two
- * threads racing here both create one; the loser's is destroyed. */
-cublasLtHandle_t lt_handles[CK_MAX_DEVICES];
-
-cublasStatus_t lt_handle(int device, cublasLtHandle_t *out) {
-  if (device < 0 || device >= CK_MAX_DEVICES) return CUBLAS_STATUS_INVALID_VALUE;
-  if (!lt_handles[device]) {
-    cublasLtHandle_t h;
-    const cublasStatus_t st = cublasLtCreate(&h);
-    if (st != CUBLAS_STATUS_SUCCESS) return st;
-    if (!__sync_bool_compare_and_swap(&lt_handles[device], (cublasLtHandle_t)0, h)) cublasLtDestroy(h);
-  }
-  *out = lt_handles[device];
-  return CUBLAS_STATUS_SUCCESS;
-}
 
 cudaDataType_t fp8_type(int dt) { return dt == CK_E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_8F_E5M2; }
 cudaDataType_t out_type(int dt) { return dt == CK_BF16 ? CUDA_R_16BF : dt == CK_F16 ? CUDA_R_16F : CUDA_R_32F; }
@@ -98,8 +82,8 @@ extern "C" int ck_matmul_cublaslt_fp8(const void *desc, const ck_env *env) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (ck_matmul_cublaslt_fp8_supports(desc)) return CK_KERR_CUBLAS(CUBLAS_STATUS_NOT_SUPPORTED);
   ck_order_check(env);
-  cublasLtHandle_t h;
-  LT_TRY(lt_handle(env->device, &h));
+  const cublasLtHandle_t h = (cublasLtHandle_t)env->cublaslt;
+  if (!h) return (int)cudaErrorInvalidResourceHandle; /* (the core makes it before any launch) */
   Lt lt;
   LT_TRY(cublasLtMatmulDescCreate(&lt.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t T = CUBLAS_OP_T, N = CUBLAS_OP_N;

@@ -3,6 +3,7 @@
 #define CK_INTERNAL_H
 
 #include <cublas_v2.h>
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include "ck.h"
@@ -67,6 +68,7 @@ typedef struct ck_dctx {
   uint64_t host_seen[CK_MAX_STREAMS]; /* per slot, the point of that clock the host has waited for */
   ck_pending *pending;                /* storages kept alive by asynchronous copies in flight */
   cublasHandle_t cublas;
+  cublasLtHandle_t cublaslt; /* made and destroyed with cublas */
   ck_env env; /* cached launch environment (cublas filled in lazily) */
   cudaEvent_t order_ev; /* cross-device ordering (ck_stream_after): recorded here, waited on by another device */
   unsigned long long peer[(CK_MAX_DEVICES + 63) / 64]; /* peers this device may access (enabled lazily) */

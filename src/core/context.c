@@ -140,6 +140,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     (void)ck_use_device(ctx, d->dev);
     (void)ck_synchronize_device(ctx, d->dev); /* what the script issued last still runs */
     if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
+    if (d->cublaslt) cublasLtDestroy(d->cublaslt);
     if (d->cublas) cublasDestroy(d->cublas);
   }
   ck_alloc_destroy(ctx); /* every device's cache (its device current for the cudaFree calls) */
@@ -235,8 +236,8 @@ ck_status ck_flush_all(ck_ctx *ctx) {
 
 // ---------------------------------------------------------------- the one launch function
 
-/* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS handle created on
- * first use, where batched ops append, where launches are noted, and the order check. */
+/* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS and cuBLASLt handles
+ * created on first use, where batched ops append, where launches are noted, and the order check. */
 static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool joins_batch) {
   ck_dctx *d = ck_cur(ctx); /* (current since the entry point's ck_use_device) */
   if (!d) return CK_ERR_DEVICE;
@@ -248,6 +249,14 @@ static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool jo
     }
     d->env.cublas = d->cublas;
     d->env.stream = NULL; /* (bound below) */
+  }
+  if (!d->cublaslt) {
+    cublasStatus_t s = cublasLtCreate(&d->cublaslt);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      d->cublaslt = NULL;
+      return ck_error(ctx, CK_ERR_CUBLAS, "cublasLtCreate on %s failed: %s", ck_device_name(d->dev).s, cublas_status_name(s));
+    }
+    d->env.cublaslt = d->cublaslt;
   }
   if (d->env.stream != d->cs->s) { /* the handle follows the current stream */
     cublasStatus_t s = cublasSetStream(d->cublas, d->cs->s);
