@@ -1,0 +1,120 @@
+#!/bin/bash
+# Round 3, session 5 on the GPU host: the whole suite under the host-oracle rule of spec/helpers.lua's H.gpu, the
+# scan/sort and linear-algebra benchmarks that never ran (issues 33, 34), and the sanitizer/ncu/nsys checks of
+# issues 33, 35, 36 and 37, in few device calls. Stages (first argument, any of), each under its own limit:
+#   build     make for sm_90a                                                         (~3-4 min on 16 cores)
+#   probe     lab/scan_probe.lua: each scan rung alone on 2^20+1 and 300x5000, flushed line by line
+#   speceach  SPECS (default: every spec file), one at a time under T_EACH seconds each; a summary line at the end
+#   scansort  bench/torch_scan_sort.py, then the scan, sort and histogram ladders (scan-/sort-/histogram-<device>.json)
+#   linalg    bench/torch_linalg.py --quick, then examples/linalg_bench.lua (lu-/linalg-<device>.json)
+#   san33 san35 san37   compute-sanitizer over lab/issue3N_sanitize.lua (TOOLS: default per issue)
+#   san36     compute-sanitizer racecheck and memcheck over the streams spec's child (allocator reuse across streams)
+#   nvtx      nsys (or ncu --nvtx where nsys is missing) over a small script with CUKERN_NVTX=1: ranges named after Lua lines
+#   ncu       ncu summaries of the flash2 attention rung and the FP8 GEMM row (tensor-pipe utilisation)
+#   OUT=/some/dir bash lab/round5-gpu.sh "build probe speceach"      (from the repository root; .gpu-lua carried)
+set -u
+. .gpu-lua/env.sh 2>/dev/null || true
+export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
+export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
+[ -f /usr/include/dlpack/dlpack.h ] || [ ! -f .gpu-lua/include/dlpack/dlpack.h ] || export DLPACK_INCDIR="$PWD/.gpu-lua/include"
+R="$OUT/r"; mkdir -p "$R"
+trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
+STAGES="${1:-build speceach}"
+T0=$(date +%s)
+log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
+has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+fails() { grep -B1 -A12 "^FAIL\|^ERROR" "$1" | head -"${2:-60}"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$R/device.txt" 2>&1
+sanitize() { # sanitize LABEL SCRIPT LIMIT TOOLS...
+  local label=$1 script=$2 limit=$3; shift 3
+  for tool in "$@"; do
+    extra=""; [ "$tool" = racecheck ] && extra="--racecheck-report all"
+    # shellcheck disable=SC2086
+    CUKERN_SYNC=1 timeout "$limit" compute-sanitizer --tool "$tool" $extra --print-limit 50 --error-exitcode 9 \
+      lua5.4 "$script" > "$R/$label-$tool.txt" 2>&1
+    log "$label $tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/$label-$tool.txt") $(grep -v '^=' "$R/$label-$tool.txt" | tail -1)"
+    grep -m5 "^BAD\|Invalid\|Race reported\|Uninitialized" "$R/$label-$tool.txt"
+  done
+}
+if has build; then
+  timeout "${T_BUILD:-360}" make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; tail -2 "$R/build.txt"
+fi
+if has probe; then
+  timeout "${T_PROBE:-90}" lua5.4 lab/scan_probe.lua > "$R/scan_probe.txt" 2>&1; log "scan probe rc=$?"
+  sort -k8 -n -r "$R/scan_probe.txt" | head -8
+fi
+if has speceach; then # one spec file at a time, each with its own limit (finds the slow or stuck one)
+  P=0; F=0; S=0
+  for f in ${SPECS:-spec/*_spec.lua}; do
+    b=$(basename "$f" .lua); t0=$(date +%s)
+    timeout "${T_EACH:-100}" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
+    last=$(tail -1 "$R/$b.txt"); log "$b rc=$rc $(($(date +%s) - t0))s $last"
+    set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
+    if [ $# -eq 3 ]; then P=$((P + $1)); F=$((F + $2)); S=$((S + $3)); else F=$((F + 1)); fi
+    [ $rc -eq 0 ] || fails "$R/$b.txt" 40
+  done
+  log "speceach total: $P passed, $F failed, $S skipped"
+fi
+if has scansort; then
+  timeout "${T_PEERS:-150}" python3 bench/torch_scan_sort.py --out "$R/peers.json" > "$R/peers_scan_sort.txt" 2>&1
+  log "torch scan/sort rc=$?"; tail -12 "$R/peers_scan_sort.txt"
+  for l in scan sort histogram; do
+    CUKERN_PEERS="$R/peers.json" CUKERN_RESULTS="$R" timeout "${T_LADDER:-140}" lua5.4 "examples/${l}_ladder.lua" > "$R/${l}_ladder.txt" 2>&1
+    log "$l ladder rc=$?"; tail -30 "$R/${l}_ladder.txt"
+  done
+fi
+if has linalg; then
+  timeout "${T_TORCH_LA:-150}" python3 bench/torch_linalg.py "$R/torch_linalg.json" --quick > "$R/torch_linalg.txt" 2>&1
+  log "torch linalg rc=$?"; tail -5 "$R/torch_linalg.txt"
+  CUKERN_RESULTS="$R" timeout "${T_LA:-200}" lua5.4 examples/linalg_bench.lua --torch "$R/torch_linalg.json" > "$R/linalg_bench.txt" 2>&1
+  log "linalg bench rc=$?"; tail -45 "$R/linalg_bench.txt"
+fi
+if has san33; then sanitize san33 lab/issue33_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck initcheck}; fi
+if has san35; then sanitize san35 lab/issue35_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
+if has san37; then sanitize san37 lab/issue37_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
+if has san36; then
+  for tool in racecheck memcheck; do
+    extra=""; [ "$tool" = racecheck ] && extra="--racecheck-report all"
+    # shellcheck disable=SC2086
+    CUKERN_CHECK_STREAMS=1 CUKERN_STREAMS_N=65536 timeout 150 compute-sanitizer --tool "$tool" $extra --print-limit 50 \
+      --error-exitcode 9 lua5.4 spec/streams_child.lua 1 > "$R/san36-$tool.txt" 2>&1
+    log "san36 $tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/san36-$tool.txt") $(grep -c '^ok' "$R/san36-$tool.txt") ok, $(grep -c '^not ok' "$R/san36-$tool.txt") not ok"
+  done
+fi
+if has nvtx; then
+  cat > "$R/nvtx_demo.lua" <<'LUA'
+local ck = require "cukern"
+local x = ck.rand(1 << 20, {device = "cuda"})
+local y = x * 2 + 1
+local s = ck.sum(y)
+ck.nvtx.range("frame", function() local z = (y * y):sqrt(); return ck.sum(z) end)
+print(s:item())
+LUA
+  if command -v nsys > /dev/null; then
+    CUKERN_NVTX=1 timeout 90 nsys profile --trace=cuda,nvtx -o "$R/nvtx" --force-overwrite true lua5.4 "$R/nvtx_demo.lua" > "$R/nsys.txt" 2>&1
+    log "nsys rc=$?"
+    timeout 60 nsys stats --report nvtx_sum --format csv "$R/nvtx.nsys-rep" > "$R/nvtx_ranges.txt" 2>&1
+    timeout 60 nsys stats --report nvtx_kern_sum --format csv "$R/nvtx.nsys-rep" >> "$R/nvtx_ranges.txt" 2>&1
+    rm -f "$R"/nvtx.nsys-rep "$R"/nvtx.sqlite
+  else
+    log "no nsys here: ncu --nvtx instead"
+    CUKERN_NVTX=1 timeout 120 ncu --nvtx --print-nvtx-rename kernel --section LaunchStats lua5.4 "$R/nvtx_demo.lua" > "$R/nvtx_ranges.txt" 2>&1
+    log "ncu nvtx rc=$?"
+  fi
+  grep -i -m12 "scan\|nvtx\|frame\|\.lua" "$R/nvtx_ranges.txt"
+fi
+if has ncu; then
+  timeout 150 ncu --kernel-name regex:attn_flash2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+    lua5.4 -e 'local ck = require "cukern"
+      local q = ck.randn({4, 16, 4096, 128}, {device = "cuda", dtype = "bf16"})
+      ck.attention(q, q, q, {variant = "flash2"}); ck.sync()' > "$R/ncu-flash2.txt" 2>&1; log "ncu flash2 rc=$?"
+  grep -E "Tensor|SM Busy|Throughput|Duration" "$R/ncu-flash2.txt" | head -12
+  timeout 150 ncu --kernel-name regex:'(?i)gemm|xmma|cutlass|sm90' --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+    lua5.4 -e 'local ck = require "cukern"
+      local a = (ck.rand({8192, 8192}, {device = "cuda"}) * 2 - 1):to("e4m3")
+      local bt = (ck.rand({8192, 8192}, {device = "cuda"}) * 2 - 1):to("e4m3")
+      local c = ck.empty({8192, 8192}, {dtype = "bf16", device = "cuda"})
+      ck.matmul(a, bt:t(), {out = c}); ck.sync(); print(ck.last_ran().name)' > "$R/ncu-fp8.txt" 2>&1
+  log "ncu fp8 rc=$?"; grep -E "Tensor|SM Busy|Throughput|Duration|gemm|cublaslt" "$R/ncu-fp8.txt" | head -14
+fi
+log done
