@@ -64,7 +64,7 @@ def main():
     row("torch", "histc f32 n=2^28 bins=1024", timed(lambda: torch.histc(xf, 1024, -1, 1)), n, 4 * n)
     del xf
     s = torch.rand(65536, 1024, device="cuda")
-    row("torch", "segmented sort f32 65536x1024 dim 2", timed(lambda: torch.sort(s, 1, stable=True)), s.numel())
+    row("torch", "segmented sort f32 65536x1024 dim 2", timed(lambda: torch.sort(s, dim=1, stable=True)), s.numel())
     del s
     u = torch.randint(0, 2**20, (2**26,), device="cuda", dtype=torch.int32)
     row("torch", "unique i32 n=2^26 (counts, inverse)",

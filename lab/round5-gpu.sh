@@ -87,7 +87,7 @@ local ck = require "cukern"
 local x = ck.rand(1 << 20, {device = "cuda"})
 local y = x * 2 + 1
 local s = ck.sum(y)
-ck.nvtx.range("frame", function() local z = (y * y):sqrt(); return ck.sum(z) end)
+ck.nvtx.range("frame", function() local z = y:mul(y):sqrt(); return ck.sum(z) end)
 print(s:item())
 LUA
   if command -v nsys > /dev/null; then

@@ -112,7 +112,7 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long long n) 
 
   it("temporaries collected while their ops are still queued do not corrupt later results", H.gpu(function()
     local x, acc = pair({32}, "f64"), pair({32}, "f64")
-    local before = ck.memory().in_use
+    local before = ck.memory("cuda").in_use
     for i = 1, 300 do
       for _, side in ipairs {"h", "c"} do
         local t = x[side] * i -- dropped at once: its block goes back to the cache and is reused
@@ -122,7 +122,7 @@ extern "C" __global__ void axpy(float *y, const float *x, float a, long long n) 
     end
     H.assert_close(acc.c, acc.h, TOL.f64, "sum of temporaries")
     collectgarbage()
-    assert.truthy(ck.memory().in_use <= before + 4096, "no device memory kept: " .. ck.memory().in_use - before)
+    assert.truthy(ck.memory("cuda").in_use <= before + 4096, "no device memory kept: " .. ck.memory("cuda").in_use - before)
   end))
 
   it("a graph records its ops one launch each, and ops queued before the capture are not in it", H.gpu(function()

@@ -321,13 +321,13 @@ describe("GPU specifics", function()
   end))
 
   it("reports out-of-memory as a Lua error with the CUDA message and keeps working", H.gpu(function()
-    local free = ck.device().free_mem
-    local ok, err = pcall(ck.empty, math.floor(free / 4) * 4, {dtype = "f32"}) -- 4x what is free
+    local free = ck.device("cuda").free_mem
+    local ok, err = pcall(ck.empty, math.floor(free / 4) * 4, {dtype = "f32", device = "cuda"}) -- 4x what is free
     assert.is_false(ok)
     assert.matches("out of device memory", err)
     assert.matches("out of memory", err) -- cudaGetErrorString(cudaErrorMemoryAllocation)
-    assert.is_true(ck.memory().oom_retries >= 1)
-    local a = ck.ones(1000)
+    assert.is_true(ck.memory("cuda").oom_retries >= 1)
+    local a = ck.ones(1000, {device = "cuda"})
     assert.equals(1000, ck.sum(a):item())
   end))
 
@@ -344,20 +344,20 @@ describe("GPU specifics", function()
 
   it("caches device memory: a freed block is reused without cudaMalloc", H.gpu(function()
     ck.empty_cache()
-    local m0 = ck.memory()
-    for _ = 1, 50 do local a <close> = ck.empty(1 << 20) end
-    local m1 = ck.memory()
+    local m0 = ck.memory("cuda")
+    for _ = 1, 50 do local a <close> = ck.empty(1 << 20, {device = "cuda"}) end
+    local m1 = ck.memory("cuda")
     assert.is_true(m1.cuda_mallocs - m0.cuda_mallocs <= 1)
     assert.is_true(m1.cache_hits - m0.cache_hits >= 49)
     assert.is_true(m1.cached > 0 and m1.peak >= m1.in_use)
     ck.empty_cache()
-    assert.equals(0, ck.memory().cached)
+    assert.equals(0, ck.memory("cuda").cached)
   end))
 
   it("collects dropped arrays before device memory runs out (device bytes count for the GC)", H.gpu(function()
     -- 40 x 1 GiB without freeing by hand: only works if the GC sees the device bytes or the OOM retry runs
-    for _ = 1, 40 do local a = ck.empty(1 << 28) end
-    assert.is_true(ck.memory().in_use < 40 * (1 << 30))
+    for _ = 1, 40 do local a = ck.empty(1 << 28, {device = "cuda"}) end
+    assert.is_true(ck.memory("cuda").in_use < 40 * (1 << 30))
   end))
 
   it("in sync mode (CUKERN_SYNC=1), a device fault is reported at the launch that caused it", H.gpu(function()
@@ -383,12 +383,12 @@ io.write(tostring(ok), "\n", tostring(err), "\n")
     assert.matches("device fault %(CUKERN_SYNC%)", out)
     assert.matches(":7:", out) -- the Lua line of the launch, not a later read
     assert.matches("illegal", out)
-  end))
+  end, {alloc = false})) -- (the GPU work is the child's)
 
   it("runs work asynchronously: ops return before the GPU finishes; reading synchronises", H.gpu(function()
-    local a = ck.rand(4096, 4096)
+    local a = ck.rand(4096, 4096, {device = "cuda"})
     local w = a * a -- warm up: the cuBLAS handle, the kernels and the allocator's cache
-    w:free(); ck.sync()
+    w:free(); ck.sync("cuda")
     local t0 = ck.core.clock()
     local c
     for _ = 1, 5 do c = a * a end

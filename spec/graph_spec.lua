@@ -63,7 +63,7 @@ describe("ck.graph", function()
     local out
     local g = ck.graph(function() out = x + 1 end)
     collectgarbage(); collectgarbage() -- earlier specs' garbage must not count in `before`
-    local before = ck.memory().in_use
+    local before = ck.memory("cuda").in_use
     g:replay() -- recording ran nothing: out holds x + 1 only after a replay
     local keep = out:to("host")
     out = nil
@@ -72,7 +72,7 @@ describe("ck.graph", function()
     for i = 1, 20 do junk[i] = ck.zeros(4096, {device = "cuda"}) end -- would reuse a freed block
     g:replay()
     for i = 1, 20 do assert.equal(0, ck.sum(junk[i]):item(), "a replay wrote into memory it no longer owned") end
-    assert.truthy(ck.memory().in_use >= before)
+    assert.truthy(ck.memory("cuda").in_use >= before)
     g:free()
     H.assert_close(keep, x:host() + 1)
   end))
@@ -82,7 +82,7 @@ describe("ck.graph", function()
     for _, bad in ipairs {
       function() return x:item() end,
       function() return x:totable() end,
-      function() return ck.sync() end,
+      function() return ck.sync("cuda") end,
       function() return ck.rand(4, {device = "host"}) + 1 end,
     } do
       local ok, err = pcall(ck.graph, function() local _ = x * 3; return bad() end)

@@ -207,7 +207,7 @@ describe("issue order on the GPU: batched producers x consumers", function()
         local ih, ic = producer_inputs()
         local ph = prep and prep("host", xh) or {}
         local pc = prep and prep("cuda", x) or {}
-        ck.sync()
+        ck.sync("cuda")
         produce(x, ic) -- queued
         local lr = ck.last_ran()
         if lr and lr.name == "batched" then batched[pname] = true end

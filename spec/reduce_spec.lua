@@ -484,10 +484,10 @@ describe("reduce variants on cuda", function()
 
   it("reduces a transposed matrix in place: column sums of a:t() run as row sums of a", gpu(function()
     local a = H.rand({2000, 3000}, "f32", "cuda")
-    local before = ck.memory().allocations
+    local before = ck.memory("cuda").allocations
     local s = ck.sum(a:t(), 1)
     assert.equals("rows_block", ck.last_ran().name)
-    assert.is_true(ck.memory().allocations - before <= 1, "no copy of the input")
+    assert.is_true(ck.memory("cuda").allocations - before <= 1, "no copy of the input")
     H.assert_close(s, ck.sum(a, 2), tolerance("sum", "f32", 3000, 1), "a:t() dim 1")
     local c = ck.sum(a:t(), 2)
     assert.equals("cols", ck.last_ran().name)
@@ -495,7 +495,7 @@ describe("reduce variants on cuda", function()
   end))
 
   it("indexes past 2^31 elements with 64-bit offsets", gpu(function()
-    if ck.device().free_mem < 16e9 then return pending("needs 16 GB of free GPU memory") end
+    if ck.device("cuda").free_mem < 16e9 then return pending("needs 16 GB of free GPU memory") end
     local m = 2 ^ 30 + 1
     local n = 3 * m + 2 -- 3.2e9 i32 elements, 12.9 GB
     local x = ck.ones({n}, {dtype = "i32", device = "cuda"})

@@ -112,7 +112,7 @@ describe("run-time kernels", function()
     assert.equals(256, info.block)
     assert.is_true(info.occupancy > 0 and info.occupancy <= 1)
     assert.matches(".entry axpy", k:ptx(), 1, true)
-  end))
+  end, {alloc = false}))
 end)
 
 -- ---------------------------------------------------------------- compiling and the disk cache (no GPU needed)

@@ -84,7 +84,7 @@ describe("tensor-core matmul", function()
     {136, 520, 1000, ta = true, tb = true}, {33, 40, 24, batch = 3}, {1030, 2056, 72, batch = 2},
   }
   local function hopper()
-    return (ck.device().cc or ""):match("^9%.") ~= nil
+    return (ck.device("cuda").cc or ""):match("^9%.") ~= nil
   end
   local HOPPER = {"wgmma_tma", "warp_specialized", "persistent"}
   for _, dt in ipairs {"f16", "bf16"} do
@@ -189,7 +189,7 @@ describe("tensor-core matmul", function()
   -- and 127 of a band: both warp rows, both halves of an m16 tile, every column).
   it("mma_sync stream-K tail: a product with a partial last round of tiles within the derived bound", H.gpu(function()
     if not hopper() then return pending("the stream-K tail runs with the sm_90a (warp-specialized) defaults") end
-    local sms = ck.device().sm_count
+    local sms = ck.device("cuda").sm_count
     local bm, bn = 11, (3 * sms // 2 + 10) // 11 -- tile rows and columns: about 1.5 x sms tiles, not a multiple
     local m, n, k = bm * 128 - 5, bn * 256 - 37, 1000
     assert((bm * bn) % sms ~= 0 and bm * bn > sms, "the shape has a partial last round")
