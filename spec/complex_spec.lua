@@ -573,7 +573,7 @@ describe("fused complex ops on the GPU", function()
 end)
 
 describe("complex arrays on the GPU", function()
-  it("cuda results equal the host's (same real ops on the parts)", gpu(function()
+  it("cuda results equal the host's (the fused ops, the complex matmul)", gpu(function()
     for _, dt in ipairs {"c64", "c128"} do
       local a, b = crand({33, 65}, dt), crand({33, 65}, dt, nil, true)
       local ga, gb = a:to("cuda"), b:to("cuda")
