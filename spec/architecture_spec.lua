@@ -99,7 +99,7 @@ end)
 describe("the rung tables (kernels/<op>/rungs.def)", function()
   it("give each order dense, unique ranks, and each rung its file", function()
     local bad = {}
-    for _, op in ipairs {"matmul", "reduce", "transpose", "elementwise", "index", "rows", "attention"} do
+    for _, op in ipairs {"matmul", "reduce", "transpose", "elementwise", "index", "rows", "attention", "complex"} do
       local path = "kernels/" .. op .. "/rungs.def"
       local src = H.read_file(path)
       local seen = {{}, {}, {}, {}}

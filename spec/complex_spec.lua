@@ -288,8 +288,292 @@ describe("complex arrays (c64, c128)", function()
   end)
 end)
 
+-- ---------------------------------------------------------------- the fused ops (one pass each)
+
+-- a complex array whose parts are all NaN, so that an element the op does not write shows
+local function poisoned(shape, dt, dev)
+  local z = ck.empty(shape, {dtype = dt, device = dev or "host"})
+  ck.view_as_real(z):fill(0 / 0)
+  return z
+end
+
+-- the pairs of x (an array or a number) broadcast to shape, row-major
+local function bpairs(x, shape)
+  if type(x) == "number" then
+    local n = 1
+    for _, s in ipairs(shape) do n = n * s end
+    local r = {}
+    for i = 1, n do r[i] = {x, 0} end
+    return r
+  end
+  if not ck.iscomplex(x) then x = ck.complex(x, 0) end
+  return pairs_of(x:expand(shape))
+end
+
+local function bshape(a, b)
+  local sa, sb = type(a) == "number" and {} or a:shape(), type(b) == "number" and {} or b:shape()
+  local n, r = math.max(#sa, #sb), {}
+  for i = 1, n do
+    local x, y = sa[#sa - n + i] or 1, sb[#sb - n + i] or 1
+    r[i] = x == 1 and y or x
+  end
+  return r
+end
+
+local BIN = {add = C.add, sub = C.sub, mul = C.mul, div = C.div}
+local function bin_ref(name, a, b)
+  local shape = bshape(a, b)
+  local A, B = bpairs(a, shape), bpairs(b, shape)
+  local ref, sc = {}, {}
+  for i = 1, #A do
+    ref[i] = BIN[name](A[i], B[i])
+    local ma, mb = C.abs(A[i]), C.abs(B[i])
+    sc[i] = math.max(1, ma * mb, mb > 0 and ma / mb or 0, C.abs(ref[i]))
+  end
+  return ref, sc, shape
+end
+
+local UN = {neg = function(x) return {-x[1], -x[2]} end, conj = function(x) return {x[1], -x[2]} end,
+            exp = C.exp, log = C.log, sqrt = C.sqrt}
+
+describe("fused complex ops (one pass, host backend)", function()
+  for _, dt in ipairs {"c64", "c128"} do
+    local real = dt == "c64" and "f32" or "f64"
+    it(dt .. " binary ops: awkward shapes, broadcasting, views, numbers, out= and in place", function()
+      for _, shape in ipairs {{1}, {7}, {1000}, {3, 5, 7}} do
+        local a, b = crand(shape, dt), crand(shape, dt, nil, true)
+        for name in pairs(BIN) do
+          local ref, sc = bin_ref(name, a, b)
+          check(dt .. " " .. name .. " " .. #shape .. "-D", ck[name](a, b), ref, sc, dt)
+          local out = poisoned(shape, dt)
+          assert.are.equal(out, ck[name](a, b, {out = out}))
+          check(dt .. " " .. name .. " out=", out, ref, sc, dt)
+          for _, num in ipairs {2.5, -3} do -- numbers on either side
+            local r1, s1 = bin_ref(name, a, num)
+            check(dt .. " " .. name .. " number right", ck[name](a, num), r1, s1, dt)
+            local r2, s2 = bin_ref(name, num, b)
+            check(dt .. " " .. name .. " number left", ck[name](num, b), r2, s2, dt)
+          end
+        end
+      end
+      -- broadcasting: [3, 1, 7] with [5, 1]; a 0-d complex operand; a real row promotes
+      local a, b = crand({3, 1, 7}, dt), crand({5, 1}, dt, nil, true)
+      for name in pairs(BIN) do
+        local ref, sc = bin_ref(name, a, b)
+        check(dt .. " " .. name .. " broadcast", ck[name](a, b), ref, sc, dt)
+      end
+      local z0 = crand({}, dt, nil, true)
+      local ref, sc = bin_ref("div", a, z0)
+      check(dt .. " div by 0-d", a / z0, ref, sc, dt)
+      local row = H.rand({1, 7}, real)
+      ref, sc = bin_ref("mul", a, row)
+      check(dt .. " mul real row", ck.mul(a, row), ref, sc, dt)
+      local r64 = H.rand({7}, "f64")
+      assert.are.equal("c128", ck.add(a, r64):dtype())
+      -- views: transposed, narrowed (an odd offset), a column of a bigger array
+      local big = crand({9, 12}, dt)
+      local at, an, col = crand({7, 9}, dt):t(), big:narrow(2, 2, 8), big:select(2, 5)
+      local bb = crand({9, 7}, dt, nil, true)
+      for name in pairs(BIN) do
+        local r1, s1 = bin_ref(name, at, bb)
+        check(dt .. " " .. name .. " transposed", ck[name](at, bb), r1, s1, dt)
+        local r2, s2 = bin_ref(name, an, bb)
+        check(dt .. " " .. name .. " narrowed", ck[name](an, bb), r2, s2, dt)
+        local r3, s3 = bin_ref(name, col, bb:select(2, 1))
+        check(dt .. " " .. name .. " column", ck[name](col, bb:select(2, 1)), r3, s3, dt)
+      end
+      -- a strided out (a transposed view) and in place (a:mul_(b), a:div_(b): each element read before written)
+      local ot = poisoned({9, 7}, dt):t()
+      local r4, s4 = bin_ref("sub", bb:t(), at:t())
+      ck.sub(bb:t(), at:t(), {out = ot})
+      check(dt .. " sub into a transposed out", ot, r4, s4, dt)
+      for _, name in ipairs {"mul", "div", "add"} do
+        local x, y = crand({5, 6}, dt), crand({5, 6}, dt, nil, true)
+        local r5, s5 = bin_ref(name, x, y)
+        local same = x[name .. "_"](x, y)
+        assert.are.equal(x, same)
+        check(dt .. " " .. name .. "_ in place", x, r5, s5, dt)
+      end
+    end)
+
+    it(dt .. " unary ops, abs/angle (real results) and eq/ne (bool) match the oracle", function()
+      for _, shape in ipairs {{1}, {7}, {1000}, {3, 5, 7}} do
+        local a = crand(shape, dt, nil, true)
+        local A = pairs_of(a)
+        for name, f in pairs(UN) do
+          local out = poisoned(shape, dt)
+          ck.core.complex_op(name, a, nil, out)
+          check(dt .. " " .. name .. " out=", out, each(A, f), nil, dt)
+          check(dt .. " " .. name, ck[name](a), each(A, f), nil, dt)
+        end
+        local at = a:reshape({a:numel()}):narrow(1, 1, a:numel()) -- (a view of the same values)
+        local abs, ang = ck.abs(at):flat(), ck.angle(at):flat()
+        assert.are.equal(dt == "c64" and "f32" or "f64", ck.abs(a):dtype())
+        for i, x in ipairs(A) do
+          assert(math.abs(abs[i] - C.abs(x)) <= EPS[dt] * C.abs(x), dt .. " abs " .. i)
+          assert(math.abs(ang[i] - math.atan(x[2], x[1])) <= EPS[dt] * 4, dt .. " angle " .. i)
+        end
+        local im = ck.imag(a):clone()
+        im:reshape({a:numel()})[1] = 9 -- the first element differs in its imaginary part only
+        local b = ck.complex(ck.real(a), im)
+        local e, n = ck.eq(a, b):flat(), ck.ne(a, b):flat()
+        assert.are.equal("bool", ck.eq(a, b):dtype())
+        for i = 1, #e do
+          assert.are.equal(i ~= 1, e[i], dt .. " eq " .. i)
+          assert.are.equal(i == 1, n[i], dt .. " ne " .. i)
+        end
+      end
+      -- the principal root on the branch cut keeps the sign of a zero imaginary part (NumPy, C99 csqrt)
+      local cut = ck.complex(ck.array({-4, -4, 0, 4}, {dtype = real}), ck.array({0, -0.0, 0, 0}, {dtype = real}))
+      assert.are.same({{0, 2}, {0, -2}, {0, 0}, {2, 0}}, ck.sqrt(cut):totable())
+      -- Smith's division: no overflow where |b|^2 would overflow (c64: |b| > 1.8e19; c128: 1.3e154)
+      local big = dt == "c64" and 1e30 or 1e200
+      local q = ck.div(ck.complex(ck.array({big}, {dtype = real}), ck.array({big}, {dtype = real})),
+                       ck.complex(ck.array({big}, {dtype = real}), ck.array({-big}, {dtype = real})))
+      check(dt .. " Smith's division", q, {{0, 1}}, nil, dt)
+      -- exp of a large real number: (inf, 0), not NaN
+      local e = ck.exp(ck.complex(ck.array({1000}, {dtype = real}), 0)):flat()[1]
+      assert.are.equal(math.huge, e[1]); assert.are.equal(0, e[2])
+    end)
+
+    it(dt .. " sum and mean over everything and along each dim (keepdim, out=) in one pass", function()
+      for _, shape in ipairs {{1}, {7}, {1000}, {3, 5, 7}, {2, 300, 3}} do
+        local a = crand(shape, dt)
+        local A = pairs_of(a)
+        local total = {0, 0}
+        for _, x in ipairs(A) do total = C.add(total, x) end
+        check(dt .. " sum", ck.sum(a), {total}, {#A}, dt)
+        check(dt .. " mean", ck.mean(a), {{total[1] / #A, total[2] / #A}}, nil, dt)
+        assert.are.same(each(shape, function() return 1 end), ck.sum(a, {keepdim = true}):shape())
+        for d = 1, #shape do
+          -- the oracle: fold along d of the row-major pairs
+          local inner, len = 1, shape[d]
+          for k = d + 1, #shape do inner = inner * shape[k] end
+          local outer = #A // (len * inner)
+          local rs, rm = {}, {}
+          for o = 0, outer - 1 do for i = 0, inner - 1 do
+            local acc = {0, 0}
+            for r = 0, len - 1 do acc = C.add(acc, A[(o * len + r) * inner + i + 1]) end
+            rs[#rs + 1], rm[#rm + 1] = acc, {acc[1] / len, acc[2] / len}
+          end end
+          check(dt .. " sum dim " .. d, ck.sum(a, d), rs, each(rs, function() return len end), dt)
+          local out = poisoned((function() local s = {table.unpack(shape)}; s[d] = 1; return s end)(), dt)
+          ck.mean(a, d, {keepdim = true, out = out})
+          check(dt .. " mean dim " .. d .. " keepdim out=", out, rm, nil, dt)
+          check(dt .. " sum dim " .. -d, ck.sum(a, d - #shape - 1), rs, each(rs, function() return len end), dt)
+        end
+      end
+      -- a view (transposed) is summed by its values; an empty dim sums to 0 and its mean is NaN
+      local m = crand({4, 6}, dt)
+      check(dt .. " sum of a transposed view", ck.sum(m:t(), 1), pairs_of(ck.sum(m, 2)), {8, 8, 8, 8}, dt)
+      local z = ck.sum(ck.empty({0, 3}, {dtype = dt}), 1):flat()
+      assert.are.same({{0, 0}, {0, 0}, {0, 0}}, z)
+      assert.are_not.equal(ck.mean(ck.empty({0}, {dtype = dt})):flat()[1][1], ck.mean(ck.empty({0}, {dtype = dt})):flat()[1][1])
+    end)
+  end
+
+  it("names the op, shapes and dtypes in its messages", function()
+    local a, b = crand({2, 3}, "c64"), crand({4}, "c64")
+    local ok, err = pcall(ck.add, a, b)
+    assert.is_false(ok); assert.matches("ck.add: .*%[2x3%].*%[4%]", err); assert.matches("complex_spec.lua", err)
+    ok, err = pcall(ck.mul, a, a, {out = ck.empty({2, 3}, {dtype = "f32"})})
+    assert.is_false(ok); assert.matches("ck.mul: out is f32 but the result is c64", err)
+    ok, err = pcall(ck.sum, a, 3)
+    assert.is_false(ok); assert.matches("ck.sum: .*dim", err)
+    ok, err = pcall(ck.complex_op or ck.core.complex_op, "cbrt", a)
+    assert.is_false(ok); assert.matches("unknown complex op 'cbrt'", err)
+  end)
+
+  it("is a ladder of its own: ck.variants(\"complex\"), and the host runs it", function()
+    local names = {}
+    for _, v in ipairs(ck.variants("complex")) do names[#names + 1] = v.name end
+    assert.are.same({"strided", "vectorized"}, names)
+    ck.mul(crand({3}, "c64"), crand({3}, "c64"))
+    assert.are.equal("host", ck.last_ran().name)
+  end)
+end)
+
+-- cuda against the host, every op and rung, the layouts each rung takes (run on the GPU host)
+describe("fused complex ops on the GPU", function()
+  it("equal the host's results for every op, rung, layout and sum shape", gpu(function()
+    local core = ck.core
+    local function same(label, g, h, dt, scale)
+      assert.are.equal("cuda", g:device():match("^%a+"), label)
+      local ref = pairs_of(h)
+      check(label, g, ref, each(ref, function(x, i) return (scale and scale[i] or 1) * 8 * math.max(1, C.abs(x)) end), dt)
+    end
+    for _, dt in ipairs {"c64", "c128"} do
+      local real = dt == "c64" and "f32" or "f64"
+      for _, n in ipairs {1, 7, 1000, 65537, (1 << 20) + 3} do
+        local a, b = crand({n}, dt, "host"), crand({n}, dt, "host", true)
+        local ga, gb = a:to("cuda"), b:to("cuda")
+        for _, variant in ipairs {"vectorized", "strided"} do
+          for name in pairs(BIN) do
+            local _, sc = bin_ref(name, a:narrow(1, 1, math.min(n, 64)), b:narrow(1, 1, math.min(n, 64)))
+            local h = core.complex_op(name, a, b)
+            local out = poisoned({n}, dt, "cuda")
+            core.complex_op(name, ga, gb, out, nil, nil, variant)
+            assert.are.equal(variant, ck.last_ran().name)
+            local m = math.min(n, 64)
+            same(dt .. " " .. name .. " " .. variant .. " n=" .. n, out:narrow(1, 1, m), h:narrow(1, 1, m), dt, sc)
+            same(dt .. " " .. name .. " tail", out:narrow(1, n - m + 1, n), h:narrow(1, n - m + 1, n), dt)
+            same(dt .. " " .. name .. " number", core.complex_op(name, 2.5, gb, nil, nil, nil, variant, -1),
+              core.complex_op(name, 2.5, b, nil, nil, nil, nil, -1), dt)
+          end
+          for name in pairs(UN) do
+            same(dt .. " " .. name .. " " .. variant, core.complex_op(name, gb, nil, nil, nil, nil, variant),
+              core.complex_op(name, b), dt)
+          end
+          for _, name in ipairs {"abs", "angle", "eq", "ne"} do
+            local g = core.complex_op(name, ga, name:match("^[en]") and gb or nil, nil, nil, nil, variant)
+            local h = core.complex_op(name, a, name:match("^[en]") and b or nil)
+            local ok = name:match("^[en]") and ck.equal(g:to("host"), h) or ck.allclose(g:to("host"), h, 4 * EPS[dt], 4 * EPS[dt])
+            assert.is_true(ok, dt .. " " .. name)
+          end
+        end
+        -- an odd offset (8-byte aligned c64: the 8-byte path), in place, mixed with a real array
+        if n > 2 then
+          local g1, h1 = ga:narrow(1, 2, n), a:narrow(1, 2, n)
+          same(dt .. " odd offset mul", ck.mul(g1, gb:narrow(1, 1, n - 1)), ck.mul(h1, b:narrow(1, 1, n - 1)), dt, nil)
+          local gc, hc = ga:clone(), a:clone()
+          gc:div_(gb); hc:div_(b)
+          same(dt .. " div_ in place", gc, hc, dt, each(pairs_of(hc), function() return 16 end))
+          local r = H.rand({n}, real, "host")
+          same(dt .. " + real", ck.add(ga, r:to("cuda")), ck.add(a, r), dt)
+        end
+        same(dt .. " sum n=" .. n, ck.sum(ga), ck.sum(a), dt, {n})
+        same(dt .. " mean n=" .. n, ck.mean(ga), ck.mean(a), dt)
+        same(dt .. " sum strided rung", core.complex_op("sum", ga, nil, nil, nil, nil, "strided"), ck.sum(a), dt, {n})
+      end
+      -- views and broadcasting take the strided rung (the vectorized one declines them)
+      local m, v = crand({33, 65}, dt, "host"), crand({65, 33}, dt, "host", true)
+      local gm, gv = m:to("cuda"), v:to("cuda")
+      for name in pairs(BIN) do
+        same(dt .. " " .. name .. " transposed", ck[name](gm, gv:t()), ck[name](m, v:t()), dt, each(pairs_of(m), function() return 16 end))
+        same(dt .. " " .. name .. " broadcast row", ck[name](gm, gv:t():narrow(1, 1, 1)), ck[name](m, v:t():narrow(1, 1, 1)), dt,
+          each(pairs_of(m), function() return 16 end))
+      end
+      ck.mul(gm, gv:t())
+      assert.are.equal("strided", ck.last_ran().name)
+      -- sums along every dim of awkward shapes: rows (inner 1), narrow columns, wide columns (inner > 256), long rows
+      for _, shape in ipairs {{3, 5, 7}, {1000, 300}, {7, 1000, 3}, {2, 100003}, {100003, 2}, {5, 3, 700}} do
+        local x = crand(shape, dt, "host")
+        local gx = x:to("cuda")
+        for d = 1, #shape do
+          same(dt .. " sum dim " .. d .. " of " .. table.concat(shape, "x"), ck.sum(gx, d), ck.sum(x, d), dt,
+            each(pairs_of(ck.sum(x, d)), function() return shape[d] end))
+          same(dt .. " mean dim " .. d .. " keepdim", ck.mean(gx, d, {keepdim = true}), ck.mean(x, d, {keepdim = true}), dt)
+        end
+        local xt, gxt = x:transpose(1, #shape), gx:transpose(1, #shape)
+        same(dt .. " sum of a transposed view", ck.sum(gxt, 1), ck.sum(xt, 1), dt,
+          each(pairs_of(ck.sum(xt, 1)), function() return shape[#shape] end))
+      end
+    end
+  end))
+end)
+
 describe("complex arrays on the GPU", function()
-  it("cuda results equal the host's (same real ops on the parts)", gpu(function()
+  it("cuda results equal the host's (the fused ops, the complex matmul)", gpu(function()
     for _, dt in ipairs {"c64", "c128"} do
       local a, b = crand({33, 65}, dt), crand({33, 65}, dt, nil, true)
       local ga, gb = a:to("cuda"), b:to("cuda")

@@ -3,11 +3,10 @@
 --
 -- How: a complex array is interleaved (re, im) pairs, NumPy's layout; core.pair_view shows it as a real
 -- [..., 2] array over the same storage, and its last-dim slices are the real and imaginary parts as strided
--- views. Every op here is a few real ops on those views, written into the result's parts with {out = ...}.
--- Why composed and not a complex column of the elementwise table: every device, layout and broadcasting path
--- of the real ladders serves complex at once, checked by the host backend; the cost is extra passes over
--- memory (an add is two real adds, a product six ops and temporaries). A fused complex column is the step
--- that brings them to one pass (docs/architecture.md, "Complex numbers").
+-- views (ck.real, ck.imag, ck.complex write through them). The arithmetic, comparisons, functions and sums are
+-- the core's fused complex ops (core.complex_op: src/ops/op_complex.c, the ladder kernels/complex/): one pass
+-- over memory each, on both backends. Composed here: pow (exp(b log a), or repeated products), prod (products
+-- of halves), isnan/isinf/isfinite (on the parts) and Gauss's matrix product (the teaching form).
 --
 -- The ops (ops.lua and operators.lua) call the core first; when it refuses and an operand is complex, they
 -- hand the call to this module (ops.complex, installed below), so real arrays pay nothing for it.
@@ -79,101 +78,26 @@ end
 
 -- ---------------------------------------------------------------- elementwise
 
--- Binary ops on (ar, ai) and (br, bi), each written into (orr, oi). Every read happens before a write to the
--- output's parts (out may be a, as in a:mul_(b)), except in add/sub, which read and write one element at a time.
-local BINARY = {}
-function BINARY.add(ar, ai, br, bi, orr, oi)
-  ck.add(ar, br, {out = orr})
-  if ai == 0 then put(oi, bi) elseif bi == 0 then put(oi, ai) else ck.add(ai, bi, {out = oi}) end
-end
-function BINARY.sub(ar, ai, br, bi, orr, oi)
-  ck.sub(ar, br, {out = orr})
-  if bi == 0 then put(oi, ai) elseif ai == 0 then ck.neg(bi, {out = oi}) else ck.sub(ai, bi, {out = oi}) end
-end
-function BINARY.mul(ar, ai, br, bi, orr, oi)
-  if bi == 0 then -- z * real
-    ck.mul(ar, br, {out = orr}); ck.mul(ai, br, {out = oi})
-  elseif ai == 0 then
-    ck.mul(ar, bi, {out = oi}); ck.mul(ar, br, {out = orr})
-  else
-    local rr, ii, ri, ir = ck.mul(ar, br), ck.mul(ai, bi), ck.mul(ar, bi), ck.mul(ai, br)
-    ck.sub(rr, ii, {out = orr}); ck.add(ri, ir, {out = oi})
-  end
-end
-function BINARY.div(ar, ai, br, bi, orr, oi)
-  if bi == 0 then
-    ck.div(ar, br, {out = orr}); ck.div(ai, br, {out = oi})
-    return
-  end
-  -- Smith's algorithm would avoid overflow in br^2 + bi^2 for |b| > 1e154 (c128) or 1e19 (c64); this is the
-  -- textbook form, as NumPy's before 1.x (noted in docs/api.md)
-  local d = ck.add(ck.mul(br, br), ck.mul(bi, bi))
-  if ai == 0 then
-    local nr, ni = ck.mul(ar, br), ck.neg(ck.mul(ar, bi))
-    ck.div(nr, d, {out = orr}); ck.div(ni, d, {out = oi})
-  else
-    local nr = ck.add(ck.mul(ar, br), ck.mul(ai, bi))
-    local ni = ck.sub(ck.mul(ai, br), ck.mul(ar, bi))
-    ck.div(nr, d, {out = orr}); ck.div(ni, d, {out = oi})
-  end
-end
+-- The fused ops (core.complex_op: src/ops/op_complex.c, kernels/complex/): one pass over memory each, on both
+-- backends; broadcasting, views, numbers on either side, out= and in place are the dispatcher's.
+local FUSED2 = {add = true, sub = true, mul = true, div = true, eq = true, ne = true}
+local FUSED1 = {neg = true, conj = true, exp = true, log = true, sqrt = true, abs = true, angle = true}
 
 local function binary(where, name, a, b, out)
-  local f = BINARY[name]
-  local shape = broadcast(shape_of(a), shape_of(b))
-  if not shape then
-    raise(fmt("%s: shapes %s and %s do not broadcast", where, shape_str(shape_of(a)), shape_str(shape_of(b))))
-  end
-  if name == "eq" or name == "ne" then -- the only comparisons complex numbers have
-    local ar, ai = parts(a)
-    local br, bi = parts(b)
-    local r = name == "eq" and ck.logical_and(ck.eq(ar, br), ck.eq(ai, bi)) or ck.logical_or(ck.ne(ar, br), ck.ne(ai, bi))
-    if out then out:copy_(r); return out end
-    return r
-  end
   if name == "pow" then return X.unary(where, "exp", X.binary(where, "mul", b, X.unary(where, "log", a)), out) end
-  if not f then
+  if not FUSED2[name] then
     raise(fmt("%s: complex numbers have no %s (complex arrays take add, sub, mul, div, pow, eq, ne; " ..
       "compare ck.abs(z) or ck.real(z) instead)", where, name))
   end
-  local r = result(where, shape, result_dtype(a, b), device_of(a, b), out)
-  local ar, ai = parts(a)
-  local br, bi = parts(b)
-  local orr, oi = parts(r)
-  f(ar, ai, br, bi, orr, oi)
-  return r
+  return call(where, core.complex_op, name, a, b, out)
 end
 X.binary = binary
 
-local UNARY = {}
-function UNARY.neg(ar, ai, orr, oi) ck.neg(ar, {out = orr}); ck.neg(ai, {out = oi}) end
-function UNARY.conj(ar, ai, orr, oi) put(orr, ar); ck.neg(ai, {out = oi}) end
-function UNARY.exp(ar, ai, orr, oi)
-  local e, c, s = ck.exp(ar), ck.cos(ai), ck.sin(ai)
-  ck.mul(e, c, {out = orr}); ck.mul(e, s, {out = oi})
-end
-function UNARY.log(ar, ai, orr, oi)
-  local m, t = ck.hypot(ar, ai), ck.atan2(ai, ar)
-  ck.log(m, {out = orr}); put(oi, t)
-end
-function UNARY.sqrt(ar, ai, orr, oi) -- the principal root: re >= 0, im with the sign of ai (NumPy, MATLAB)
-  -- t = sqrt((|z| + |ar|) / 2) has no cancellation; the other part is ai / 2t (Kahan's form): the textbook
-  -- sqrt((|z| - ar) / 2) loses every digit near the positive real axis
-  local t = ck.sqrt(ck.mul(ck.add(ck.hypot(ar, ai), ck.abs(ar)), 0.5))
-  local q = ck.where(ck.eq(t, 0), 0, ck.div(ai, ck.mul(t, 2)))
-  local neg = ck.logical_or(ck.lt(ai, 0), ck.logical_and(ck.eq(ai, 0), ck.lt(ck.atan2(ai, -1), 0))) -- ai < 0 or -0
-  local right = ck.ge(ar, 0)
-  put(orr, ck.where(right, t, ck.abs(q)))
-  put(oi, ck.where(right, q, ck.where(neg, ck.neg(t), t)))
-end
-
--- Real-valued results: abs, angle; bool results: isnan, isinf, isfinite.
-local REAL = {}
-function REAL.abs(ar, ai) return ck.hypot(ar, ai) end
-function REAL.angle(ar, ai) return ck.atan2(ai, ar) end
-function REAL.isnan(ar, ai) return ck.logical_or(ck.isnan(ar), ck.isnan(ai)) end
-function REAL.isinf(ar, ai) return ck.logical_or(ck.isinf(ar), ck.isinf(ai)) end
-function REAL.isfinite(ar, ai) return ck.logical_and(ck.isfinite(ar), ck.isfinite(ai)) end
+-- Bool results composed on the parts (two reads of the array; no fused row): isnan, isinf, isfinite.
+local TEST = {}
+function TEST.isnan(ar, ai) return ck.logical_or(ck.isnan(ar), ck.isnan(ai)) end
+function TEST.isinf(ar, ai) return ck.logical_or(ck.isinf(ar), ck.isinf(ai)) end
+function TEST.isfinite(ar, ai) return ck.logical_and(ck.isfinite(ar), ck.isfinite(ai)) end
 
 -- z ^ p for a number p: integer powers up to 64 in magnitude by repeated squaring (exact where the products
 -- are), others as exp(p log z)
@@ -198,26 +122,19 @@ end
 
 function X.unary(where, name, a, out, s1)
   if name == "pows" then return pows(where, a, s1, out) end
-  local ar, ai = parts(a)
-  if REAL[name] then
-    local r = REAL[name](ar, ai)
+  if TEST[name] then
+    local r = TEST[name](parts(a))
     if out then out:copy_(r); return out end
     return r
   end
-  local f = UNARY[name]
-  if not f then
+  if not FUSED1[name] then
     raise(fmt("%s: complex arrays do not take %s (they take neg, conj, abs, angle, exp, log, sqrt, real, imag, " ..
       "isnan, isinf, isfinite and ^)", where, name))
   end
-  local r = result(where, a:shape(), a:dtype(), a:device(), out)
-  local orr, oi = parts(r)
-  f(ar, ai, orr, oi)
-  return r
+  return call(where, core.complex_op, name, a, nil, out)
 end
 
 -- ---------------------------------------------------------------- reductions
-
-local function norm_dim(a, dim) return dim < 0 and a:ndim() + 1 + dim or dim end
 
 -- the product along dim by halving: pairs of halves multiplied until one slice is left
 local function prod_dim(where, z, d)
@@ -225,7 +142,7 @@ local function prod_dim(where, z, d)
     local n = z:shape()[d]
     local h = n // 2
     local p = binary(where, "mul", z:narrow(d, 1, h), z:narrow(d, h + 1, 2 * h))
-    if n % 2 == 1 then -- the odd slice joins the first product (binary reads its operands before writing out)
+    if n % 2 == 1 then -- the odd slice joins the first product (in place: each element read before it is written)
       local first = p:narrow(d, 1, 1)
       binary(where, "mul", first, z:narrow(d, n, n), first)
     end
@@ -234,25 +151,22 @@ local function prod_dim(where, z, d)
   return z
 end
 
+-- sum and mean are fused (one read of the data); prod multiplies halves (log2(n) fused products)
 function X.reduce(where, name, a, dim, keepdim, out)
-  if name ~= "sum" and name ~= "mean" and name ~= "prod" then
+  if name == "sum" or name == "mean" then return call(where, core.complex_op, name, a, nil, out, dim, keepdim) end
+  if name ~= "prod" then
     raise(fmt("%s: complex numbers have no order, so no %s (MATLAB orders by abs: ck.%s(ck.abs(z)))", where, name, name))
   end
-  local z, d = a, dim and norm_dim(a, dim)
+  local z, d = a, dim and (dim < 0 and a:ndim() + 1 + dim or dim)
   if not d then z, d = a:contiguous():reshape({a:numel()}), 1 end
   local r
-  if name == "prod" then
-    if z:shape()[d] == 0 then
-      local s = z:shape(); s[d] = 1
-      r = ck.complex(ck.ones(s, {dtype = PART[z:dtype()], device = z:device()}), 0)
-    else
-      r = prod_dim(where, z, d)
-    end
-    if not keepdim then r = r:select(d, 1) end
+  if z:shape()[d] == 0 then
+    local s = z:shape(); s[d] = 1
+    r = ck.complex(ck.ones(s, {dtype = PART[z:dtype()], device = z:device()}), 0)
   else
-    local p = core.pair_view(z)
-    r = core.complex_view(ck[name](p, d, {keepdim = keepdim}):contiguous())
+    r = prod_dim(where, z, d)
   end
+  if not keepdim then r = r:select(d, 1) end
   if not dim and not keepdim then r = r:reshape({}) end
   if out then out:copy_(r); return out end
   return r

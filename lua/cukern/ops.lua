@@ -26,8 +26,8 @@ local EW_ID = {}
 for i, op in ipairs(core.ew_ops()) do EW_ID[op.name] = i - 1 end
 O.EW_ID = EW_ID
 
--- Complex operands (issue 35): the ladders take real dtypes; when the core refuses a call and an operand is
--- complex, lua/cukern/complex.lua (which sets O.complex) computes it on the arrays' real pair views.
+-- Complex operands (issue 35): the real ladders take real dtypes; when the core refuses a call and an operand is
+-- complex, lua/cukern/complex.lua (which sets O.complex) runs it (the fused complex ops, core.complex_op).
 local function complex_of(a, b)
   local h = O.complex
   if h and (h.is_complex(a) or h.is_complex(b)) then return h end

@@ -399,7 +399,7 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src);
  * asks for, the launch, and the copies back. `ran` (may be NULL) says what ran: {id = -1, name = "host"}
  * for host arrays. Async: nothing here synchronises (unless CUKERN_SYNC=1).                              */
 typedef enum { CK_OP_EW, CK_OP_REDUCE, CK_OP_MATMUL, CK_OP_TRANSPOSE, CK_OP_INDEX, CK_OP_SCAN, CK_OP_SORT, CK_OP_HIST,
-               CK_OP_SEARCH, CK_OP_FFT, CK_OP_ROWS, CK_OP_ATTN, CK_NOPKINDS } ck_opkind;
+               CK_OP_SEARCH, CK_OP_FFT, CK_OP_ROWS, CK_OP_ATTN, CK_OP_COMPLEX, CK_NOPKINDS } ck_opkind;
 
 typedef struct ck_call {
   ck_opkind kind;
@@ -490,6 +490,14 @@ ck_status ck_rows(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *x, int d
                   const ck_tensor *b, double eps, const char *variant, ck_ran *ran);
 int ck_rows_fn_parse(const char *name); /* "softmax", "log_softmax", "layer_norm", "rms_norm" -> CK_ROWS_*, or -1 */
 const char *ck_rows_fn_name(int fn);
+/* Fused complex ops (src/ops/op_complex.c, issue 35): fn CK_CX_* (kernels/complex/complex.h), one pass each.
+ * Binary (add sub mul div eq ne): a, b arrays (broadcast; real ones promote) or b NULL and the number s_re + i s_im
+ * (on the left when scalar_left); unary (neg conj exp log sqrt abs angle): a; sums (sum mean): a along dim
+ * (0-based, -1: all) with keepdim. */
+ck_status ck_complex_op(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *a, const ck_tensor *b, double s_re,
+                        double s_im, bool scalar_left, int dim, bool keepdim, const char *variant, ck_ran *ran);
+int ck_cx_fn_parse(const char *name); /* "add" ... "mean" -> CK_CX_*, or -1 */
+const char *ck_cx_fn_name(int fn);
 /* Scaled dot-product attention (src/ops/op_attn.c): q [B,H,Sq,D], k [B,H,Skv,D], v [B,H,Skv,Dv] -> out
  * [B,H,Sq,Dv]; scale (NaN: 1/sqrt(D)); mask (bool: true takes part; or added, q's dtype) broadcasting to
  * [B,H,Sq,Skv], or NULL; causal: top-left aligned (key j <= query i). */

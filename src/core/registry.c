@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ck.h"
+#include "complex/complex.h"
 #include "fft/fft.h"
 
 const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *req) {
@@ -58,6 +59,7 @@ static const struct {
     {ck_fft_variants, &ck_fft_nvariants, 0, ck_fft_preferred},
     {ck_rows_variants, &ck_rows_nvariants, 0, ck_rows_preferred},
     {ck_attn_variants, &ck_attn_nvariants, 0, ck_attn_preferred},
+    {ck_complex_variants, &ck_complex_nvariants, 0, ck_complex_preferred},
 };
 
 static void build_orders(void) {

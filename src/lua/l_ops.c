@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "complex/complex.h"
 #include "ew_ops.h"
 #include "fft/fft.h"
 #include "lck.h"
@@ -300,6 +301,35 @@ static void parse_attention(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
+/* complex_op: fn ("add" ... "mean"), a [, b [, out [, dim [, keepdim [, variant [, b_im]]]]]] (issue 35): binary ops
+ * take arrays or a number on either side (b_im: the number's imaginary part); sums take dim (nil: every element) */
+static void parse_complex(lua_State *L, int base, ckl_opcall *oc) {
+  ck_call *c = &oc->call;
+  const char *fname = luaL_checkstring(L, base);
+  c->kind = CK_OP_COMPLEX;
+  c->fn = ck_cx_fn_parse(fname);
+  if (c->fn < 0)
+    luaL_argerror(L, base, lua_pushfstring(L, "unknown complex op '%s' (add, sub, mul, div, eq, ne, neg, conj, exp, "
+                                              "log, sqrt, abs, angle, sum, mean)", fname));
+  ck_tensor *a = ckl_op_array(L, base + 1), *b = ckl_op_array(L, base + 2);
+  if (a && !a->st) luaL_argerror(L, base + 1, "use of a freed array");
+  if (b && !b->st) luaL_argerror(L, base + 2, "use of a freed array");
+  if (c->fn < CK_CX_FIRST_UNARY) {
+    if (!a && !b) luaL_error(L, "%s: at least one operand must be a cukern array", ck_cx_fn_name(c->fn));
+    const int at = a ? base + 2 : base + 1; /* the number's argument, if one is a number */
+    c->a = a ? a : b;
+    if (a && b) c->b = b;
+    else c->s1 = luaL_checknumber(L, at), c->s2 = luaL_optnumber(L, base + 7, 0), c->scalar_left = !a;
+  } else {
+    c->a = check_array(L, base + 1);
+  }
+  oc->out_at = opt_out(L, base + 3);
+  c->dim = lua_isnoneornil(L, base + 4) ? -1 : ckl_check_dim(L, base + 4, c->a);
+  c->keepdim = lua_toboolean(L, base + 5);
+  c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  oc->nout = 1;
+}
+
 /* The op table: the Lua function name, its parser, and (for time_op) the spec fields in argument order. */
 const ckl_opdesc ckl_ops[] = {
     {"matmul", parse_matmul, {"a", "b", "out", "alpha", "beta", "variant", "precision"}},
@@ -316,6 +346,7 @@ const ckl_opdesc ckl_ops[] = {
     {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out"}},
     {"rows", parse_rows, {"fn", "x", "dim", "w", "b", "eps", "variant", "out"}},
     {"attention", parse_attention, {"q", "k", "v", "mask", "causal", "scale", "variant", "out"}},
+    {"complex_op", parse_complex, {"fn", "a", "b", "out", "dim", "keepdim", "variant", "b_im"}},
     {NULL, NULL, {NULL}},
 };
 
@@ -371,6 +402,7 @@ static int l_search(lua_State *L) { return run_op(L, &ckl_ops[10]); }
 static int l_fft(lua_State *L) { return run_op(L, &ckl_ops[11]); }
 static int l_rows(lua_State *L) { return run_op(L, &ckl_ops[12]); }
 static int l_attention(lua_State *L) { return run_op(L, &ckl_ops[13]); }
+static int l_complex_op(lua_State *L) { return run_op(L, &ckl_ops[14]); }
 
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
@@ -422,4 +454,5 @@ const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}
                                   {"sort", l_sort},             {"histc", l_histc},
                                   {"searchsorted", l_search},   {"fft", l_fft},
                                   {"rows", l_rows},             {"attention", l_attention},
+                                  {"complex_op", l_complex_op},
                                   {NULL, NULL}};

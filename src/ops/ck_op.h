@@ -83,7 +83,7 @@ typedef struct ck_opdef {
 #define CK_LADDER(name, prefix) .ladder = name, .tab = prefix##_variants, .ntab = &prefix##_nvariants, .preferred = prefix##_preferred
 
 extern const ck_opdef ck_opdef_ew, ck_opdef_reduce, ck_opdef_matmul, ck_opdef_transpose, ck_opdef_index, ck_opdef_scan,
-    ck_opdef_sort, ck_opdef_hist, ck_opdef_search, ck_opdef_fft, ck_opdef_rows, ck_opdef_attn;
+    ck_opdef_sort, ck_opdef_hist, ck_opdef_search, ck_opdef_fft, ck_opdef_rows, ck_opdef_attn, ck_opdef_complex;
 
 
 /* The host oracles that take a launch descriptor (scan, sort, histc, fft, rows, attention) read and write

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ck_op.h"
+#include "complex/complex.h"
 #include "fft/fft.h"
 #include "fp8.h"
 #include "lu/lu.h"
@@ -47,6 +48,7 @@ static const ck_opdef *def_of(ck_opkind k) {
   case CK_OP_FFT: return &ck_opdef_fft;
   case CK_OP_ROWS: return &ck_opdef_rows;
   case CK_OP_ATTN: return &ck_opdef_attn;
+  case CK_OP_COMPLEX: return &ck_opdef_complex;
   default: return NULL;
   }
 }
@@ -265,14 +267,14 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
   if (!first) return ck_error(ctx, CK_ERR_ARG, "%s: no operand and no output array given", p->name);
   p->dev = ck_dev(first);
   /* every operand's own dtype is one the op takes (not only the promoted one: an f32 result of an FP8 or complex
-   * operand and a number would pass below); complex arrays compute in lua/cukern/complex.lua, on their parts */
+   * operand and a number would pass below); complex arrays take the fused complex ops (op_complex.c) */
   const unsigned takes = def->host_dtypes | cuda_dtypes(def); /* (which device takes which: step 3) */
   for (int i = 0; i < nnamed; ++i)
     if (named[i] && !(takes & CK_DT_BIT(named[i]->dtype)))
       return ck_error(ctx, CK_ERR_DTYPE, "%s: dtype %s is not supported (the %s ladder takes %s) [%s]%s", p->name,
                       ck_dtype_name(named[i]->dtype), def->ladder, dtype_list(takes, ops, sizeof ops),
                       ck_describe(named[i], buf, sizeof buf), ck_dtype_is_complex(named[i]->dtype) ? " (complex arrays take the ops of docs/api.md, Complex "
-                      "numbers, computed on their parts ck.real and ck.imag)" : (CK_DT_FP8 & CK_DT_BIT(named[i]->dtype))
+                      "numbers)" : (CK_DT_FP8 & CK_DT_BIT(named[i]->dtype))
                       ? " (FP8 arrays are storage for the FP8 matmul: cast them, a:to(\"f32\"))" : "");
   /* the operands' device is current from here on: its stream, allocator and queue run everything below */
   if ((st = ck_use_device(ctx, p->dev))) return ck_error_prefix(ctx, st, "%s", p->name);
@@ -368,6 +370,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
       ck_fft_desc fft;
       ck_rows_desc rows;
       ck_attn_desc attn;
+      ck_cx_desc cx;
     } desc;
     if (!done && def->layout && (st = apply_layout(ctx, p, def->layout(p, NULL)))) return st;
     def->describe(p, &desc);
@@ -411,7 +414,8 @@ const char *ck_op_name(const ck_call *call) {
   const ck_opdef *def = def_of(call->kind);
   const char *fn_name = call->kind == CK_OP_EW ? ck_ew_op_name(call->fn) : call->kind == CK_OP_REDUCE ? ck_reduce_op_name(call->fn)
                         : call->kind == CK_OP_SCAN ? ck_scan_op_name(call->fn)
-                        : call->kind == CK_OP_ROWS ? ck_rows_fn_name(call->fn) : NULL;
+                        : call->kind == CK_OP_ROWS ? ck_rows_fn_name(call->fn)
+                        : call->kind == CK_OP_COMPLEX ? ck_cx_fn_name(call->fn) : NULL;
   return fn_name ? fn_name : def ? def->ladder : NULL;
 }
 

@@ -1,0 +1,63 @@
+/*
+ * cx_math.h — the complex ladder's arithmetic (issue 35), one text for gcc (the host oracle, src/host/
+ * host_complex.c, compiles it as C11) and nvcc (the rungs, as __host__ __device__ functions), so that host and
+ * device compute the same function by construction, as the elementwise table does for real dtypes.
+ *
+ * CK_CX_MATH(C, T, P, M) defines P<op> on the complex type C (ck_c64_t or ck_c128_t: {re, im}) with real type
+ * T; M is the suffix of T's libm names ("f" for float, empty for double). The includer provides <math.h>.
+ *   div: Smith's algorithm (1962): scale by the larger part of the divisor, so |b|^2 is never formed and
+ *        b = 1e30 + 1e30i divides in c64 without overflow (the textbook (a conj b) / |b|^2 overflows for
+ *        |b| > 1.8e19 in c64 and 1.3e154 in c128). A real divisor (im == 0) divides both parts, so z / 0 is
+ *        +-inf or NaN per part as for real arrays.
+ *   exp: e^re (cos im, sin im); im == 0 gives (e^re, im) exactly (no inf * 0 = NaN for large re).
+ *   log: (log |z|, atan2(im, re)), |z| by hypot (no overflow of re^2 + im^2).
+ *   sqrt: the principal root (re >= 0, im with the sign of z's im, -0 included: NumPy, MATLAB, C99 csqrt) in
+ *        Kahan's form: t = sqrt((|z| + |re|) / 2) has no cancellation, the other part is im / 2t; the textbook
+ *        sqrt((|z| - re) / 2) loses every digit near the positive real axis.
+ *   abs: hypot(re, im); angle: atan2(im, re).
+ */
+#ifndef CK_CX_MATH_H
+#define CK_CX_MATH_H
+
+#ifdef __CUDACC__
+#define CK_CX_FN static __host__ __device__ __forceinline__
+#else
+#define CK_CX_FN static inline
+#endif
+
+#define CK_CX_MATH(C, T, P, M)                                                                                      \
+  CK_CX_FN C P##mk(T re, T im) { C r; r.re = re; r.im = im; return r; }                                             \
+  CK_CX_FN C P##add(C a, C b) { return P##mk(a.re + b.re, a.im + b.im); }                                           \
+  CK_CX_FN C P##sub(C a, C b) { return P##mk(a.re - b.re, a.im - b.im); }                                           \
+  CK_CX_FN C P##mul(C a, C b) { return P##mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }              \
+  CK_CX_FN C P##div(C a, C b) {                                                                                     \
+    if (b.im == 0) return P##mk(a.re / b.re, a.im / b.re);                                                         \
+    if (fabs##M(b.re) >= fabs##M(b.im)) {                                                                          \
+      const T r = b.im / b.re, d = b.re + b.im * r;                                                                 \
+      return P##mk((a.re + a.im * r) / d, (a.im - a.re * r) / d);                                                   \
+    }                                                                                                               \
+    const T r = b.re / b.im, d = b.im + b.re * r;                                                                   \
+    return P##mk((a.re * r + a.im) / d, (a.im * r - a.re) / d);                                                     \
+  }                                                                                                                 \
+  CK_CX_FN C P##neg(C a) { return P##mk(-a.re, -a.im); }                                                            \
+  CK_CX_FN C P##conj(C a) { return P##mk(a.re, -a.im); }                                                            \
+  CK_CX_FN C P##exp(C a) {                                                                                          \
+    const T e = exp##M(a.re);                                                                                       \
+    if (a.im == 0) return P##mk(e, a.im);                                                                           \
+    return P##mk(e * cos##M(a.im), e * sin##M(a.im));                                                               \
+  }                                                                                                                 \
+  CK_CX_FN T P##abs(C a) { return hypot##M(a.re, a.im); }                                                           \
+  CK_CX_FN T P##angle(C a) { return atan2##M(a.im, a.re); }                                                         \
+  CK_CX_FN C P##log(C a) { return P##mk(log##M(hypot##M(a.re, a.im)), atan2##M(a.im, a.re)); }                    \
+  CK_CX_FN C P##sqrt(C a) {                                                                                         \
+    const T t = sqrt##M((hypot##M(a.re, a.im) + fabs##M(a.re)) * (T)0.5);                                           \
+    if (t == 0) return P##mk((T)0, a.im);                                                                           \
+    if (a.re >= 0) return P##mk(t, a.im / (2 * t));                                                                 \
+    return P##mk(fabs##M(a.im) / (2 * t), copysign##M(t, a.im));                                                    \
+  }                                                                                                                 \
+  CK_CX_FN int P##eq(C a, C b) { return a.re == b.re && a.im == b.im; }
+
+CK_CX_MATH(ck_c64_t, float, ckcf_, f)
+CK_CX_MATH(ck_c128_t, double, ckcd_, )
+
+#endif
