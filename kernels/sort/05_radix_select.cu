@@ -11,8 +11,8 @@
  *  - rows: one block per line (lines > 4 x SMs, or lines of at most 16384). The line's keys stay in registers
  *    when it has at most 2048 elements (8 per thread), else each pass re-reads it (L1/L2); 8-bit digits; the k
  *    winners (k <= 2048) are sorted in shared memory (bitonic) and written by the same block: one launch.
- *  - grid: few long lines. 11-bit digits; a pass is a histogram kernel over the whole line (grid-stride, blocks
- *    per line, shared-memory counts added to the line's global histogram) and a one-block-per-line step kernel
+ *  - grid: few long lines. 11-bit digits; a pass is a histogram kernel over the whole line (grid-stride, about 8
+ *    blocks per SM over the lines, shared-memory counts added to the line's global histogram) and a one-block-per-line step kernel
  *    that picks the bucket and zeroes the histogram: the selection state stays on the device, no host round
  *    trip; passes whose line is already decided exit at once. When a pass leaves at most `bufcap` candidates,
  *    the next full read also compacts them into a buffer (and sends the elements already below the threshold to
@@ -326,7 +326,7 @@ template <class K, int KIND, int EB> static int run_select(const ck_sort_desc &d
   } else {
     ck_note(env, sel_init_kernel<C>, 256, 0);
     sel_init_kernel<C><<<grid_for(cdiv(lines << GRID_BITS, 256)), 256, 0, s>>>(st, hist, lines, (long long)k, tot);
-    const dim3 g((unsigned)std::max<int64_t>(1, std::min<int64_t>(cdiv(len, SEL_NT * GRID_U), cdiv(4 * sms, lines))),
+    const dim3 g((unsigned)std::max<int64_t>(1, std::min<int64_t>(cdiv(len, SEL_NT * GRID_U), cdiv(8 * sms, lines))),
                  (unsigned)lines);
     for (int pass = 0; pass < (int)cdiv(tot, GRID_BITS); ++pass) {
       ck_note(env, sel_hist_kernel<K, KIND, EB>, SEL_NT, 0);
