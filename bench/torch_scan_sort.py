@@ -4,7 +4,7 @@
 
 Cases as examples/scan_ladder.lua and examples/sort_ladder.lua: cumsum of 2^28 f32 and along either dim of
 16384^2; sort (values and indices) of 2^28 int32 (torch has no uint32 sort on every version) and f32; CuPy's
-sort of 2^28 uint32 keys (CUB keys only) and argsort; sort of 65536 rows of 1024 along dim 1; topk(2^28, 1024);
+sort of 2^28 uint32 keys (CUB keys only) and argsort; sort of 65536 rows of 1024 along dim 1; topk(2^28, 1024) and topk(k = 10) of those rows;
 unique (counts and inverse) of 2^26 int32 in [0, 2^20); histc of 2^28 f32 into 1024 bins. CUDA events, 3
 warm-ups, the median of 10 runs, L2 flushed (a 256 MiB memset) before each. GB/s counts one read and one write
 per element for scans; Gkeys/s = elements / time for sorts.
@@ -65,6 +65,7 @@ def main():
     del xf
     s = torch.rand(65536, 1024, device="cuda")
     row("torch", "segmented sort f32 65536x1024 dim 2", timed(lambda: torch.sort(s, dim=1, stable=True)), s.numel())
+    row("torch", "topk f32 65536x1024 dim 2 k=10", timed(lambda: torch.topk(s, 10, 1)), s.numel())
     del s
     u = torch.randint(0, 2**20, (2**26,), device="cuda", dtype=torch.int32)
     row("torch", "unique i32 n=2^26 (counts, inverse)",

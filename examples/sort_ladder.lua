@@ -1,10 +1,11 @@
 -- The sort ladder (issue 33): bitonic, LSD radix with 4-bit digits (ballot ranking) and 8-bit digits (warp
--- multi-split), against CUB's DeviceRadixSort / DeviceSegmentedSort.
+-- multi-split), radix select (topk's rung), against CUB's DeviceRadixSort / DeviceSegmentedSort.
 --
 --   lua5.4 examples/sort_ladder.lua [--host-small]      (CUKERN_SIZES=small: host-sized cases)
 --
 -- Cases: ck.sort (values and 1-based i64 indices: key-index pairs) of 2^28 u32 keys and of 2^28 f32 keys;
--- 65536 rows of 1024 f32 along dim 2 (segmented); topk(2^28, 1024). Each rung is first validated on the same
+-- 65536 rows of 1024 f32 along dim 2 (segmented); topk(2^28, 1024) and topk of 65536 rows of 1024 along dim 2,
+-- k = 10 (bench/torch_scan_sort.py times torch.topk on both). Each rung is first validated on the same
 -- case at a smaller size (at most 2^20 elements) against the host oracle — values and indices identical, the
 -- sort being stable — then timed at full size in C with CUDA events (bench.run: 3 warm-ups, 10 reps, L2
 -- flushed). Gkeys/s = elements / time; GB/s counts the bytes of keys read and values and indices written.
@@ -28,6 +29,7 @@ add(("sort u32 n=%d"):format(big), "u32", {big}, 1)
 add(("sort f32 n=%d"):format(big), "f32", {big}, 1)
 add(on_gpu and "segmented f32 65536x1024" or "segmented f32 64x1024", "f32", {on_gpu and 65536 or 64, 1024}, 2)
 add(("topk f32 n=%d k=1024"):format(big), "f32", {big}, 1, 1024)
+add(on_gpu and "topk f32 65536x1024 dim 2 k=10" or "topk f32 64x1024 dim 2 k=10", "f32", {on_gpu and 65536 or 64, 1024}, 2, 10)
 
 -- random keys of dt on the host (u32: the full 32-bit range; f32: uniform [-1, 1))
 local function keys(dt, shape)

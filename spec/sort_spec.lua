@@ -27,7 +27,7 @@ end
 local function input(dt, shape, gen)
   local vals = {}
   for i = 1, numel(shape) do vals[i] = (gen or draw)(dt) end
-  return ck.array(vals, {dtype = "f64"}):reshape(shape):to(dt)
+  return ck.array(vals, {dtype = "f64", device = "host"}):reshape(shape):to(dt) -- the oracle's side: the host
 end
 
 local function flat(a)
@@ -261,6 +261,92 @@ describe("the sort ladder on the GPU", function()
     local cases = {{name = "2^20+1", shape = {2 ^ 20 + 1}, dims = {1}},
                    {name = "1000x1024", shape = {1000, 1024}, dims = {2}}}
     report((run_rungs(cases, {"f32", "i32", "u32"})))
+  end))
+end)
+
+-- topk's radix select (kernels/sort/05_radix_select.cu) against the host backend: both of its shapes (a block
+-- per line: lines of at most 16384 or many lines; the grid: few long lines, with the compaction of the last
+-- candidates), winners sorted in shared memory (k <= 2048) or by CUB, lines along dim 1 (copied contiguous),
+-- transposed views, ties (all equal: the lowest indices first), NaN, infinities and -0.
+describe("topk's radix select on the GPU", function()
+  local function big_input(dt, shape, gen) -- large arrays drawn on the host in C, with repeats
+    if numel(shape) <= 20000 or gen then return input(dt, shape, gen) end
+    local u = ck.rand(shape, {dtype = "f64", device = "host"})
+    if dt == "bool" then return (u * 2):floor():to(dt) end
+    if dt == "u8" or dt == "u32" then return (u * 200):floor():to(dt) end
+    if FLOATS[dt] then return ((u * 4000):floor() / 8 - 250):to(dt) end
+    return (u * 200 - 100):floor():to(dt)
+  end
+  local function poisoned(shape, dt)
+    local out = ck.empty(shape, {dtype = dt, device = "cuda"})
+    out:fill(FLOATS[dt] and 0 / 0 or dt == "bool" and 1 or 77)
+    return out, ck.empty(shape, {dtype = "i64", device = "cuda"}):fill(-5)
+  end
+  -- topk of (a, view) on the host and with radix_select on the GPU, for each k (k > len skipped)
+  local function compare(failures, dt, a, d, ks, label, view)
+    local ga = a:to("cuda")
+    if view then a, ga = view(a), view(ga) end
+    local len = a:shape()[d]
+    for _, k in ipairs(ks) do
+      if k == "n" then k = len end
+      if k <= len then
+        local rv, ri = ck.topk(a, k, d)
+        local out, idx = poisoned(rv:shape(), dt)
+        local lab = ("%s %s dim %d k %d"):format(label, dt, d, k)
+        local ok, e = pcall(ck.topk, ga, k, d, {variant = "radix_select", out = out, idx = idx})
+        if not ok then failures[#failures + 1] = lab .. ": " .. tostring(e)
+        elseif ck.last_ran().name ~= "radix_select" then failures[#failures + 1] = lab .. ": ran " .. ck.last_ran().name
+        else
+          local good, msg = pcall(check, out, idx, flat(rv), flat(ri), lab)
+          if not good then failures[#failures + 1] = tostring(msg) end
+        end
+      end
+    end
+  end
+
+  it("matches the host: every dtype, n 1, 2, 1023, dims 1 and 2, views, ties", gpu(function()
+    local failures = {}
+    for _, dt in ipairs(DTYPES) do
+      for _, n in ipairs {1, 2, 1023} do
+        compare(failures, dt, input(dt, {n}), 1, {1, 7, 1024, "n"}, "[" .. n .. "]")
+        compare(failures, dt, input(dt, {3, n}), 2, {1, 7, 1024, "n"}, ("[3x%d]"):format(n))
+        compare(failures, dt, input(dt, {n, 3}), 1, {1, 7, 1024, "n"}, ("[%dx3]"):format(n))
+        if FLOATS[dt] or dt == "i32" then -- views of the storage dtypes are copied on the host (issue 32)
+          compare(failures, dt, input(dt, {5, n}), 1, {1, 7, "n"}, ("t(5x%d)"):format(n), function(x) return x:t() end)
+          compare(failures, dt, input(dt, {n, 5}), 2, {1, 7, "n"}, ("t(%dx5)"):format(n), function(x) return x:t() end)
+        end
+      end
+      compare(failures, dt, input(dt, {3000}, function() return 1 end), 1, {1, 7, 1024, 2999}, "all equal [3000]")
+      compare(failures, dt, input(dt, {70, 300}, function() return 1 end), 2, {1, 7, 299}, "all equal [70x300]")
+      compare(failures, dt, input(dt, {2, 5000}), 2, {1, 7, 1024, 2049, "n"}, "[2x5000]") -- rows re-read
+    end
+    H.report(failures)
+  end))
+
+  it("matches the host on 2^20+1 elements (the grid path), many long rows, all equal", gpu(function()
+    local failures, n = {}, 2 ^ 20 + 1
+    for _, dt in ipairs {"f32", "f64", "i32", "f16", "bf16", "i64", "u8", "i16"} do
+      compare(failures, dt, big_input(dt, {n}), 1, {1, 7, 1024, "n"}, "[2^20+1]")
+      compare(failures, dt, big_input(dt, {2, n}), 2, {1, 7, 1024, 3000}, "[2x(2^20+1)]")
+      compare(failures, dt, big_input(dt, {n, 2}), 1, {1, 7, 1024}, "[(2^20+1)x2]")
+    end
+    compare(failures, "f32", big_input("f32", {40000, 3}), 1, {7}, "t(3x40000)", function(x) return x:t() end)
+    compare(failures, "f32", big_input("f32", {1200, 20000}), 2, {1, 7, 2100}, "[1200x20000]") -- many long rows
+    compare(failures, "f32", ck.full({n}, 2.5, {device = "host"}), 1, {1, 7, 1024, "n"}, "all equal [2^20+1]")
+    local special = big_input("f32", {n}) -- NaN, infinities and both zeros among many repeats
+    for q, v in ipairs {0 / 0, math.huge, -math.huge, -0.0, 0.0, 0 / 0, math.huge} do special[q * 1000] = v end
+    compare(failures, "f32", special, 1, {1, 2, 3, 7, 1024}, "specials [2^20+1]")
+    H.report(failures)
+  end))
+
+  it("is what topk picks by default for k <= len / 2; sorts keep CUB", gpu(function()
+    local a = input("f32", {4096}):to("cuda")
+    ck.topk(a, 7)
+    assert.are.equal("radix_select", ck.last_ran().name)
+    ck.topk(a, 4000)
+    assert.are.equal("cub", ck.last_ran().name)
+    ck.sort(a)
+    assert.are.equal("cub", ck.last_ran().name)
   end))
 end)
 

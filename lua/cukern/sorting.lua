@@ -3,6 +3,8 @@
 --   ck.sort(a [, dim] [, {descending, variant, out, idx}]) -> values, indices (1-based i64), stable
 --   ck.argsort(a [, dim] [, {descending, variant, out}])   -> indices
 --   ck.topk(a, k [, dim] [, {variant, out, idx}])          -> the k largest along dim, largest first, and indices
+--     (the stable descending sort's first k: NaN largest, -0 equal to +0, ties in index order; on CUDA the sort
+--     ladder's radix_select rung by default when k <= len / 2)
 --   ck.histc(a, bins, lo, hi [, {variant, out}])           -> i64 counts of `bins` equal bins over [lo, hi]
 --   ck.histogram(a [, {bins = 10, range = {lo, hi}, variant}]) -> counts, f64 edges (range: a's min and max)
 --   ck.searchsorted(sorted, values [, {side = "left" | "right", variant, out}]) -> i64 1-based insertion positions

@@ -75,6 +75,13 @@ static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
   return v ? CK_NEED_OUT | CK_NEED_IDX : CK_NEED_A;
 }
 
+/* topk keeping at most half of each line: radix select first (a few reads of the line and a sort of k items,
+ * against a sort of all of it; kernels/sort/05_radix_select.cu); sorts and larger k: the default order. */
+static const int *sort_preferred_for(const void *desc) {
+  const ck_sort_desc *d = (const ck_sort_desc *)desc;
+  return d->k <= d->len / 2 ? ck_sort_preferred_topk : ck_sort_preferred;
+}
+
 static void sort_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
   char d[128];
   snprintf(buf, n, "%s%s (%s) %s dim %d", p->name, p->call->descending ? " (descending)" : "", v->name,
@@ -89,4 +96,5 @@ ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *
 }
 
 const ck_opdef ck_opdef_sort = {CK_LADDER("sort", ck_sort), .host_dtypes = CK_DT_COMPUTE, .check = sort_check,
-                                .host = sort_host, .layout = sort_layout, .describe = sort_describe, .what = sort_what};
+                                .host = sort_host, .layout = sort_layout, .describe = sort_describe,
+                                .preferred_for = sort_preferred_for, .what = sort_what};
