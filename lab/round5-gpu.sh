@@ -10,6 +10,8 @@
 #   san33 san35 san37   compute-sanitizer over lab/issue3N_sanitize.lua (TOOLS: default per issue)
 #   san36     compute-sanitizer racecheck and memcheck over the streams spec's child (allocator reuse across streams)
 #   nvtx      nsys (or ncu --nvtx where nsys is missing) over a small script with CUKERN_NVTX=1: ranges named after Lua lines
+#   complexbench  examples/complex_bench.lua (fused c64 ops vs memcpy; cgemm)
+#   scanladder / sortladder   one ladder each (no peers); topkpeer: torch.topk beside the topk cases, same run
 #   ncu       ncu summaries of the flash2 attention rung and the FP8 GEMM row (tensor-pipe utilisation)
 #   OUT=/some/dir bash lab/round5-gpu.sh "build probe speceach"      (from the repository root; .gpu-lua carried)
 set -u
@@ -22,7 +24,13 @@ trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
 STAGES="${1:-build speceach}"
 T0=$(date +%s)
 log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
-has() { case " $STAGES " in *" $1 "*) return 0 ;; esac; return 1; }
+# DEADLINE (seconds from the start): a stage that would begin after it is skipped and says so, so the call ends
+# with its logs packed instead of being killed mid-stage
+has() {
+  case " $STAGES " in *" $1 "*) ;; *) return 1 ;; esac
+  if [ -n "${DEADLINE:-}" ] && [ $(($(date +%s) - T0)) -ge "$DEADLINE" ]; then log "$1 skipped (past DEADLINE)"; return 1; fi
+  return 0
+}
 fails() { grep -B1 -A12 "^FAIL\|^ERROR" "$1" | head -"${2:-60}"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$R/device.txt" 2>&1
 sanitize() { # sanitize LABEL SCRIPT LIMIT TOOLS...
@@ -47,6 +55,7 @@ if has speceach; then # one spec file at a time, each with its own limit (finds 
   P=0; F=0; S=0
   for f in ${SPECS:-spec/*_spec.lua}; do
     b=$(basename "$f" .lua); t0=$(date +%s)
+    if [ -n "${DEADLINE:-}" ] && [ $((t0 - T0)) -ge "$DEADLINE" ]; then log "$b not run (past DEADLINE)"; F=$((F + 1)); continue; fi
     timeout "${T_EACH:-100}" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
     last=$(tail -1 "$R/$b.txt"); log "$b rc=$rc $(($(date +%s) - t0))s $last"
     set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
@@ -69,6 +78,34 @@ if has linalg; then
   CUKERN_RESULTS="$R" timeout "${T_LA:-200}" lua5.4 examples/linalg_bench.lua --torch "$R/torch_linalg.json" > "$R/linalg_bench.txt" 2>&1
   log "linalg bench rc=$?"; tail -45 "$R/linalg_bench.txt"
 fi
+if has complexbench; then
+  timeout 60 python3 bench/torch_complex.py --out "$R/torch_complex.json" > "$R/torch_complex.txt" 2>&1; log "torch complex rc=$?"
+  CUKERN_RESULTS="$R" timeout 90 lua5.4 examples/complex_bench.lua --torch "$R/torch_complex.json" > "$R/complex_bench.txt" 2>&1
+  log "complex bench rc=$?"; tail -14 "$R/complex_bench.txt"
+fi
+if has topkpeer; then
+  timeout 60 python3 - > "$R/torch_topk.txt" 2>&1 <<'PY'
+import torch, json
+def timed(fn, reps=20):
+    for _ in range(3): fn()
+    torch.cuda.synchronize(); ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
+    ts.sort(); return ts[len(ts) // 2]
+x = torch.rand(2**28, device="cuda"); s = torch.rand(65536, 1024, device="cuda")
+print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+  "topk f32 n=2^28 k=1024": timed(lambda: torch.topk(x, 1024)),
+  "topk f32 65536x1024 dim 2 k=10": timed(lambda: torch.topk(s, 10, 1))}))
+PY
+  log "torch topk rc=$? $(cat "$R/torch_topk.txt" | tail -1)"
+fi
+for l in scan sort; do
+  if has ${l}ladder; then
+    CUKERN_RESULTS="$R" timeout "${T_LADDER:-140}" lua5.4 "examples/${l}_ladder.lua" > "$R/${l}_ladder.txt" 2>&1
+    log "$l ladder rc=$?"; tail -42 "$R/${l}_ladder.txt"
+  fi
+done
 if has san33; then sanitize san33 lab/issue33_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck initcheck}; fi
 if has san35; then sanitize san35 lab/issue35_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
 if has san37; then sanitize san37 lab/issue37_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
