@@ -50,7 +50,7 @@ if has sanitize; then
   done
 fi
 if has ncu; then
-  timeout 120 ncu --kernel-name regex:attn_flash2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+  timeout 120 ncu --clock-control none --kernel-name regex:attn_flash2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
     lua5.4 -e 'local ck = require "cukern"
       local q = ck.randn({4, 16, 4096, 128}, {device = "cuda", dtype = "bf16"})
       ck.attention(q, q, q, {variant = "flash2"}); ck.sync()' > "$R/ncu-flash2.txt" 2>&1; log "ncu rc=$?"

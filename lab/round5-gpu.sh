@@ -135,23 +135,32 @@ LUA
     rm -f "$R"/nvtx.nsys-rep "$R"/nvtx.sqlite
   else
     log "no nsys here: ncu --nvtx instead"
-    CUKERN_NVTX=1 timeout 120 ncu --nvtx --print-nvtx-rename kernel --section LaunchStats lua5.4 "$R/nvtx_demo.lua" > "$R/nvtx_ranges.txt" 2>&1
+    CUKERN_NVTX=1 timeout 120 ncu --clock-control none --nvtx --print-nvtx-rename kernel --section LaunchStats lua5.4 "$R/nvtx_demo.lua" > "$R/nvtx_ranges.txt" 2>&1
     log "ncu nvtx rc=$?"
   fi
   grep -i -m12 "scan\|nvtx\|frame\|\.lua" "$R/nvtx_ranges.txt"
 fi
 if has ncu; then
-  timeout 150 ncu --kernel-name regex:attn_flash2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+  # --clock-control none: ncu must never lock the GPU's clocks here (DEVELOPERS.md); only metrics this ncu knows
+  known=$(ncu --query-metrics --chip gh100 2>/dev/null | awk '{print $1}')
+  mets=""
+  for m in sm__pipe_tensor_op_hmma_cycles_active sm__pipe_tensor_op_gmma_cycles_active sm__inst_executed_pipe_tensor_op_hmma \
+           sm__pipe_shared_cycles_active sm__pipe_alu_cycles_active sm__pipe_fma_cycles_active; do
+    printf '%s\n' "$known" | grep -qx "$m" && mets="$mets,$m.avg.pct_of_peak_sustained_active"
+  done
+  mets=${mets#,}
+  NCU="ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis ${mets:+--metrics $mets}"
+  timeout 150 $NCU --kernel-name regex:attn_flash2 --launch-count 1 \
     lua5.4 -e 'local ck = require "cukern"
       local q = ck.randn({4, 16, 4096, 128}, {device = "cuda", dtype = "bf16"})
       ck.attention(q, q, q, {variant = "flash2"}); ck.sync()' > "$R/ncu-flash2.txt" 2>&1; log "ncu flash2 rc=$?"
-  grep -E "Tensor|SM Busy|Throughput|Duration" "$R/ncu-flash2.txt" | head -12
-  timeout 150 ncu --kernel-name regex:'(?i)gemm|xmma|cutlass|sm90' --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+  grep -E "pipe|SM Busy|Throughput|Duration|Frequency" "$R/ncu-flash2.txt" | head -16
+  timeout 150 $NCU --kernel-name regex:'(?i)gemm|xmma|cutlass|sm90' --launch-count 1 \
     lua5.4 -e 'local ck = require "cukern"
       local a = (ck.rand({8192, 8192}, {device = "cuda"}) * 2 - 1):to("e4m3")
       local bt = (ck.rand({8192, 8192}, {device = "cuda"}) * 2 - 1):to("e4m3")
       local c = ck.empty({8192, 8192}, {dtype = "bf16", device = "cuda"})
       ck.matmul(a, bt:t(), {out = c}); ck.sync(); print(ck.last_ran().name)' > "$R/ncu-fp8.txt" 2>&1
-  log "ncu fp8 rc=$?"; grep -E "Tensor|SM Busy|Throughput|Duration|gemm|cublaslt" "$R/ncu-fp8.txt" | head -14
+  log "ncu fp8 rc=$?"; grep -E "pipe|SM Busy|Throughput|Duration|Frequency|cublaslt" "$R/ncu-fp8.txt" | head -16
 fi
 log done
