@@ -12,6 +12,7 @@
 
 #include "complex.h"
 #include "cx_math.h"
+#include "ck_ws.cuh"
 
 namespace ckcx {
 
@@ -89,16 +90,6 @@ static inline unsigned grid_cap(int64_t blocks, int64_t cap) {
   if (blocks > cap) blocks = cap;
   return (unsigned)blocks;
 }
-
-/* Device workspace from the caching allocator, given back when the launcher returns (stream order). */
-struct Ws {
-  const ck_env *env;
-  void *p;
-  Ws(const ck_env *e, size_t bytes) : env(e), p(bytes ? e->ws_alloc(e->owner, bytes) : nullptr) {}
-  ~Ws() { if (p) env->ws_free(env->owner, p); }
-  Ws(const Ws &) = delete;
-  Ws &operator=(const Ws &) = delete;
-};
 
 /* A rung's launcher from template <class R> int run(const ck_cx_desc &, const ck_env *). */
 #define CK_CX_LAUNCHER(fn, run)                                                                                      \

@@ -34,6 +34,7 @@
 #include <type_traits>
 
 #include "ck_kernels.h"
+#include "ck_ws.cuh"
 #include "half.h"
 
 namespace ckred {
@@ -269,17 +270,6 @@ namespace ckred {
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /* Grid x for `items` independent work items; kernels loop when there are more (grid.x < 2^31). */
 static inline unsigned grid_for(int64_t items) { return (unsigned)(items < (int64_t)INT32_MAX ? items : (int64_t)INT32_MAX); }
-
-/* Scoped workspace from the context's caching allocator. Freeing right after the launches is safe: the
- * allocator reuses memory in stream order. */
-struct Ws {
-  const ck_env *env;
-  void *p;
-  Ws(const ck_env *e, size_t bytes) : env(e), p(bytes ? e->ws_alloc(e->owner, bytes) : nullptr) {}
-  ~Ws() { if (p) env->ws_free(env->owner, p); }
-  Ws(const Ws &) = delete;
-  Ws &operator=(const Ws &) = delete;
-};
 
 /* How to spread `outer` rows of `len` over a grid of about `target` blocks (a few waves of the device): each
  * row is cut into `per_row` chunks of `chunk` elements (a multiple of `align`), never smaller than

@@ -152,7 +152,8 @@ template <bool ALL, class F> int dispatch(const ck_scan_desc &d, F &&f) {
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline unsigned grid_for(int64_t blocks) { return (unsigned)(blocks < 65535 * 32 ? blocks : 65535 * 32); }
 
-/* Workspace from the context's caching allocator, released (stream-ordered) at scope exit. */
+/* Workspace from the context's caching allocator, released (stream-ordered) at scope exit. Unlike kernels/ck_ws.cuh's
+ * Ws it allocates even for 0 bytes: CUB's two-call protocol wants a non-null temporary pointer. */
 struct Ws {
   const ck_env *env;
   void *p;
