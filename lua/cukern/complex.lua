@@ -261,32 +261,6 @@ function X.install(ck_)
   fn("view_as_complex", false, function(where, a) return call(where, core.complex_view, a) end)
   fn("view_as_bytes", false, function(where, a) return call(where, core.byte_view, a) end) -- (any dtype: NumPy's a.view(np.uint8))
 
-  -- ck.cat / ck.stack with a complex input: the inputs' pair views joined (the pair dim stays last)
-  for _, name in ipairs {"cat", "stack"} do
-    local join, where = ck[name], where_of("ck." .. name)
-    ck[name] = function(list, ...)
-      local cx = false
-      if type(list) == "table" and not is_array(list) then
-        for _, x in ipairs(list) do cx = cx or is_complex(x) end
-      end
-      if not cx or select("#", ...) > 2 then return join(list, ...) end
-      local dim, opts = ...
-      if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
-      opts = check_opts(where, opts, args.DEQUANT) -- ({dtype =} only, as cat's own)
-      local dt = opts.dtype
-      for i, x in ipairs(list) do check_live(where, x, fmt("list[%d]", i)); dt = dt or x:dtype() end
-      if not opts.dtype then for i = 2, #list do dt = core.promote(dt, list[i]:dtype()) end end
-      if not PART[dt] then raise(fmt("%s: the inputs are complex, so the result is too: dtype %s is not c64 or c128", where, dt)) end
-      local nd, d = list[1]:ndim(), dim or 1
-      local top = name == "stack" and nd + 1 or nd
-      if d < 0 then d = top + 1 + d end
-      if d < 1 or d > top then raise(fmt("%s: dim %s is out of range for %d-D complex inputs (1..%d)", where, tostring(dim), nd, top)) end
-      local p = {}
-      for i, x in ipairs(list) do p[i] = core.pair_view(x:to(dt):contiguous()) end
-      return core.complex_view(call(where, join, p, d):contiguous())
-    end
-  end
-
   -- Values as Lua: a complex element is the pair {re, im}; a:item() gives re, im.
   local totable, flat, item = M.totable, M.flat, M.item
   function M.totable(a) if is_complex(a) then return totable(core.pair_view(a)) end return totable(a) end

@@ -172,7 +172,7 @@ require("cukern.dist").install(ck) -- ck.nccl (collectives over devices), ck.dis
 require("cukern.shard").install(ck) -- ck.shard, ck.replicate: arrays spread over devices (lua/cukern/shard.lua)
 require("cukern.linalg").install(ck) -- ck.solve, inv, det, lu, qr, svd, eigh, norm, ... (lua/cukern/linalg.lua)
 require("cukern.select").install(ck) -- ck.index_select, gather, take, scatter, put, where, masked_select, nonzero (lua/cukern/select.lua)
-require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll, tril, triu, diag, pad (lua/cukern/assembly.lua)
+require("cukern.assembly").install(ck) -- ck.cat, stack, split, chunk, tile, flip, roll; tril, triu, diag, pad (assembly_matrix.lua)
 require("cukern.sorting").install(ck) -- ck.cumsum, cumprod, cummax, cummin, sort, argsort, topk (lua/cukern/sorting.lua)
 require("cukern.complex").install(ck) -- c64/c128: ck.complex, real, imag, conj, angle and the ops on complex operands (lua/cukern/complex.lua)
 require("cukern.fp8").install(ck) -- e4m3/e5m2 scales: ck.quantize, dequantize, finfo (lua/cukern/fp8.lua)

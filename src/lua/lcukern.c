@@ -29,12 +29,13 @@ ck_ctx *ckl_ctx_of(lua_State *L) {
  * the core or raises through lua/cukern/errors.lua is listed (spec/errors_spec.lua checks it). */
 static bool own_lua_file(const char *src) {
   static const char *const OWN[] = {
-      "cukern/init.lua",     "cukern/errors.lua",   "cukern/args.lua",     "cukern/options.lua",
+      "cukern/init.lua",     "cukern/errors.lua",   "cukern/args.lua",      "cukern/options.lua",
       "cukern/creation.lua", "cukern/ops.lua",      "cukern/operators.lua", "cukern/indexing.lua",
-      "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",       "cukern/bench.lua",
-      "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua", "cukern/linalg.lua",
-      "cukern/select.lua",   "cukern/sorting.lua",  "cukern/complex.lua",  "cukern/fp8.lua",
-      "cukern/streams.lua",  "cukern/fft.lua",      "cukern/conv.lua",     "cukern/rows.lua"};
+      "cukern/display.lua",  "cukern/map.lua",      "cukern/io.lua",        "cukern/bench.lua",
+      "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua",  "cukern/assembly_matrix.lua",
+      "cukern/linalg.lua",   "cukern/select.lua",   "cukern/sorting.lua",   "cukern/complex.lua",
+      "cukern/fp8.lua",      "cukern/streams.lua",  "cukern/fft.lua",       "cukern/conv.lua",
+      "cukern/rows.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
