@@ -99,7 +99,7 @@ describe("tensor-core matmul", function()
           for _, odt in ipairs {dt, "f32"} do
             local label = ("%s %s->%s %dx%dx%d%s%s%s"):format(vname, dt, odt, m, n, k, sh.batch and (" batch " .. sh.batch) or "",
               sh.ta and " A^T" or "", sh.tb and " B^T" or "")
-            local out = ck.full(sh.batch and {sh.batch, m, n} or {m, n}, 0 / 0, {dtype = odt}) -- poisoned
+            local out = ck.full(sh.batch and {sh.batch, m, n} or {m, n}, 0 / 0, {dtype = odt, device = "cuda"}) -- poisoned
             local c = ck.matmul(a, b, {variant = vname, out = out})
             local ran = ck.last_ran()
             assert.equal(vname, ran.name, label .. ": ran " .. ran.name .. " (" .. ran.note .. ")")
@@ -112,7 +112,7 @@ describe("tensor-core matmul", function()
         -- transposed views are read in place (no copy): the rung ran on them directly, and C may be strided
         local a, a64 = operand({72, 136}, dt, true)
         local b, b64 = operand({136, 48}, dt, true)
-        local ct = ck.full({48, 72}, 0 / 0, {dtype = dt}):t()
+        local ct = ck.full({48, 72}, 0 / 0, {dtype = dt, device = "cuda"}):t()
         ck.matmul(a, b, {variant = vname, out = ct})
         assert.equal(vname, ck.last_ran().name)
         check(ct, a64, b64, dt, 136, false, vname .. " strided C")
@@ -145,9 +145,9 @@ describe("tensor-core matmul", function()
       -- what the rule leaves to cuBLAS: beta ~= 0 (C is read), an f32 output, a transposed C, a smaller product
       ck.gemm(c, a, b, 1, 0.5)
       assert.equal("cublas", ck.last_ran().name)
-      ck.matmul(a, b, {out = ck.empty({n, n}, {dtype = "f32"})})
+      ck.matmul(a, b, {out = ck.empty({n, n}, {dtype = "f32", device = "cuda"})})
       assert.equal("cublas", ck.last_ran().name)
-      ck.matmul(a, b, {out = ck.empty({n, n}, {dtype = dt}):t()})
+      ck.matmul(a, b, {out = ck.empty({n, n}, {dtype = dt, device = "cuda"}):t()})
       assert.equal("cublas", ck.last_ran().name)
       local _ = a:narrow(1, 1, 1024) * b:narrow(2, 1, 1024)
       assert.equal("cublas", ck.last_ran().name)
