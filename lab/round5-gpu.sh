@@ -12,6 +12,8 @@
 #   nvtx      nsys (or ncu --nvtx where nsys is missing) over a small script with CUKERN_NVTX=1: ranges named after Lua lines
 #   complexbench  examples/complex_bench.lua (fused c64 ops vs memcpy; cgemm)
 #   scanladder / sortladder   one ladder each (no peers); topkpeer: torch.topk beside the topk cases, same run
+#   overlap24 the overlap ladder with 24 chunks of 16 MiB beside the default 12 of 32 MiB (the pipeline's fill and
+#             drain cost one chunk each: smaller chunks bring the three-stream rung closer to the bound)
 #   ncu       ncu summaries of the flash2 attention rung and the FP8 GEMM row (tensor-pipe utilisation)
 #   OUT=/some/dir bash lab/round5-gpu.sh "build probe speceach"      (from the repository root; .gpu-lua carried)
 set -u
@@ -22,7 +24,7 @@ export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
 R="$OUT/r"; mkdir -p "$R"
 trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
 STAGES="${1:-build speceach}"
-T0=$(date +%s)
+T0=${T0:-$(date +%s)} # (an outer T0 makes DEADLINE count from the first of several invocations)
 log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
 # DEADLINE (seconds from the start): a stage that would begin after it is skipped and says so, so the call ends
 # with its logs packed instead of being killed mid-stage
@@ -106,6 +108,13 @@ for l in scan sort; do
     log "$l ladder rc=$?"; tail -42 "$R/${l}_ladder.txt"
   fi
 done
+if has overlap24; then
+  for cfg in "12 32" "24 16"; do
+    set -- $cfg
+    timeout 90 lua5.4 examples/overlap_ladder.lua --chunks "$1" --mb "$2" > "$R/overlap-$1x$2.txt" 2>&1
+    log "overlap ladder $1 chunks of $2 MiB rc=$?"; grep -E "three_streams|two_streams|bound" "$R/overlap-$1x$2.txt" | head -6
+  done
+fi
 if has san33; then sanitize san33 lab/issue33_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck initcheck}; fi
 if has san35; then sanitize san35 lab/issue35_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
 if has san37; then sanitize san37 lab/issue37_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
