@@ -292,6 +292,7 @@ function X.install(ck_)
     end
     return core.complex_view(r)
   end
+  require("cukern.complex_fns").install(ck) -- rand/randn/eye/full/fill/cumsum/where on complex (the pair view)
   return ck
 end
 

@@ -146,6 +146,8 @@ local function setindex(a, k, value)
   call(where, core.check_writable, target) -- the one message of every write path, before any other
   if type(value) == "number" or type(value) == "boolean" then
     call(where, target.fill, target, value)
+  elseif type(value) == "table" and (target:dtype() == "c64" or target:dtype() == "c128") then
+    call(where, target.fill, target, value) -- a {re, im} pair (complex_fns.lua)
   elseif is_array(value) then
     check_live(where, value, "the value")
     if value:device() ~= a:device() then

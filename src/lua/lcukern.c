@@ -35,7 +35,7 @@ static bool own_lua_file(const char *src) {
       "cukern/dist.lua",     "cukern/shard.lua",    "cukern/assembly.lua",  "cukern/assembly_matrix.lua",
       "cukern/linalg.lua",   "cukern/select.lua",   "cukern/sorting.lua",   "cukern/complex.lua",
       "cukern/fp8.lua",      "cukern/streams.lua",  "cukern/fft.lua",       "cukern/conv.lua",
-      "cukern/rows.lua"};
+      "cukern/rows.lua",     "cukern/complex_fns.lua"};
   const size_t n = strlen(src);
   for (size_t i = 0; i < sizeof OWN / sizeof *OWN; ++i) {
     const size_t k = strlen(OWN[i]);
