@@ -180,7 +180,12 @@ local function ladder_info(doc)
     if num(r.tflops) and not num(r.gbps) then rate, unit = "tflops", "TFLOP/s" break end
   end
   return {
-    rate = rate, unit = unit, case = LADDERS.transpose.case,
+    rate = rate, unit = unit,
+    -- the ladder's own case label where its rows carry one (scan, sort, complex, fp8 ...), else the shape
+    case = function(r)
+      if type(r.case) == "string" then return r.case, r.case, numel(shape_of(r)) end
+      return LADDERS.transpose.case(r)
+    end,
     group = function(r) return tostring(r.op or r.fn or "") .. dtype_suffix(r) end,
     xlabel = "elements (log2 scale)",
   }
