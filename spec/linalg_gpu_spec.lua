@@ -71,6 +71,38 @@ describe("linear algebra: GPU against the host", function()
     end))
   end
 
+  it("eig and eigvals (cusolverDnXgeev) match the host's eigenvalues, real and complex, batched", gpu(function()
+    for _, dt in ipairs {"f32", "f64", "c64", "c128"} do
+      local real = dt:match("^c") and (dt == "c64" and "f32" or "f64") or dt
+      local eps = EPS[real]
+      for _, shape in ipairs {{1, 1}, {8, 8}, {3, 16, 16}, {64, 64}} do
+        local A = dt:match("^c") and ck.complex(H.rand(shape, real, "host"), H.rand(shape, real, "host")) or H.rand(shape, dt, "host")
+        local n = shape[#shape]
+        local wg, Vg = ck.eig(A:cuda())
+        assert.are.equal("cuda", wg:device():match("^%a+"))
+        local wh = ck.eigvals(A):to("c128"):contiguous():reshape(-1, n):totable()
+        local wd = wg:to("host"):to("c128"):contiguous():reshape(-1, n):totable()
+        -- the same eigenvalues as a set (nearest match; LAPACK's and cuSOLVER's orders may differ)
+        local scale = math.sqrt(ck.sum(ck.abs(A:to("host")) ^ 2):item()) + 1
+        for b = 1, #wh do
+          for _, x in ipairs(wh[b]) do
+            local best = math.huge
+            for _, y in ipairs(wd[b]) do best = math.min(best, math.abs(x[1] - y[1]) + math.abs(x[2] - y[2])) end
+            assert(best <= 1e3 * n * eps * scale, ("%s %s: host eigenvalue %g%+gi: nearest GPU one %.3g away")
+              :format(dt, table.concat(shape, "x"), x[1], x[2], best))
+          end
+        end
+        -- and the GPU's vectors satisfy A V = V diag(w) (in c128 on the host)
+        if #shape == 2 then
+          local Ah, Vh = A:to("c128"), Vg:to("host"):to("c128")
+          local R = ck.matmul(Ah, Vh) - ck.mul(Vh, wg:to("host"):to("c128"):reshape(1, n))
+          local r = math.sqrt(ck.sum(ck.abs(R) ^ 2):item()) / (scale * n * eps)
+          assert(r < 30, ("%s %s: ||A V - V diag(w)|| ratio %.3g"):format(dt, table.concat(shape, "x"), r))
+        end
+      end
+    end
+  end))
+
   it("singular and not-SPD inputs raise on the GPU as on the host; check = false reads nothing back", gpu(function()
     local S = ck.array({{1, 2}, {2, 4}}, {dtype = "f64", device = "cuda"})
     local ok, err = pcall(ck.solve, S, ck.ones(2, {dtype = "f64", device = "cuda"}))

@@ -44,8 +44,8 @@ for _, dev in ipairs(H.devices()) do
       octave([[
 load('in.mat');
 X = A \ B; Xt = At \ B; d = det(A); L = chol(S, 'lower'); s = svd(T); e = eig((S + S') / 2);
-[~, R] = qr(T, 0); Pw = pinv(W); xt = T \ bt; xw = pinv(W) * bw; c = cond(A);
-save('-v7', 'out.mat', 'X', 'Xt', 'd', 'L', 's', 'e', 'R', 'Pw', 'xt', 'xw', 'c');
+[~, R] = qr(T, 0); Pw = pinv(W); xt = T \ bt; xw = pinv(W) * bw; c = cond(A); eg = complex(eig(A));
+save('-v7', 'out.mat', 'X', 'Xt', 'd', 'L', 's', 'e', 'R', 'Pw', 'xt', 'xw', 'c', 'eg');
 disp('OCTAVE-DONE');
 ]])
       local o = ck.load(P("out.mat"))
@@ -62,6 +62,16 @@ disp('OCTAVE-DONE');
       assert(rel(ck.pinv(W), o.Pw) < 100 * n * EPS * ck.cond(W):item(), "pinv")
       assert(rel(ck.lstsq(T, bt), o.xt) < 100 * n * EPS * ck.cond(T):item() ^ 2, "lstsq, over-determined")
       assert(rel(ck.lstsq(W, bw), o.xw) < 100 * n * EPS * ck.cond(W):item(), "lstsq, minimum norm")
+      -- eig of the general A: complex eigenvalues, the same set (orders may differ: nearest match)
+      assert.are.equal("c128", o.eg:dtype())
+      local mine, theirs = ck.eigvals(A):to("host"):flat(), o.eg:contiguous():reshape(-1):flat()
+      assert.are.equal(#theirs, #mine)
+      local scale = ck.norm(A:to("host")):item()
+      for _, x in ipairs(theirs) do
+        local best = math.huge
+        for _, y in ipairs(mine) do best = math.min(best, math.abs(x[1] - y[1]) + math.abs(x[2] - y[2])) end
+        assert(best < 1e3 * n * EPS * scale, ("eig: Octave's %g%+gi: nearest of ours %.3g away"):format(x[1], x[2], best))
+      end
     end))
   end)
 end

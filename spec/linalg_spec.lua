@@ -232,6 +232,53 @@ for _, dev in ipairs(H.devices()) do
         end
       end))
 
+      it(dt .. ": eig (real and complex A): A V = V diag(w), unit columns, a triangle's diagonal, eigvals", g(function()
+        local cdt = dt == "f32" and "c64" or "c128"
+        local function entries(x, batched) -- a batch (dim 1) as a list of its entries
+          if not batched then return {x} end
+          local l = {}
+          for b = 1, x:size(1) do l[b] = x:select(1, b) end
+          return l
+        end
+        local function cfro(x) return math.sqrt(ck.sum(ck.abs(x:to("host"):to("c128")) ^ 2):item()) end
+        for _, c in ipairs {{{1, 1}}, {{2, 2}}, {{7, 7}}, {{33, 33}, "transposed"}, {{3, 5, 5}}, {{6, 6}, "complex"}} do
+          local A = c[2] == "complex" and ck.complex(H.rand(c[1], dt, dev), H.rand(c[1], dt, dev))
+            or randm(c[1], dt, dev, c[2])
+          local n = A:size(-1)
+          local w, V = ck.eig(A)
+          assert.are.equal(cdt, w:dtype()); assert.are.equal(cdt, V:dtype())
+          assert.are.same(A:device(), w:device())
+          local bt = A:ndim() == 3
+          local As, Vs, ws = entries(A, bt), entries(V, bt), entries(w, bt)
+          for b = 1, #As do
+            local Ah, Vh = As[b]:to("host"):to("c128"), Vs[b]:to("host"):to("c128")
+            local wh = ws[b]:to("host"):to("c128"):reshape(1, n)
+            local r = cfro(ck.matmul(Ah, Vh) - ck.mul(Vh, wh)) / ((cfro(Ah) + 1e-300) * math.max(n, 1) * EPS[dt])
+            assert(r < BOUND, ("eig %s %s: ||A V - V diag(w)|| ratio %.3g"):format(dt, table.concat(c[1], "x"), r))
+            local norms = ck.sum(ck.abs(Vh) ^ 2, 1):flat()
+            for j = 1, n do assert(math.abs(norms[j] - 1) < 1e3 * EPS[dt], "unit column " .. j) end
+          end
+          -- eigvals gives the same values (as a set: compared by nearest match)
+          local wv = ck.eigvals(A):to("host"):to("c128"):contiguous():reshape(-1):flat()
+          local we = w:to("host"):to("c128"):contiguous():reshape(-1):flat()
+          local scale = cfro(A) + 1
+          for _, x in ipairs(wv) do
+            local best = math.huge
+            for _, y in ipairs(we) do best = math.min(best, math.abs(x[1] - y[1]) + math.abs(x[2] - y[2])) end
+            assert(best <= 1e3 * n * EPS[dt] * scale, ("eigvals %s: %g%+gi has no match in eig's w"):format(dt, x[1], x[2]))
+          end
+        end
+        -- a triangular matrix's eigenvalues are its diagonal
+        local U = ck.triu(H.rand({9, 9}, dt, dev))
+        local d = ck.diag(U:to("host")):to("f64"):flat()
+        local w = ck.eigvals(U):to("host"):to("c128"):flat()
+        table.sort(d)
+        table.sort(w, function(x, y) return x[1] < y[1] end)
+        for i = 1, 9 do
+          assert(math.abs(w[i][1] - d[i]) < 1e3 * EPS[dt] and math.abs(w[i][2]) < 1e3 * EPS[dt], "triangle's diagonal " .. i)
+        end
+      end))
+
       it(dt .. ": lstsq over- and under-determined: normal equations, minimum norm (= pinv(A) b)", g(function()
         for _, shape in ipairs {{9, 4}, {4, 9}, {5, 5}, {2, 8, 3}} do
           local A = H.rand(shape, dt, dev)
@@ -336,7 +383,9 @@ describe("linear algebra: bad input", function()
     {function() ck.qr(A, {mode = "economic"}) end, 'ck.qr: option mode must be "reduced" or "complete"'},
     {function() ck.svd(A, {ful = true}) end, "ck.svd: unknown option \"ful\""},
     {function() ck.solve(A, ck.randn(3), {refine = "f16"}) end, "ck.solve: refine is for ck.solve with f64 A and B"},
-    {function() ck.eig(A) end, "ck.eig: the eigenvalues of a general matrix are complex"},
+    {function() ck.eig(ck.ones(3, 3, {dtype = "i32"})) end, "ck.eig: A is i32[3x3] host:0; linear algebra takes f32 or f64, c64 or c128"},
+    {function() ck.eig(ck.randn(3, 4)) end, "ck.eig: A is f32[3x4] host:0; it must be square"},
+    {function() ck.eig(A, {vectors = false}) end, "ck.eig: unknown option \"vectors\""},
     {function() ck.norm(A, "frob") end, 'ck.norm: p must be a number, math.huge, "fro" or "nuc"'},
     {function() ck.lu(A, {variant = "nope"}) end, "ck.lu: unknown variant 'nope'"},
     {function() ck.solve(ck.randn(2, 3, 3), ck.randn(4, 3, 1)) end, "ck.solve: the batch dims of A"},

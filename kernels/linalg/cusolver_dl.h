@@ -27,7 +27,8 @@ extern "C" {
   X(Sgesvd_bufferSize) X(Dgesvd_bufferSize) X(Sgesvd) X(Dgesvd)                                                      \
   X(Ssyevd_bufferSize) X(Dsyevd_bufferSize) X(Ssyevd) X(Dsyevd)                                                      \
   X(DHgesv_bufferSize) X(DBgesv_bufferSize) X(DXgesv_bufferSize) X(DSgesv_bufferSize)                                \
-  X(DHgesv) X(DBgesv) X(DXgesv) X(DSgesv)
+  X(DHgesv) X(DBgesv) X(DXgesv) X(DSgesv)                                                                            \
+  X(CreateParams) X(DestroyParams) X(Xgeev_bufferSize) X(Xgeev)
 
 typedef struct ck_cusolver_api {
 #define CK_CUSOLVER_FIELD(n) __typeof__(&cusolverDn##n) n;

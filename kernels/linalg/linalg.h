@@ -33,6 +33,9 @@ enum {
   CK_LA_GELS,  /* a (m x n) destroyed, b (max(m,n) x nrhs) -> least-squares / minimum-norm solution; info (host only) */
   CK_LA_TRI,   /* a (m x n): zero the strictly upper (uplo 'L') or lower ('U') part; diag 'U' also sets the diagonal to 1 */
   CK_LA_GESV_IRS, /* a (n x n f64), b (n x nrhs f64) -> x in u (n x nrhs, ldu), by iterative refinement (refine); iters, info */
+  CK_LA_GEEV,  /* a (n x n, COMPLEX: c64/c128) destroyed -> s = eigenvalues (n, complex), u = right eigenvectors in
+                  columns (n x n, ldu; jobu 'V', else none), unit 2-norm with the largest component real; info: the
+                  number of eigenvalues the QR iteration left unconverged (LAPACK's) */
   CK_LA_NOPS
 };
 /* Iterative refinement: the precision the factorisation runs in (CK_LA_GESV_IRS; CUDA only). */
@@ -40,7 +43,7 @@ enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_
 
 typedef struct ck_la_job {
   int op;      /* CK_LA_* */
-  int dtype;   /* CK_F32 or CK_F64 (ck_dtype) */
+  int dtype;   /* CK_F32 or CK_F64 (ck_dtype); CK_C64 or CK_C128 for CK_LA_GEEV */
   int64_t batch;
   int m, n, nrhs;
   void *a;     /* per entry: a + i * sa (elements) */
@@ -70,7 +73,7 @@ typedef struct ck_la_job {
 /* Step names, for messages ("getrf"). */
 static inline const char *ck_la_op_name(int op) {
   static const char *const names[CK_LA_NOPS] = {"getrf", "getrs", "potrf", "potrs", "trsm", "geqrf", "orgqr",
-                                                "ormqr", "gesvd", "syevd", "gels",  "tri",   "gesv_irs"};
+                                                "ormqr", "gesvd", "syevd", "gels",  "tri",   "gesv_irs", "geev"};
   return op >= 0 && op < CK_LA_NOPS ? names[op] : "?";
 }
 

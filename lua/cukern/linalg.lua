@@ -1,6 +1,6 @@
 --- cukern.linalg (issue 34): dense linear algebra — ck.solve (MATLAB's `\`), inv, det, slogdet, lu, cholesky,
--- cholesky_solve, triangular_solve, qr, lstsq, svd, svdvals, eigh, norm, cond, matrix_rank, pinv (and ck.eig,
--- which waits for complex dtypes). The factorisations run in the core (src/linalg/: LAPACKE on the host, cuSOLVER
+-- cholesky_solve, triangular_solve, qr, lstsq, svd, svdvals, eigh, eig, eigvals, norm, cond, matrix_rank, pinv.
+-- The factorisations run in the core (src/linalg/: LAPACKE on the host, cuSOLVER
 -- and cuBLAS on a GPU, batched over leading dims); what is built from them (inv, pinv, norm, cond, matrix_rank,
 -- svdvals, 1-D right-hand sides) is here, from array ops. Contract and MATLAB/NumPy names: docs/api.md "Linear
 -- algebra". Results of the factorisations are column-major views (a:is_contiguous() is false); every op takes them.
@@ -160,9 +160,17 @@ function L.eigvalsh(A, opts)
   local o = opts_of(w_eigvalsh, opts, options.set("uplo", "check"))
   return (run(w_eigvalsh, "eigh", matrix(w_eigvalsh, A), nil, {upper = o.uplo == "U", check = o.check, vectors = false}))
 end
-function L.eig()
-  raise(w_eig .. ": the eigenvalues of a general matrix are complex, and cukern has no complex dtypes yet: ck.eig " ..
-    "waits for them (ck.eigh takes symmetric matrices)")
+--- eig(A [, {check}]) -> w, V: the eigenvalues (complex, in LAPACK's order: unsorted) and right eigenvectors
+-- (complex, unit columns, largest component real) of a general square A, real or complex: A V = V diag(w).
+-- NumPy's eig, MATLAB's [V, D] = eig(A) (w = diag(D)). geev on the complex form of A (src/linalg/la_funcs.c).
+local w_eigvals = where_of("ck.eigvals")
+function L.eig(A, opts)
+  local o = opts_of(w_eig, opts, options.set("check"))
+  return run(w_eig, "eig", matrix(w_eig, A), nil, {check = o.check, vectors = true})
+end
+function L.eigvals(A, opts)
+  local o = opts_of(w_eigvals, opts, options.set("check"))
+  return (run(w_eigvals, "eig", matrix(w_eigvals, A), nil, {check = o.check, vectors = false}))
 end
 
 -- ---------------------------------------------------------------- built from the above
@@ -272,7 +280,7 @@ function L.linalg_available() return core.linalg_available() end
 
 -- ---------------------------------------------------------------- install
 local NAMES = {"solve", "inv", "det", "slogdet", "lu", "cholesky", "cholesky_solve", "triangular_solve", "lstsq", "qr",
-               "svd", "svdvals", "eigh", "eigvalsh", "eig", "norm", "cond", "matrix_rank", "pinv", "linalg_available"}
+               "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "norm", "cond", "matrix_rank", "pinv", "linalg_available"}
 function L.install(target)
   ck = target
   for _, n in ipairs(NAMES) do target[n] = L[n] end

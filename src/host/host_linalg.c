@@ -13,7 +13,8 @@
  *
  * Buffers are column-major, dense per batch entry, as the job says; the batch runs one entry after the other.
  * Every pointer type is the job's void *: the prototypes below differ from LAPACKE's only in float * / double *
- * (one pointer type per routine serves both precisions; no float or double is passed by value).
+ * (one pointer type per routine serves both precisions; no float or double is passed by value); geev is the
+ * complex pair (c/z: the layer runs eig on complex buffers).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -39,6 +40,8 @@ typedef int (*ormqr_f)(int, char, char, int, int, int, const void *, int, const 
 typedef int (*gesvd_f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int, void *);
 typedef int (*syevd_f)(int, char, char, int, void *, int, void *);
 typedef int (*gels_f)(int, char, int, int, int, void *, int, void *, int);
+/* the complex one (LAPACKE_cgeev / zgeev: complex float / double pointers) */
+typedef int (*geev_f)(int, char, char, int, void *, int, void *, void *, int, void *, int);
 
 typedef struct lapacke_api {
   getrf_f getrf[2];
@@ -52,6 +55,7 @@ typedef struct lapacke_api {
   gesvd_f gesvd[2];
   syevd_f syevd[2];
   gels_f gels[2];
+  geev_f geev[2]; /* c, z: loaded apart from the s/d pairs above (a LAPACKE without them fails only ck.eig) */
   char why[200]; /* empty when loaded */
 } lapacke_api;
 
@@ -85,6 +89,10 @@ static void load(void) {
       }
       memcpy(&slot[2 * r + p], &f, sizeof f);
     }
+  for (int p = 0; p < 2; ++p) {
+    void *f = dlsym(h, p ? "LAPACKE_zgeev" : "LAPACKE_cgeev");
+    memcpy(&api.geev[p], &f, sizeof f);
+  }
   void (*nancheck)(int) = NULL;
   void *f = dlsym(h, "LAPACKE_set_nancheck");
   memcpy(&nancheck, &f, sizeof f);
@@ -123,11 +131,13 @@ static void tri(void *p, int dtype, int m, int n, int lda, char uplo, bool unit)
 
 ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
   const size_t es = ck_dtype_size((ck_dtype)j->dtype);
-  const int p = j->dtype == CK_F64;
+  const int p = j->dtype == CK_F64 || j->dtype == CK_C128;
   if (j->op != CK_LA_TRI) {
     const char *why;
     if (!ck_host_la_available(&why)) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s", why);
   }
+  if (j->op == CK_LA_GEEV && !api.geev[p])
+    return ck_error(ctx, CK_ERR_UNSUPPORTED, "geev (host): this LAPACKE has no LAPACKE_%cgeev", p ? 'z' : 'c');
   void *superb = NULL;
   if (j->op == CK_LA_GESVD) {
     const int k = j->m < j->n ? j->m : j->n;
@@ -159,6 +169,10 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     }
     case CK_LA_SYEVD: info = api.syevd[p](COL_MAJOR, j->jobu, j->uplo, j->n, a, j->lda, at(j->s, j->ss, i, es)); break;
     case CK_LA_GELS: info = api.gels[p](COL_MAJOR, 'N', j->m, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
+    case CK_LA_GEEV: /* right eigenvectors only (jobvl 'N': vl unused, ldvl 1) */
+      info = api.geev[p](COL_MAJOR, 'N', j->jobu == 'V' ? 'V' : 'N', j->n, a, j->lda, at(j->s, j->ss, i, es), NULL, 1,
+                         at(j->u, j->su, i, es), j->ldu > 0 ? j->ldu : 1);
+      break;
     case CK_LA_TRI: tri(a, j->dtype, j->m, j->n, j->lda, j->uplo, j->diag == 'U'); break;
     default:
       free(superb);

@@ -230,7 +230,7 @@ static const struct {
     [CK_LAF_LU] = {false, false},        [CK_LAF_SOLVE] = {true, true},  [CK_LAF_DET] = {true, false},
     [CK_LAF_SLOGDET] = {true, false},    [CK_LAF_CHOLESKY] = {true, false}, [CK_LAF_CHOLESKY_SOLVE] = {true, true},
     [CK_LAF_TRSOLVE] = {true, true},     [CK_LAF_QR] = {false, false},   [CK_LAF_LSTSQ] = {false, true},
-    [CK_LAF_SVD] = {false, false},       [CK_LAF_EIGH] = {true, false},
+    [CK_LAF_SVD] = {false, false},       [CK_LAF_EIGH] = {true, false},  [CK_LAF_EIG] = {true, false},
 };
 
 static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label) {
@@ -238,9 +238,10 @@ static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label)
   char d[96];
   ck_status st = ck_check_live(ctx, e->c->name, x);
   if (st) return st;
-  if (x->dtype != CK_F32 && x->dtype != CK_F64)
-    return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64 (convert with :to(\"f64\"))",
-                    e->c->name, label, ck_describe(x, d, sizeof d));
+  const bool cx_ok = e->c->fn == CK_LAF_EIG && (x->dtype == CK_C64 || x->dtype == CK_C128);
+  if (x->dtype != CK_F32 && x->dtype != CK_F64 && !cx_ok)
+    return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64%s (convert with :to(\"f64\"))",
+                    e->c->name, label, ck_describe(x, d, sizeof d), e->c->fn == CK_LAF_EIG ? ", c64 or c128" : "");
   if (x->ndim < 2)
     return ck_error(ctx, CK_ERR_SHAPE, "%s: %s is %s; it needs a matrix (2 dims, or more for a batch)", e->c->name,
                     label, ck_describe(x, d, sizeof d));

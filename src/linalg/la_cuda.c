@@ -11,6 +11,7 @@
  *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around).
  *   gesv_irs        cusolverDnD{H,B,X,S}gesv: LU in f16 / bf16 / tf32 / f32 on the tensor cores, refined to f64.
+ *   geev            cusolverDnXgeev on c64/c128 buffers, per entry (the layer made A complex).
  * A loop over entries issues its calls back to back on one stream: cuSOLVER's per-call work is what a batch of
  * large matrices costs anyway; the batched calls are for the small ones, where the launch is the cost.
  *
@@ -21,6 +22,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ck_linalg.h"
@@ -130,6 +132,44 @@ static int irs(la_run *r, const ck_env *env, const ck_cusolver_api *s, cusolverD
   return 0;
 }
 
+/* The general eigenproblem on complex buffers: cusolverDnXgeev (64-bit API), right eigenvectors only (cuSOLVER has
+ * no left ones). Its host workspace is freed after a stream sync, since the call may still read it. */
+static int geev(la_run *r, const ck_env *env, const ck_cusolver_api *s, cusolverDnHandle_t h) {
+  ck_la_job *j = r->j;
+  const cudaDataType t = j->dtype == CK_C128 ? CUDA_C_64F : CUDA_C_32F;
+  const size_t es = j->dtype == CK_C128 ? 16 : 8;
+  const cusolverEigMode_t none = CUSOLVER_EIG_MODE_NOVECTOR;
+  const cusolverEigMode_t jv = j->jobu == 'V' ? CUSOLVER_EIG_MODE_VECTOR : none;
+  const int64_t ldu = j->ldu > 0 ? j->ldu : 1;
+  cusolverDnParams_t p = NULL;
+  size_t dws = 0, hws = 0;
+  void *dw = NULL, *hw = NULL;
+  int rc = 0;
+  r->fail_call = "cusolverDnCreateParams";
+  if (FAILED((int)s->CreateParams(&p))) return 0;
+  r->fail_call = "cusolverDnXgeev_bufferSize";
+  if (FAILED((int)s->Xgeev_bufferSize(h, p, none, jv, j->n, t, j->a, j->lda, t, j->s, t, NULL, 1, t, j->u, ldu, t, &dws,
+                                      &hws)))
+    goto done;
+  if (dws && !(dw = env->ws_alloc(env->owner, dws))) { rc = (int)cudaErrorMemoryAllocation; goto done; }
+  if (hws && !(hw = malloc(hws))) { rc = (int)cudaErrorMemoryAllocation; goto done; }
+  for (int64_t i = 0; i < j->batch; ++i) {
+    r->fail_call = "cusolverDnXgeev";
+    if (FAILED((int)s->Xgeev(h, p, none, jv, j->n, t, elem(j->a, j->sa, i, es), j->lda, t, elem(j->s, j->ss, i, es), t,
+                             NULL, 1, t, elem(j->u, j->su, i, es), ldu, t, dw, dws, hw, hws, j->info + i)))
+      break;
+  }
+done:
+  if (hw) {
+    const int e = (int)cudaStreamSynchronize((cudaStream_t)env->stream);
+    if (e && !rc) rc = e;
+    free(hw);
+  }
+  if (dw) env->ws_free(env->owner, dw);
+  s->DestroyParams(p);
+  return rc;
+}
+
 static int la_launch(const void *arg, const ck_env *env) {
   la_run *r = (la_run *)arg;
   ck_la_job *j = r->j;
@@ -151,6 +191,7 @@ static int la_launch(const void *arg, const ck_env *env) {
   }
   ck_order_check(env);
   if (j->op == CK_LA_GESV_IRS) return irs(r, env, s, h);
+  if (j->op == CK_LA_GEEV) return geev(r, env, s, h);
   const bool dbl = j->dtype == CK_F64;
   const size_t es = dbl ? 8 : 4;
   const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
@@ -213,7 +254,8 @@ static int la_launch(const void *arg, const ck_env *env) {
 
 static void describe(const void *ud, char *buf, size_t n) {
   const la_run *r = (const la_run *)ud;
-  snprintf(buf, n, "linalg (cuda, %s %s, batch %lld of %dx%d)", ck_la_op_name(r->j->op), r->j->dtype == CK_F64 ? "f64" : "f32", (long long)r->j->batch, r->j->m, r->j->n);
+  snprintf(buf, n, "linalg (cuda, %s %s, batch %lld of %dx%d)", ck_la_op_name(r->j->op), ck_dtype_name((ck_dtype)r->j->dtype),
+           (long long)r->j->batch, r->j->m, r->j->n);
 }
 
 ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
@@ -226,7 +268,7 @@ ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
   if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);
   if (r.fail_call)
     return ck_error(ctx, CK_ERR_CUBLAS, "%s: %s failed: %s (%s, %dx%d, batch %lld)", name, r.fail_call,
-                    ck_cusolver_status_name(r.fail_status), j->dtype == CK_F64 ? "f64" : "f32", j->m, j->n,
+                    ck_cusolver_status_name(r.fail_status), ck_dtype_name((ck_dtype)j->dtype), j->m, j->n,
                     (long long)j->batch);
   return CK_OK;
 }

@@ -15,6 +15,7 @@
  *             oracle of the composition; GNU Octave's `\` checks it independently (spec/linalg_octave_spec.lua).
  *   svd       gesvd on A, or on A^T when m < n (cuSOLVER's gesvd takes m >= n only; A = V' S U'^T then)
  *   eigh      syevd
+ *   eig       geev (on complex buffers: A is made complex as it is loaded)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,40 @@ done:
   return st;
 }
 
+/* The general eigenproblem: geev on the complex form of A (a real A is made complex as it is loaded). One routine
+ * for real and complex input, and no LAPACK-style packed conjugate pairs to unpack: the eigenvalues and
+ * eigenvectors of a real matrix are complex anyway. Costs the complex arithmetic's ~4x on real input. */
+static ck_status fn_eig(la_env *e) {
+  ck_la_call *c = e->c;
+  const int n = rows_of(c->a);
+  la_mat w = {0}, vr = {0};
+  ck_tensor ev = {0}, pv = {0};
+  ck_la_job j;
+  ck_status st;
+  const bool cx = c->a->dtype == CK_C64 || c->a->dtype == CK_C128;
+  if (cx) TRY(ck_pair_view(e->ctx, &pv, c->a)); /* (the finite scan reads the parts) */
+  TRY(la_check_finite(e, cx ? &pv : c->a, "A"));
+  e->dt = (e->dt == CK_F64 || e->dt == CK_C128) ? CK_C128 : CK_C64; /* every buffer below is complex */
+  TRY(la_load(e, &w, c->a, n, n, false));
+  TRY(la_new_vec(e, &ev, n));
+  if (c->vectors) TRY(la_alloc(e, &vr, n, n));
+  la_job(e, &j, CK_LA_GEEV, &w);
+  j.s = ck_data(&ev), j.ss = n, j.jobu = c->vectors ? 'V' : 'N';
+  if (c->vectors) j.u = ck_data(&vr.buf), j.su = (int64_t)n * n, j.ldu = n;
+  TRY(la_exec(e, &j));
+  TRY(la_info_check(e, LA_NO_CONVERGENCE));
+  ck_view_of(&c->out[0], &ev);
+  c->nout = 1;
+  if (c->vectors) {
+    TRY(la_cut(e, &c->out[1], &vr, n, n));
+    c->nout = 2;
+  }
+done:
+  la_free(&w), la_free(&vr);
+  ck_release(&ev), ck_release(&pv);
+  return st;
+}
+
 ck_status la_run_fn(la_env *e) {
   switch (e->c->fn) {
   case CK_LAF_LU: return fn_lu(e);
@@ -396,6 +431,7 @@ ck_status la_run_fn(la_env *e) {
   case CK_LAF_LSTSQ: return fn_lstsq(e);
   case CK_LAF_SVD: return fn_svd(e);
   case CK_LAF_EIGH: return fn_eigh(e);
+  case CK_LAF_EIG: return fn_eig(e);
   default: return ck_error(e->ctx, CK_ERR_INTERNAL, "%s: unknown linear-algebra function %d", e->c->name, (int)e->c->fn);
   }
 }

@@ -7,8 +7,8 @@
  *   core.linalg_available()     -> true, or false and why (LAPACKE for host arrays)
  *
  * fn is "lu", "solve", "det", "slogdet", "cholesky", "cholesky_solve", "triangular_solve", "qr", "lstsq", "svd",
- * "eigh"; opts is a table already checked by linalg.lua (booleans upper, left, unit, full, vectors, packed, check;
- * refine "f16"|"bf16"|"tf32"|"f32"; variant). The result userdata are pushed before the core runs, so a memory
+ * "eigh", "eig"; opts is a table already checked by linalg.lua (booleans upper, left, unit, full, vectors, packed,
+ * check; refine "f16"|"bf16"|"tf32"|"f32"; variant). The result userdata are pushed before the core runs, so a memory
  * error cannot leak what it made.
  */
 #include <string.h>
@@ -32,6 +32,7 @@ static const struct {
     {"lstsq", "ck.lstsq", CK_LAF_LSTSQ},
     {"svd", "ck.svd", CK_LAF_SVD},
     {"eigh", "ck.eigh", CK_LAF_EIGH},
+    {"eig", "ck.eig", CK_LAF_EIG},
 };
 
 static bool opt_bool(lua_State *L, int t, const char *k, bool dflt) {
