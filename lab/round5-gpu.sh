@@ -111,7 +111,8 @@ done
 if has overlap24; then
   for cfg in "12 32" "24 16"; do
     set -- $cfg
-    timeout 90 lua5.4 examples/overlap_ladder.lua --chunks "$1" --mb "$2" > "$R/overlap-$1x$2.txt" 2>&1
+    mkdir -p "$R/overlap-$1x$2"
+    CUKERN_RESULTS="$R/overlap-$1x$2" timeout 90 lua5.4 examples/overlap_ladder.lua --chunks "$1" --mb "$2" > "$R/overlap-$1x$2.txt" 2>&1
     log "overlap ladder $1 chunks of $2 MiB rc=$?"; grep -E "three_streams|two_streams|bound" "$R/overlap-$1x$2.txt" | head -6
   done
 fi
