@@ -40,6 +40,7 @@ sanitize() { # sanitize LABEL SCRIPT LIMIT TOOLS...
   for tool in "$@"; do
     extra=""; [ "$tool" = racecheck ] && extra="--racecheck-report all"
     # shellcheck disable=SC2086
+    [ "$tool" = racecheck ] && export SAN_QUICK=1 || export SAN_QUICK=0
     CUKERN_SYNC=1 timeout "$limit" compute-sanitizer --tool "$tool" $extra --print-limit 50 --error-exitcode 9 \
       lua5.4 "$script" > "$R/$label-$tool.txt" 2>&1
     log "$label $tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/$label-$tool.txt") $(grep -v '^=' "$R/$label-$tool.txt" | tail -1)"
