@@ -29,9 +29,9 @@ using namespace ckcx;
 // ---------------------------------------------------------------- elementwise
 
 template <int FN, class R, int V>
-__global__ void __launch_bounds__(VB) cx_vec_kernel(int64_t n, typename Out<FN, R>::T *__restrict__ out,
-                                                    const typename M<R>::C *__restrict__ a,
-                                                    const typename M<R>::C *__restrict__ b, typename M<R>::C s,
+__global__ void __launch_bounds__(VB) cx_vec_kernel(int64_t n, typename Out<FN, R>::T *out,
+                                                    const typename M<R>::C *a,
+                                                    const typename M<R>::C *b, typename M<R>::C s,
                                                     int a_one, int b_one, int scalar_left) {
   using C = typename M<R>::C;
   using O = typename Out<FN, R>::T;

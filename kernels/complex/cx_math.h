@@ -1,7 +1,10 @@
 /*
  * cx_math.h — the complex ladder's arithmetic (issue 35), one text for gcc (the host oracle, src/host/
  * host_complex.c, compiles it as C11) and nvcc (the rungs, as __host__ __device__ functions), so that host and
- * device compute the same function by construction, as the elementwise table does for real dtypes.
+ * device compute the same formulas by construction, as the elementwise table does for real dtypes. Not to the
+ * bit: nvcc contracts a*b + c into an fma (the imaginary part of a product, Smith's division) where gcc's C11 does
+ * not, so results may differ by a rounding (z * conj(z) has im exactly 0 on the host, a few ulps on a GPU); the
+ * specs compare with tolerances derived for that.
  *
  * CK_CX_MATH(C, T, P, M) defines P<op> on the complex type C (ck_c64_t or ck_c128_t: {re, im}) with real type
  * T; M is the suffix of T's libm names ("f" for float, empty for double). The includer provides <math.h>.

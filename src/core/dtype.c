@@ -116,6 +116,12 @@ ck_status ck_complex_view(ck_ctx *ctx, ck_tensor *out, const ck_tensor *r) {
     return ck_error(ctx, CK_ERR_SHAPE,
                     "view_as_complex: %s must end in a dim of 2 with stride 1, its other strides and offset even "
                     "(copy it first: a:contiguous())", ck_describe(r, d, sizeof d));
+  /* the complex kernels load an element whole (8 or 16 bytes): memory cukern allocated always is aligned so, but
+   * memory wrapped from elsewhere (DLPack) may start mid-pair */
+  if (ck_numel(r) > 0 && (uintptr_t)ck_data(r) % (2 * ck_dtype_size(r->dtype)) != 0)
+    return ck_error(ctx, CK_ERR_SHAPE, "view_as_complex: %s starts at an address that is not a multiple of %zu bytes "
+                    "(memory from outside cukern, e.g. DLPack); copy it first: a:contiguous()",
+                    ck_describe(r, d, sizeof d), 2 * ck_dtype_size(r->dtype));
   ck_view_of(out, r);
   out->dtype = r->dtype == CK_F64 ? CK_C128 : CK_C64;
   out->ndim = r->ndim - 1;

@@ -124,6 +124,9 @@ int cukern_push_dlpack(lua_State *L, struct DLManagedTensor *m) {
   for (int k = 0; extent && k < d->ndim; ++k) extent += (d->shape[k] - 1) * st_[k];
   if (d->byte_offset % ck_dtype_size(dt))
     return fail(L, CUKERN_ERR_ARG, W, "byte_offset is not a multiple of the element size");
+  /* every kernel loads an element whole (c128: 16 bytes), so the first element must be aligned to its size */
+  if (d->data && ((uintptr_t)d->data + d->byte_offset) % ck_dtype_size(dt))
+    return fail(L, CUKERN_ERR_ARG, W, "data + byte_offset is not aligned to the element size");
   if (!d->data && extent) return fail(L, CUKERN_ERR_ARG, W, "data is NULL");
   ck_tensor *t = ckl_push_array(L); /* first: a Lua memory error here takes nothing over */
   ck_storage *s;
