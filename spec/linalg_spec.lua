@@ -232,6 +232,39 @@ for _, dev in ipairs(H.devices()) do
         end
       end))
 
+      it(dt .. ": solve and inv of complex A (c64/c128): backward error, A inv(A) = I, batches, real B", g(function()
+        local cdt = dt == "f32" and "c64" or "c128"
+        local function cx(shape) return ck.complex(H.rand(shape, dt, dev), H.rand(shape, dt, dev)) end
+        local function cfro(x) return math.sqrt(ck.sum(ck.abs(x:to("host"):to("c128")) ^ 2):item()) end
+        local function cmm(a, b) -- c128 products on the host, batches entry by entry
+          a, b = a:to("host"):to("c128"), b:to("host"):to("c128")
+          if a:ndim() == 2 then return ck.matmul(a, b) end
+          local l = {}
+          for i = 1, a:size(1) do l[i] = ck.matmul(a:select(1, i):contiguous(), b:select(1, i):contiguous()) end
+          return ck.stack(l)
+        end
+        -- {2, 4, 4}: cuBLAS's batched getrf/getrs on a GPU; {70, 70}: cuSOLVER's; a transposed view; a real B
+        for _, c in ipairs {{{1, 1}}, {{7, 7}}, {{2, 4, 4}}, {{70, 70}}, {{9, 9}, "t"}, {{5, 5}, "real B"}} do
+          local A = cx(c[1])
+          if c[2] == "t" then A = A:transpose(-2, -1) end
+          local n = A:size(-1)
+          local bs = {table.unpack(c[1])}
+          bs[#bs] = 3
+          local B = c[2] == "real B" and H.rand(bs, dt, dev) or cx(bs)
+          local X = ck.solve(A, B)
+          assert.are.equal(cdt, X:dtype())
+          local r = cfro(cmm(A, X) - B:to("host"):to("c128")) / ((cfro(A) * cfro(X) + 1e-300) * n * EPS[dt])
+          assert(r < BOUND, ("solve %s %s%s: backward error ratio %.3g"):format(cdt, table.concat(c[1], "x"), c[2] or "", r))
+          local Ai = ck.inv(A)
+          local I = ck.eye(n, {dtype = "c128"})
+          local e = cfro(cmm(A, Ai) - (A:ndim() == 3 and I:expand(A:size(1), n, n) or I)) / (n * EPS[dt] * cfro(A) * cfro(Ai))
+          assert(e < BOUND, ("inv %s: ||A inv(A) - I|| ratio %.3g"):format(cdt, e))
+        end
+        local S = ck.complex(ck.ones(2, 2, {dtype = dt, device = dev}), ck.ones(2, 2, {dtype = dt, device = dev}))
+        local ok, err = pcall(ck.solve, S, ck.ones(2, {dtype = cdt, device = dev}))
+        assert(not ok and err:find("U(2,2) is exactly zero", 1, true), err)
+      end))
+
       it(dt .. ": eig (real and complex A): A V = V diag(w), unit columns, a triangle's diagonal, eigvals", g(function()
         local cdt = dt == "f32" and "c64" or "c128"
         local function entries(x, batched) -- a batch (dim 1) as a list of its entries
@@ -384,6 +417,7 @@ describe("linear algebra: bad input", function()
     {function() ck.svd(A, {ful = true}) end, "ck.svd: unknown option \"ful\""},
     {function() ck.solve(A, ck.randn(3), {refine = "f16"}) end, "ck.solve: refine is for ck.solve with f64 A and B"},
     {function() ck.eig(ck.ones(3, 3, {dtype = "i32"})) end, "ck.eig: A is i32[3x3] host:0; linear algebra takes f32 or f64, c64 or c128"},
+    {function() ck.det(ck.ones(3, 3, {dtype = "c64"})) end, "ck.det: A is c64[3x3] host:0; linear algebra takes f32 or f64 (convert"},
     {function() ck.eig(ck.randn(3, 4)) end, "ck.eig: A is f32[3x4] host:0; it must be square"},
     {function() ck.eig(A, {vectors = false}) end, "ck.eig: unknown option \"vectors\""},
     {function() ck.norm(A, "frob") end, 'ck.norm: p must be a number, math.huge, "fro" or "nuc"'},

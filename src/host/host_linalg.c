@@ -56,6 +56,8 @@ typedef struct lapacke_api {
   syevd_f syevd[2];
   gels_f gels[2];
   geev_f geev[2]; /* c, z: loaded apart from the s/d pairs above (a LAPACKE without them fails only ck.eig) */
+  getrf_f cgetrf[2]; /* c, z: solve and inv on complex arrays (the same prototypes: void * data) */
+  getrs_f cgetrs[2];
   char why[200]; /* empty when loaded */
 } lapacke_api;
 
@@ -89,9 +91,13 @@ static void load(void) {
       }
       memcpy(&slot[2 * r + p], &f, sizeof f);
     }
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < 2; ++p) { /* the complex routines: NULL where missing (their calls say so) */
     void *f = dlsym(h, p ? "LAPACKE_zgeev" : "LAPACKE_cgeev");
     memcpy(&api.geev[p], &f, sizeof f);
+    f = dlsym(h, p ? "LAPACKE_zgetrf" : "LAPACKE_cgetrf");
+    memcpy(&api.cgetrf[p], &f, sizeof f);
+    f = dlsym(h, p ? "LAPACKE_zgetrs" : "LAPACKE_cgetrs");
+    memcpy(&api.cgetrs[p], &f, sizeof f);
   }
   void (*nancheck)(int) = NULL;
   void *f = dlsym(h, "LAPACKE_set_nancheck");
@@ -136,8 +142,13 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     const char *why;
     if (!ck_host_la_available(&why)) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s", why);
   }
-  if (j->op == CK_LA_GEEV && !api.geev[p])
-    return ck_error(ctx, CK_ERR_UNSUPPORTED, "geev (host): this LAPACKE has no LAPACKE_%cgeev", p ? 'z' : 'c');
+  const bool cx = j->dtype == CK_C64 || j->dtype == CK_C128;
+  if ((j->op == CK_LA_GEEV && !api.geev[p]) || (cx && j->op == CK_LA_GETRF && !api.cgetrf[p]) ||
+      (cx && j->op == CK_LA_GETRS && !api.cgetrs[p]))
+    return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s (host): this LAPACKE has no LAPACKE_%c%s", ck_la_op_name(j->op),
+                    p ? 'z' : 'c', ck_la_op_name(j->op));
+  getrf_f getrf = cx ? api.cgetrf[p] : api.getrf[p];
+  getrs_f getrs = cx ? api.cgetrs[p] : api.getrs[p];
   void *superb = NULL;
   if (j->op == CK_LA_GESVD) {
     const int k = j->m < j->n ? j->m : j->n;
@@ -149,8 +160,8 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     int32_t *ipiv = j->ipiv ? j->ipiv + i * j->sp : NULL;
     int info = 0;
     switch (j->op) {
-    case CK_LA_GETRF: info = api.getrf[p](COL_MAJOR, j->m, j->n, a, j->lda, ipiv); break;
-    case CK_LA_GETRS: info = api.getrs[p](COL_MAJOR, j->trans, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb); break;
+    case CK_LA_GETRF: info = getrf(COL_MAJOR, j->m, j->n, a, j->lda, ipiv); break;
+    case CK_LA_GETRS: info = getrs(COL_MAJOR, j->trans, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb); break;
     case CK_LA_POTRF: info = api.potrf[p](COL_MAJOR, j->uplo, j->n, a, j->lda); break;
     case CK_LA_POTRS: info = api.potrs[p](COL_MAJOR, j->uplo, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
     case CK_LA_TRSM: /* left side only: the layer turns X op(A) = B into op(A)^T X^T = B^T */

@@ -204,9 +204,14 @@ ck_status la_check_diag(la_env *e, la_mat *m, int k, const char *what) {
 
 ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what) {
   if (!e->c->check || ck_numel(a) == 0) return CK_OK;
-  ck_tensor z = {0}, s = {0};
+  ck_tensor z = {0}, s = {0}, pv = {0};
   double v = 0;
-  ck_status st = ck_ew_binary_scalar(e->ctx, CK_EW_MUL, &z, a, 0.0, false, NULL, NULL);
+  ck_status st = CK_OK;
+  if (a->dtype == CK_C64 || a->dtype == CK_C128) { /* the parts, as a real view */
+    if ((st = ck_pair_view(e->ctx, &pv, a))) return ck_error_prefix(e->ctx, st, "%s", e->c->name);
+    a = &pv;
+  }
+  st = ck_ew_binary_scalar(e->ctx, CK_EW_MUL, &z, a, 0.0, false, NULL, NULL);
   if (!st) st = ck_reduce(e->ctx, CK_RED_SUM, &s, NULL, &z, -1, false, NULL, NULL);
   ck_tensor h = {0};
   if (!st) st = ck_to(e->ctx, &h, &s, CK_DEV_HOST, CK_F64);
@@ -214,6 +219,7 @@ ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what) {
   ck_release(&z);
   ck_release(&s);
   ck_release(&h);
+  ck_release(&pv);
   if (st) return ck_error_prefix(e->ctx, st, "%s", e->c->name);
   if (!isfinite(v))
     return ck_error(e->ctx, CK_ERR_ARG,
@@ -238,10 +244,12 @@ static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label)
   char d[96];
   ck_status st = ck_check_live(ctx, e->c->name, x);
   if (st) return st;
-  const bool cx_ok = e->c->fn == CK_LAF_EIG && (x->dtype == CK_C64 || x->dtype == CK_C128);
+  /* complex (issue 35's dtypes) so far: eig, and solve (hence inv) */
+  const bool takes_cx = e->c->fn == CK_LAF_EIG || e->c->fn == CK_LAF_SOLVE;
+  const bool cx_ok = takes_cx && (x->dtype == CK_C64 || x->dtype == CK_C128);
   if (x->dtype != CK_F32 && x->dtype != CK_F64 && !cx_ok)
     return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64%s (convert with :to(\"f64\"))",
-                    e->c->name, label, ck_describe(x, d, sizeof d), e->c->fn == CK_LAF_EIG ? ", c64 or c128" : "");
+                    e->c->name, label, ck_describe(x, d, sizeof d), takes_cx ? ", c64 or c128" : "");
   if (x->ndim < 2)
     return ck_error(ctx, CK_ERR_SHAPE, "%s: %s is %s; it needs a matrix (2 dims, or more for a batch)", e->c->name,
                     label, ck_describe(x, d, sizeof d));

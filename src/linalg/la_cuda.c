@@ -7,6 +7,8 @@
  *   getrf / getrs   batch >= 2 and n <= CK_LA_SMALL (square): cublas<t>getrfBatched / getrsBatched, one call for the
  *                   whole batch (pointer arrays made on the device); otherwise cusolverDn<t>getrs per entry, and
  *                   getrf by the LU ladder's rung 0 (kernels/lu/00_cusolver.c, the same call, one implementation).
+ *                   c64/c128 (solve, inv): the C/Z forms of the same calls; complex getrf runs here (the ladder's
+ *                   rungs are real).
  *   potrf, potrs, geqrf, orgqr, ormqr, gesvd (m >= n: the layer transposes otherwise), syevd: cusolverDn<t>... per
  *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around).
@@ -43,7 +45,14 @@ typedef struct la_run {
 #define CUSOLVER(NAME, ...)                                                                                          \
   (dbl ? (r->fail_call = "cusolverDnD" #NAME, (int)s->D##NAME(__VA_ARGS__))                                          \
        : (r->fail_call = "cusolverDnS" #NAME, (int)s->S##NAME(__VA_ARGS__)))
+/* The same for the routines that also take complex data (getrf, getrs: solve and inv on c64/c128): C##NAME or
+ * Z##NAME with cuComplex * / cuDoubleComplex * for the data. */
+#define CUSOLVER_CX(NAME, ...)                                                                                       \
+  (j->dtype == CK_C128 ? (r->fail_call = "cusolverDnZ" #NAME, (int)s->Z##NAME(__VA_ARGS__))                          \
+   : j->dtype == CK_C64 ? (r->fail_call = "cusolverDnC" #NAME, (int)s->C##NAME(__VA_ARGS__))                         \
+                        : CUSOLVER(NAME, __VA_ARGS__))
 #define FAILED(st) ((st) != 0 ? (r->fail_status = (st), 1) : (r->fail_call = NULL, 0))
+static bool is_cx(int dt) { return dt == CK_C64 || dt == CK_C128; }
 
 static void *elem(void *base, int64_t stride, int64_t i, size_t es) {
   return base ? (char *)base + (size_t)(i * stride) * es : NULL;
@@ -53,7 +62,7 @@ static void *elem(void *base, int64_t stride, int64_t i, size_t es) {
 static int small_lu(la_run *r, const ck_env *env) {
   ck_la_job *j = r->j;
   const bool dbl = j->dtype == CK_F64;
-  const size_t es = dbl ? 8 : 4;
+  const size_t es = ck_dtype_size((ck_dtype)j->dtype);
   const int64_t nb = j->batch;
   void **pa = (void **)env->ws_alloc(env->owner, (size_t)nb * sizeof(void *) * 2);
   if (!pa) return (int)cudaErrorMemoryAllocation;
@@ -64,7 +73,20 @@ static int small_lu(la_run *r, const ck_env *env) {
   int st = 0, hinfo = 0;
   if (rc) goto done;
   ck_order_check(env);
-  if (j->op == CK_LA_GETRF) {
+  if (j->op == CK_LA_GETRF && is_cx(j->dtype)) {
+    const bool z = j->dtype == CK_C128;
+    r->fail_call = z ? "cublasZgetrfBatched" : "cublasCgetrfBatched";
+    st = z ? (int)cublasZgetrfBatched(h, j->n, (cuDoubleComplex *const *)pa, j->lda, j->ipiv, j->info, (int)nb)
+           : (int)cublasCgetrfBatched(h, j->n, (cuComplex *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
+  } else if (j->op == CK_LA_GETRS && is_cx(j->dtype)) {
+    const bool z = j->dtype == CK_C128;
+    const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    r->fail_call = z ? "cublasZgetrsBatched" : "cublasCgetrsBatched";
+    st = z ? (int)cublasZgetrsBatched(h, op, j->n, j->nrhs, (const cuDoubleComplex *const *)pa, j->lda, j->ipiv,
+                                      (cuDoubleComplex *const *)pb, j->ldb, &hinfo, (int)nb)
+           : (int)cublasCgetrsBatched(h, op, j->n, j->nrhs, (const cuComplex *const *)pa, j->lda, j->ipiv,
+                                      (cuComplex *const *)pb, j->ldb, &hinfo, (int)nb);
+  } else if (j->op == CK_LA_GETRF) {
     r->fail_call = dbl ? "cublasDgetrfBatched" : "cublasSgetrfBatched";
     st = dbl ? (int)cublasDgetrfBatched(h, j->n, (double *const *)pa, j->lda, j->ipiv, j->info, (int)nb)
              : (int)cublasSgetrfBatched(h, j->n, (float *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
@@ -193,11 +215,14 @@ static int la_launch(const void *arg, const ck_env *env) {
   if (j->op == CK_LA_GESV_IRS) return irs(r, env, s, h);
   if (j->op == CK_LA_GEEV) return geev(r, env, s, h);
   const bool dbl = j->dtype == CK_F64;
-  const size_t es = dbl ? 8 : 4;
+  const size_t es = ck_dtype_size((ck_dtype)j->dtype);
   const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
   const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
   int lwork = 0; /* elements */
   switch (j->op) {  /* one workspace for the batch: every entry has the same shape */
+  case CK_LA_GETRF: /* (complex only: real getrf is the LU ladder's rung 0, ck_la_cuda) */
+    if (FAILED(CUSOLVER_CX(getrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0;
+    break;
   case CK_LA_POTRF: if (FAILED(CUSOLVER(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_GEQRF: if (FAILED(CUSOLVER(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_ORGQR:
@@ -224,7 +249,8 @@ static int la_launch(const void *arg, const ck_env *env) {
     int32_t *ipiv = j->ipiv ? j->ipiv + i * j->sp : NULL, *info = j->info + i;
     int st = 0;
     switch (j->op) {
-    case CK_LA_GETRS: st = CUSOLVER(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
+    case CK_LA_GETRF: st = CUSOLVER_CX(getrf, h, j->m, j->n, a, j->lda, w, ipiv, info); break;
+    case CK_LA_GETRS: st = CUSOLVER_CX(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
     case CK_LA_POTRF: st = CUSOLVER(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
     case CK_LA_POTRS: st = CUSOLVER(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
     case CK_LA_GEQRF: st = CUSOLVER(geqrf, h, j->m, j->n, a, j->lda, tau, w, lwork, info); break;
@@ -259,7 +285,7 @@ static void describe(const void *ud, char *buf, size_t n) {
 }
 
 ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
-  if (j->op == CK_LA_GETRF && !(j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL))
+  if (j->op == CK_LA_GETRF && !is_cx(j->dtype) && !(j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL))
     return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
   ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};

@@ -391,12 +391,10 @@ static ck_status fn_eig(la_env *e) {
   ck_la_call *c = e->c;
   const int n = rows_of(c->a);
   la_mat w = {0}, vr = {0};
-  ck_tensor ev = {0}, pv = {0};
+  ck_tensor ev = {0};
   ck_la_job j;
   ck_status st;
-  const bool cx = c->a->dtype == CK_C64 || c->a->dtype == CK_C128;
-  if (cx) TRY(ck_pair_view(e->ctx, &pv, c->a)); /* (the finite scan reads the parts) */
-  TRY(la_check_finite(e, cx ? &pv : c->a, "A"));
+  TRY(la_check_finite(e, c->a, "A"));
   e->dt = (e->dt == CK_F64 || e->dt == CK_C128) ? CK_C128 : CK_C64; /* every buffer below is complex */
   TRY(la_load(e, &w, c->a, n, n, false));
   TRY(la_new_vec(e, &ev, n));
@@ -414,7 +412,7 @@ static ck_status fn_eig(la_env *e) {
   }
 done:
   la_free(&w), la_free(&vr);
-  ck_release(&ev), ck_release(&pv);
+  ck_release(&ev);
   return st;
 }
 
