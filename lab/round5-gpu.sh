@@ -12,6 +12,7 @@
 #   nvtx      nsys (or ncu --nvtx where nsys is missing) over a small script with CUKERN_NVTX=1: ranges named after Lua lines
 #   complexbench  examples/complex_bench.lua (fused c64 ops vs memcpy; cgemm)
 #   scanladder / sortladder   one ladder each (no peers); topkpeer: torch.topk beside the topk cases, same run
+#   fftpeers  lab/issue35-gpu.sh peers: torch.fft2/rfft/conv2d and cukern's fft2, rfft, conv2 in the same run
 #   overlap24 the overlap ladder with 24 chunks of 16 MiB beside the default 12 of 32 MiB (the pipeline's fill and
 #             drain cost one chunk each: smaller chunks bring the three-stream rung closer to the bound)
 #   ncu       ncu summaries of the flash2 attention rung and the FP8 GEMM row (tensor-pipe utilisation)
@@ -109,6 +110,9 @@ for l in scan sort; do
     log "$l ladder rc=$?"; tail -42 "$R/${l}_ladder.txt"
   fi
 done
+if has fftpeers; then # torch.fft / conv2d beside ck.fft2, rfft, conv2 (issue 35's targets), same run
+  OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fftpeers.txt" 2>&1; log "fft peers rc=$?"; tail -14 "$R/fftpeers.txt"
+fi
 if has overlap24; then
   for cfg in "12 32" "24 16"; do
     set -- $cfg
