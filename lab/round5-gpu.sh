@@ -110,9 +110,6 @@ for l in scan sort; do
     log "$l ladder rc=$?"; tail -42 "$R/${l}_ladder.txt"
   fi
 done
-if has fftpeers; then # torch.fft / conv2d beside ck.fft2, rfft, conv2 (issue 35's targets), same run
-  OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fftpeers.txt" 2>&1; log "fft peers rc=$?"; tail -14 "$R/fftpeers.txt"
-fi
 if has overlap24; then
   for cfg in "12 32" "24 16"; do
     set -- $cfg
@@ -121,8 +118,8 @@ if has overlap24; then
     log "overlap ladder $1 chunks of $2 MiB rc=$?"; grep -E "three_streams|two_streams|bound" "$R/overlap-$1x$2.txt" | head -6
   done
 fi
-if has san33; then sanitize san33 lab/issue33_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck initcheck}; fi
 if has san35; then sanitize san35 lab/issue35_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
+if has san33; then sanitize san33 lab/issue33_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck initcheck}; fi
 if has san37; then sanitize san37 lab/issue37_sanitize.lua "${T_SAN:-150}" ${TOOLS:-memcheck racecheck synccheck}; fi
 if has san36; then
   for tool in racecheck memcheck; do
@@ -177,5 +174,8 @@ if has ncu; then
       local c = ck.empty({8192, 8192}, {dtype = "bf16", device = "cuda"})
       ck.matmul(a, bt:t(), {out = c}); ck.sync(); print(ck.last_ran().name)' > "$R/ncu-fp8.txt" 2>&1
   log "ncu fp8 rc=$?"; grep -E "pipe|SM Busy|Throughput|Duration|Frequency|cublaslt" "$R/ncu-fp8.txt" | head -16
+fi
+if has fftpeers; then # torch.fft / conv2d beside ck.fft2, rfft, conv2 (issue 35's targets), same run
+  OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fftpeers.txt" 2>&1; log "fft peers rc=$?"; tail -14 "$R/fftpeers.txt"
 fi
 log done
