@@ -16,6 +16,12 @@
  * Changed from step 4 (radix8): no per-pass histogram kernel and no global scan between passes (one histogram
  * pass for all digits), per-digit look-back instead of a digit-major scan, and a shared-memory reorder before the
  * scatter (step 4 writes each pair straight from the rank, 32 lanes to up to 32 digits).
+ * One line (a 1-D sort, or topk of one line), fused: the pairs carry x's own bits and the element number, the digits
+ * being those of key_of(bits) (sort_common.cuh's order: NaN last, -0 as +0, descending complemented); the first
+ * pass reads x and numbers the elements itself, the last writes the values (x's bits, so NaN payloads and the
+ * sign of zero survive) and the 1-based i64 indices of the first k positions. So the frame's key and gather
+ * kernels (a read and write of every pair, and a random read of x) are gone. Several lines go through that frame
+ * (make_keys, the passes, gather).
  * Status words: [tile][digit] 64-bit, count in the low 48 bits, a tag 2p + 1 (aggregate) or 2p + 2 (inclusive
  * prefix) of pass p in the high bits; zeroed once per sort, so the words of pass p - 1 read as "not yet" in
  * pass p and no pass needs a memset of its own. Several lines: passes over the line number (g / len) follow the
@@ -45,18 +51,19 @@ static_assert(OS_BLOCK == OS_RADIX, "one thread per digit for the counts and the
 
 // ---------------------------------------------------------------- kernels
 
-/* hist[p * 256 + d] += the number of pairs whose digit p is d, for every digit position p at once. */
-template <class K>
+/* hist[p * 256 + d] += the number of pairs whose digit p is d, for every digit position p at once. The digits are
+ * those of key_of(u) (identity for the frame's keys: KIND_UNSIGNED, ascending); vals only for line digits. */
+template <class K, int KIND, int EB>
 __global__ void __launch_bounds__(OS_BLOCK) onesweep_hist_kernel(const K *__restrict__ keys,
                                                                  const uint32_t *__restrict__ vals, int64_t n,
                                                                  int64_t len, int key_passes, int passes,
-                                                                 uint32_t *hist) {
+                                                                 int descending, uint32_t *hist) {
   __shared__ uint32_t sh[OS_MAXP * OS_RADIX];
   for (int i = threadIdx.x; i < passes * OS_RADIX; i += OS_BLOCK) sh[i] = 0;
   __syncthreads();
   const bool lines = passes > key_passes; /* payloads are read only when line digits need them */
   for (int64_t e = (int64_t)blockIdx.x * OS_BLOCK + threadIdx.x; e < n; e += (int64_t)gridDim.x * OS_BLOCK) {
-    const K key = keys[e];
+    const K key = key_of<K, KIND, EB>(keys[e], descending != 0);
     const uint32_t g = lines ? vals[e] : 0u;
     for (int p = 0; p < passes; ++p) atomicAdd(&sh[p * OS_RADIX + digit_of<K, 8>(key, g, p, key_passes, len)], 1u);
   }
@@ -104,15 +111,20 @@ template <class K> struct OsSmem {
   uint32_t tile;
 };
 
-/* One digit pass: pairs (keys, vals) -> (keys_out, vals_out), stably by digit `pass`. One tile per block. */
-template <class K>
-__global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__restrict__ keys,
-                                                                 const uint32_t *__restrict__ vals, K *keys_out,
-                                                                 uint32_t *vals_out, int64_t n, int64_t len, int pass,
-                                                                 int key_passes, const uint32_t *__restrict__ offsets,
-                                                                 unsigned long long *status, uint32_t *ticket) {
+enum { OS_FIRST = 1, OS_LAST = 2 };
+
+/* One digit pass: pairs (keys, vals) -> (keys_out, vals_out), stably by digit `pass` of key_of(u). One tile per
+ * block. MODE & OS_FIRST: the input is x itself (keys = x, the payload is the element number, vals unused);
+ * MODE & OS_LAST: the output is the result (keys_out = out, may be null; idx_out = element number + 1), positions
+ * below k only. Both for one line only (the fused path), where the pairs carry x's bits rather than keys. */
+template <class K, int KIND, int EB, int MODE>
+__global__ void __launch_bounds__(OS_BLOCK, 2)
+    onesweep_pass_kernel(const K *__restrict__ keys, const uint32_t *__restrict__ vals, K *keys_out, uint32_t *vals_out,
+                         int64_t *idx_out, int64_t k, int64_t n, int64_t len, int pass, int key_passes, int descending,
+                         const uint32_t *__restrict__ offsets, unsigned long long *status, uint32_t *ticket) {
   __shared__ OsSmem<K> sm;
   const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+  const bool desc = descending != 0;
   if (tid == 0) sm.tile = atomicAdd(ticket, 1u);
   for (int q = tid; q < OS_WARPS * OS_RADIX; q += OS_BLOCK) (&sm.u.wcnt[0][0])[q] = 0;
   __syncthreads();
@@ -121,7 +133,7 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__rest
   const int nv = (int)(n - start < OS_TILE ? n - start : OS_TILE);
 
   /* warp w holds elements [w * 480, (w + 1) * 480) of the tile; item m of lane l is element w * 480 + m * 32 + l */
-  K key[OS_ITEMS];
+  K key[OS_ITEMS]; /* the pair's bits as stored (x's bits on the fused path); its digits are key_of's */
   uint32_t g[OS_ITEMS];
   uint32_t r[OS_ITEMS];
 #pragma unroll
@@ -131,7 +143,7 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__rest
     g[m] = 0;
     if (i < nv) {
       key[m] = keys[start + i];
-      g[m] = vals[start + i];
+      g[m] = (MODE & OS_FIRST) ? (uint32_t)(start + i) : vals[start + i];
     }
   }
 
@@ -140,7 +152,7 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__rest
 #pragma unroll
   for (int m = 0; m < OS_ITEMS; ++m) {
     const bool valid = w * OS_WARP_ITEMS + m * 32 + lane < nv;
-    const int d = digit_of<K, 8>(key[m], g[m], pass, key_passes, len);
+    const int d = digit_of<K, 8>(key_of<K, KIND, EB>(key[m], desc), g[m], pass, key_passes, len);
     const unsigned peers = __match_any_sync(0xffffffffu, valid ? d : -1);
     const int leader = __ffs(peers) - 1;
     uint32_t old = 0;
@@ -196,7 +208,7 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__rest
 #pragma unroll
   for (int m = 0; m < OS_ITEMS; ++m) {
     if (w * OS_WARP_ITEMS + m * 32 + lane < nv) {
-      const int dm = digit_of<K, 8>(key[m], g[m], pass, key_passes, len);
+      const int dm = digit_of<K, 8>(key_of<K, KIND, EB>(key[m], desc), g[m], pass, key_passes, len);
       r[m] += sm.off[dm] + sm.u.wcnt[w][dm];
     }
   }
@@ -213,67 +225,116 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_pass_kernel(const K *__rest
   for (int m = 0; m < OS_ITEMS; ++m) {
     const int i = m * OS_BLOCK + tid;
     if (i < nv) {
-      const K k = sm.u.x.k[i];
+      const K u = sm.u.x.k[i];
       const uint32_t gi = sm.u.x.v[i];
-      const int dm = digit_of<K, 8>(k, gi, pass, key_passes, len);
+      const int dm = digit_of<K, 8>(key_of<K, KIND, EB>(u, desc), gi, pass, key_passes, len);
       const uint32_t pos = sm.base[dm] + (uint32_t)i; /* < n < 2^32: exact modulo 2^32 */
-      keys_out[pos] = k;
-      vals_out[pos] = gi;
+      if (MODE & OS_LAST) {
+        if ((int64_t)pos < k) {
+          if (keys_out) keys_out[pos] = u;
+          idx_out[pos] = (int64_t)gi + 1;
+        }
+      } else {
+        keys_out[pos] = u;
+        vals_out[pos] = gi;
+      }
     }
   }
 }
 
 // ---------------------------------------------------------------- launcher
 
+/* The passes over pairs held in (ka, va), or, fused (x != null: one line), over x's own bits: the first pass reads
+ * x and the last writes out (may be null) and idx, positions below k. Otherwise *sorted gets the buffer of the
+ * final payloads. */
+template <class K, int KIND, int EB>
+static int onesweep_passes(const ck_env *env, const K *x, K *out, int64_t *idx, int64_t k, K *ka, uint32_t *va,
+                           K *kb, uint32_t *vb, int64_t n, int64_t len, int64_t lines, int descending,
+                           uint32_t **sorted) {
+  cudaStream_t s = (cudaStream_t)env->stream;
+  const bool fused = x != nullptr;
+  int line_bits = 0;
+  while (line_bits < 32 && ((int64_t)1 << line_bits) < lines) ++line_bits;
+  const int key_passes = (int)sizeof(K), passes = key_passes + (int)cdiv(line_bits, 8);
+  if (passes > OS_MAXP || (fused && lines != 1)) return (int)cudaErrorInvalidValue;
+  const int64_t ntiles = cdiv(n, OS_TILE);
+  /* [status: ntiles x 256 u64 | hist: MAXP x 256 | offsets: MAXP x 256 | tickets: MAXP], all zeroed once */
+  const size_t status_b = (size_t)ntiles * OS_RADIX * sizeof(unsigned long long);
+  const size_t table_b = (size_t)OS_MAXP * OS_RADIX * sizeof(uint32_t);
+  const size_t bytes = status_b + 2 * table_b + OS_MAXP * sizeof(uint32_t);
+  Ws w(env, bytes);
+  if (!w.p) return (int)cudaErrorMemoryAllocation;
+  unsigned long long *status = (unsigned long long *)w.p;
+  uint32_t *hist = (uint32_t *)((char *)w.p + status_b), *offsets = hist + OS_MAXP * OS_RADIX;
+  uint32_t *tickets = offsets + OS_MAXP * OS_RADIX;
+  int err = (int)cudaMemsetAsync(w.p, 0, bytes, s);
+  if (err) return err;
+
+  const int64_t hblocks = cdiv(n, OS_BLOCK * 16);
+  const auto hk = onesweep_hist_kernel<K, KIND, EB>;
+  ck_note(env, hk, OS_BLOCK, 0);
+  hk<<<(unsigned)(hblocks < 1024 ? hblocks : 1024), OS_BLOCK, 0, s>>>(fused ? x : ka, va, n, len, key_passes, passes,
+                                                                    descending, hist);
+  if ((err = (int)cudaGetLastError())) return err;
+  ck_note(env, onesweep_offsets_kernel, OS_RADIX, 0);
+  onesweep_offsets_kernel<<<passes, OS_RADIX, 0, s>>>(hist, offsets);
+  if ((err = (int)cudaGetLastError())) return err;
+
+  for (int p = 0; p < passes; ++p) {
+    const int mode = fused ? (p == 0 ? OS_FIRST : 0) | (p == passes - 1 ? OS_LAST : 0) : 0;
+    const K *in = mode & OS_FIRST ? x : ka;
+    K *ko = mode & OS_LAST ? out : kb;
+    void (*kernel)(const K *, const uint32_t *, K *, uint32_t *, int64_t *, int64_t, int64_t, int64_t, int, int, int,
+                   const uint32_t *, unsigned long long *, uint32_t *) =
+        mode == 0          ? onesweep_pass_kernel<K, KIND, EB, 0>
+        : mode == OS_FIRST ? onesweep_pass_kernel<K, KIND, EB, OS_FIRST>
+        : mode == OS_LAST  ? onesweep_pass_kernel<K, KIND, EB, OS_LAST>
+                           : onesweep_pass_kernel<K, KIND, EB, OS_FIRST | OS_LAST>;
+    ck_note(env, kernel, OS_BLOCK, 0);
+    kernel<<<(unsigned)ntiles, OS_BLOCK, 0, s>>>(in, va, ko, vb, idx, k, n, len, p, key_passes, descending,
+                                                 offsets + p * OS_RADIX, status, tickets + p);
+    if ((err = (int)cudaGetLastError())) return err;
+    swap_buffers(ka, kb, va, vb);
+  }
+  if (sorted) *sorted = va;
+  return 0;
+}
+
+/* Several lines: the frame's keys and payloads (sort_common.cuh), passes over the key, then the line number. */
 struct OnesweepSorter {
   template <class K>
   int operator()(const ck_env *env, K *keys, uint32_t *vals, K *keys2, uint32_t *vals2, int64_t n, int64_t len,
                  int64_t lines, int key_bits, uint32_t **sorted) const {
-    cudaStream_t s = (cudaStream_t)env->stream;
     *sorted = vals;
     if (n <= 1) return 0;
-    int line_bits = 0;
-    while (line_bits < 32 && ((int64_t)1 << line_bits) < lines) ++line_bits;
-    const int key_passes = (int)cdiv(key_bits, 8), passes = key_passes + (int)cdiv(line_bits, 8);
-    if (passes > OS_MAXP) return (int)cudaErrorInvalidValue;
-    const int64_t ntiles = cdiv(n, OS_TILE);
-    /* [status: ntiles x 256 u64 | hist: MAXP x 256 | offsets: MAXP x 256 | tickets: MAXP], all zeroed once */
-    const size_t status_b = (size_t)ntiles * OS_RADIX * sizeof(unsigned long long);
-    const size_t table_b = (size_t)OS_MAXP * OS_RADIX * sizeof(uint32_t);
-    const size_t bytes = status_b + 2 * table_b + OS_MAXP * sizeof(uint32_t);
-    Ws w(env, bytes);
-    if (!w.p) return (int)cudaErrorMemoryAllocation;
-    unsigned long long *status = (unsigned long long *)w.p;
-    uint32_t *hist = (uint32_t *)((char *)w.p + status_b), *offsets = hist + OS_MAXP * OS_RADIX;
-    uint32_t *tickets = offsets + OS_MAXP * OS_RADIX;
-    int err = (int)cudaMemsetAsync(w.p, 0, bytes, s);
-    if (err) return err;
-
-    const int64_t hblocks = cdiv(n, OS_BLOCK * 16);
-    ck_note(env, onesweep_hist_kernel<K>, OS_BLOCK, 0);
-    onesweep_hist_kernel<K><<<(unsigned)(hblocks < 1024 ? hblocks : 1024), OS_BLOCK, 0, s>>>(keys, vals, n, len,
-                                                                                            key_passes, passes, hist);
-    if ((err = (int)cudaGetLastError())) return err;
-    ck_note(env, onesweep_offsets_kernel, OS_RADIX, 0);
-    onesweep_offsets_kernel<<<passes, OS_RADIX, 0, s>>>(hist, offsets);
-    if ((err = (int)cudaGetLastError())) return err;
-
-    K *ka = keys, *kb = keys2;
-    uint32_t *va = vals, *vb = vals2;
-    for (int p = 0; p < passes; ++p) {
-      ck_note(env, onesweep_pass_kernel<K>, OS_BLOCK, 0);
-      onesweep_pass_kernel<K><<<(unsigned)ntiles, OS_BLOCK, 0, s>>>(ka, va, kb, vb, n, len, p, key_passes,
-                                                                    offsets + p * OS_RADIX, status, tickets + p);
-      if ((err = (int)cudaGetLastError())) return err;
-      swap_buffers(ka, kb, va, vb);
-    }
-    *sorted = va;
-    return 0;
+    return onesweep_passes<K, KIND_UNSIGNED, 0>(env, nullptr, nullptr, nullptr, 0, keys, vals, keys2, vals2, n, len,
+                                                lines, 0, sorted);
   }
 };
 
+/* One line: x's bits through the passes, no key or gather kernels. Ping-pong buffers only for the passes between
+ * the first and the last (none for one-byte keys: a single pass from x to the result). */
+template <class K, int KIND, int EB> static int onesweep_line(const ck_sort_desc &d, const ck_env *env) {
+  const int64_t n = d.len;
+  const int passes = (int)sizeof(K);
+  const size_t pair = sizeof(K) + sizeof(uint32_t);
+  Ws w(env, passes >= 2 ? (size_t)n * pair * (passes >= 3 ? 2 : 1) + 64 : 1);
+  if (!w.p) return (int)cudaErrorMemoryAllocation;
+  K *ka = (K *)w.p, *kb = passes >= 3 ? ka + n : ka;
+  char *after = (char *)(passes >= 3 ? kb + n : ka + n);
+  uint32_t *va = (uint32_t *)(((uintptr_t)after + 15) & ~(uintptr_t)15), *vb = passes >= 3 ? va + n : va;
+  /* the first pass writes (kb, vb) and swaps them into (ka, va): with two passes both name one buffer */
+  return onesweep_passes<K, KIND, EB>(env, (const K *)d.x, (K *)d.out, d.idx, d.k, ka, va, kb, vb, n, n, 1,
+                                      d.descending, nullptr);
+}
+
 extern "C" int ck_sort_onesweep(const void *desc, const ck_env *env) {
-  return run_sort(*(const ck_sort_desc *)desc, env, OnesweepSorter{});
+  const ck_sort_desc &d = *(const ck_sort_desc *)desc;
+  if (d.outer * d.inner != 1 || d.len <= 1) return run_sort(d, env, OnesweepSorter{});
+  return by_key(d.dtype, [&](auto tag) {
+    using Tg = decltype(tag);
+    return onesweep_line<typename Tg::key_t, Tg::kind, Tg::eb>(d, env);
+  });
 }
 
 extern "C" const char *ck_sort_onesweep_supports(const void *desc) { return check_n((const ck_sort_desc *)desc); }
