@@ -16,12 +16,12 @@
  * Changed from step 4 (radix8): no per-pass histogram kernel and no global scan between passes (one histogram
  * pass for all digits), per-digit look-back instead of a digit-major scan, and a shared-memory reorder before the
  * scatter (step 4 writes each pair straight from the rank, 32 lanes to up to 32 digits).
- * One line (a 1-D sort, or topk of one line), fused: the pairs carry x's own bits and the element number, the digits
- * being those of key_of(bits) (sort_common.cuh's order: NaN last, -0 as +0, descending complemented); the first
- * pass reads x and numbers the elements itself, the last writes the values (x's bits, so NaN payloads and the
- * sign of zero survive) and the 1-based i64 indices of the first k positions. So the frame's key and gather
- * kernels (a read and write of every pair, and a random read of x) are gone. Several lines go through that frame
- * (make_keys, the passes, gather).
+ * Lines back to back (inner == 1: a 1-D sort, rows along the last dim) are fused: the pairs carry x's own bits and
+ * the element number, the digits being those of key_of(bits) (sort_common.cuh's order: NaN last, -0 as +0,
+ * descending complemented); the first pass reads x and numbers the elements itself, the last writes the values
+ * (x's bits, so NaN payloads and the sign of zero survive) and the 1-based i64 indices of the first k positions of
+ * each line. So the frame's key and gather kernels (a read and write of every pair, and a random read of x) are
+ * gone. Lines `inner` apart (inner > 1) go through that frame (make_keys, the passes, gather).
  * Status words: [tile][digit] 64-bit, count in the low 48 bits, a tag 2p + 1 (aggregate) or 2p + 2 (inclusive
  * prefix) of pass p in the high bits; zeroed once per sort, so the words of pass p - 1 read as "not yet" in
  * pass p and no pass needs a memset of its own. Several lines: passes over the line number (g / len) follow the
@@ -52,7 +52,8 @@ static_assert(OS_BLOCK == OS_RADIX, "one thread per digit for the counts and the
 // ---------------------------------------------------------------- kernels
 
 /* hist[p * 256 + d] += the number of pairs whose digit p is d, for every digit position p at once. The digits are
- * those of key_of(u) (identity for the frame's keys: KIND_UNSIGNED, ascending); vals only for line digits. */
+ * those of key_of(u) (identity for the frame's keys: KIND_UNSIGNED, ascending); the payloads matter only for line
+ * digits (vals null: the fused path, where the payload is the element number e). */
 template <class K, int KIND, int EB>
 __global__ void __launch_bounds__(OS_BLOCK) onesweep_hist_kernel(const K *__restrict__ keys,
                                                                  const uint32_t *__restrict__ vals, int64_t n,
@@ -64,7 +65,7 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_hist_kernel(const K *__rest
   const bool lines = passes > key_passes; /* payloads are read only when line digits need them */
   for (int64_t e = (int64_t)blockIdx.x * OS_BLOCK + threadIdx.x; e < n; e += (int64_t)gridDim.x * OS_BLOCK) {
     const K key = key_of<K, KIND, EB>(keys[e], descending != 0);
-    const uint32_t g = lines ? vals[e] : 0u;
+    const uint32_t g = !lines ? 0u : vals ? vals[e] : (uint32_t)e;
     for (int p = 0; p < passes; ++p) atomicAdd(&sh[p * OS_RADIX + digit_of<K, 8>(key, g, p, key_passes, len)], 1u);
   }
   __syncthreads();
@@ -115,8 +116,9 @@ enum { OS_FIRST = 1, OS_LAST = 2 };
 
 /* One digit pass: pairs (keys, vals) -> (keys_out, vals_out), stably by digit `pass` of key_of(u). One tile per
  * block. MODE & OS_FIRST: the input is x itself (keys = x, the payload is the element number, vals unused);
- * MODE & OS_LAST: the output is the result (keys_out = out, may be null; idx_out = element number + 1), positions
- * below k only. Both for one line only (the fused path), where the pairs carry x's bits rather than keys. */
+ * MODE & OS_LAST: the output is the result: out[l, j] (keys_out, may be null) and idx[l, j] = r + 1 for the pair of
+ * element r of line l landing on position j < k of its line. Both on the fused path only (lines back to back,
+ * inner == 1), where the pairs carry x's bits rather than keys. */
 template <class K, int KIND, int EB, int MODE>
 __global__ void __launch_bounds__(OS_BLOCK, 2)
     onesweep_pass_kernel(const K *__restrict__ keys, const uint32_t *__restrict__ vals, K *keys_out, uint32_t *vals_out,
@@ -230,9 +232,15 @@ __global__ void __launch_bounds__(OS_BLOCK, 2)
       const int dm = digit_of<K, 8>(key_of<K, KIND, EB>(u, desc), gi, pass, key_passes, len);
       const uint32_t pos = sm.base[dm] + (uint32_t)i; /* < n < 2^32: exact modulo 2^32 */
       if (MODE & OS_LAST) {
-        if ((int64_t)pos < k) {
-          if (keys_out) keys_out[pos] = u;
-          idx_out[pos] = (int64_t)gi + 1;
+        int64_t l = 0, j = pos; /* the line of position pos, which is the line of element gi */
+        if (len != n) {
+          l = (int64_t)pos / len;
+          j = (int64_t)pos - l * len;
+        }
+        if (j < k) {
+          const int64_t q = l * k + j;
+          if (keys_out) keys_out[q] = u;
+          idx_out[q] = (int64_t)gi - l * len + 1;
         }
       } else {
         keys_out[pos] = u;
@@ -244,9 +252,9 @@ __global__ void __launch_bounds__(OS_BLOCK, 2)
 
 // ---------------------------------------------------------------- launcher
 
-/* The passes over pairs held in (ka, va), or, fused (x != null: one line), over x's own bits: the first pass reads
- * x and the last writes out (may be null) and idx, positions below k. Otherwise *sorted gets the buffer of the
- * final payloads. */
+/* The passes over pairs held in (ka, va), or, fused (x != null: lines back to back), over x's own bits: the first
+ * pass reads x and the last writes out (may be null) and idx, the first k positions of each line. Otherwise *sorted
+ * gets the buffer of the final payloads. */
 template <class K, int KIND, int EB>
 static int onesweep_passes(const ck_env *env, const K *x, K *out, int64_t *idx, int64_t k, K *ka, uint32_t *va,
                            K *kb, uint32_t *vb, int64_t n, int64_t len, int64_t lines, int descending,
@@ -256,7 +264,7 @@ static int onesweep_passes(const ck_env *env, const K *x, K *out, int64_t *idx, 
   int line_bits = 0;
   while (line_bits < 32 && ((int64_t)1 << line_bits) < lines) ++line_bits;
   const int key_passes = (int)sizeof(K), passes = key_passes + (int)cdiv(line_bits, 8);
-  if (passes > OS_MAXP || (fused && lines != 1)) return (int)cudaErrorInvalidValue;
+  if (passes > OS_MAXP) return (int)cudaErrorInvalidValue;
   const int64_t ntiles = cdiv(n, OS_TILE);
   /* [status: ntiles x 256 u64 | hist: MAXP x 256 | offsets: MAXP x 256 | tickets: MAXP], all zeroed once */
   const size_t status_b = (size_t)ntiles * OS_RADIX * sizeof(unsigned long long);
@@ -273,8 +281,8 @@ static int onesweep_passes(const ck_env *env, const K *x, K *out, int64_t *idx, 
   const int64_t hblocks = cdiv(n, OS_BLOCK * 16);
   const auto hk = onesweep_hist_kernel<K, KIND, EB>;
   ck_note(env, hk, OS_BLOCK, 0);
-  hk<<<(unsigned)(hblocks < 1024 ? hblocks : 1024), OS_BLOCK, 0, s>>>(fused ? x : ka, va, n, len, key_passes, passes,
-                                                                    descending, hist);
+  hk<<<(unsigned)(hblocks < 1024 ? hblocks : 1024), OS_BLOCK, 0, s>>>(fused ? x : ka, fused ? nullptr : va, n, len,
+                                                                    key_passes, passes, descending, hist);
   if ((err = (int)cudaGetLastError())) return err;
   ck_note(env, onesweep_offsets_kernel, OS_RADIX, 0);
   onesweep_offsets_kernel<<<passes, OS_RADIX, 0, s>>>(hist, offsets);
@@ -300,7 +308,8 @@ static int onesweep_passes(const ck_env *env, const K *x, K *out, int64_t *idx, 
   return 0;
 }
 
-/* Several lines: the frame's keys and payloads (sort_common.cuh), passes over the key, then the line number. */
+/* Lines `inner` apart (inner > 1): the frame's keys and payloads (sort_common.cuh), passes over the key, then the
+ * line number. */
 struct OnesweepSorter {
   template <class K>
   int operator()(const ck_env *env, K *keys, uint32_t *vals, K *keys2, uint32_t *vals2, int64_t n, int64_t len,
@@ -312,11 +321,14 @@ struct OnesweepSorter {
   }
 };
 
-/* One line: x's bits through the passes, no key or gather kernels. Ping-pong buffers only for the passes between
- * the first and the last (none for one-byte keys: a single pass from x to the result). */
-template <class K, int KIND, int EB> static int onesweep_line(const ck_sort_desc &d, const ck_env *env) {
-  const int64_t n = d.len;
-  const int passes = (int)sizeof(K);
+/* Lines back to back (inner == 1): x's bits through the passes, no key or gather kernels. Ping-pong buffers only
+ * for the passes between the first and the last (none for one-byte keys of one line: one pass from x to the
+ * result). */
+template <class K, int KIND, int EB> static int onesweep_lines(const ck_sort_desc &d, const ck_env *env) {
+  const int64_t n = d.outer * d.len;
+  int line_bits = 0;
+  while (line_bits < 32 && ((int64_t)1 << line_bits) < d.outer) ++line_bits;
+  const int passes = (int)sizeof(K) + (int)cdiv(line_bits, 8);
   const size_t pair = sizeof(K) + sizeof(uint32_t);
   Ws w(env, passes >= 2 ? (size_t)n * pair * (passes >= 3 ? 2 : 1) + 64 : 1);
   if (!w.p) return (int)cudaErrorMemoryAllocation;
@@ -324,16 +336,16 @@ template <class K, int KIND, int EB> static int onesweep_line(const ck_sort_desc
   char *after = (char *)(passes >= 3 ? kb + n : ka + n);
   uint32_t *va = (uint32_t *)(((uintptr_t)after + 15) & ~(uintptr_t)15), *vb = passes >= 3 ? va + n : va;
   /* the first pass writes (kb, vb) and swaps them into (ka, va): with two passes both name one buffer */
-  return onesweep_passes<K, KIND, EB>(env, (const K *)d.x, (K *)d.out, d.idx, d.k, ka, va, kb, vb, n, n, 1,
+  return onesweep_passes<K, KIND, EB>(env, (const K *)d.x, (K *)d.out, d.idx, d.k, ka, va, kb, vb, n, d.len, d.outer,
                                       d.descending, nullptr);
 }
 
 extern "C" int ck_sort_onesweep(const void *desc, const ck_env *env) {
   const ck_sort_desc &d = *(const ck_sort_desc *)desc;
-  if (d.outer * d.inner != 1 || d.len <= 1) return run_sort(d, env, OnesweepSorter{});
+  if (d.inner != 1 || d.len <= 1) return run_sort(d, env, OnesweepSorter{});
   return by_key(d.dtype, [&](auto tag) {
     using Tg = decltype(tag);
-    return onesweep_line<typename Tg::key_t, Tg::kind, Tg::eb>(d, env);
+    return onesweep_lines<typename Tg::key_t, Tg::kind, Tg::eb>(d, env);
   });
 }
 
