@@ -65,7 +65,23 @@ __global__ void __launch_bounds__(OS_BLOCK) onesweep_hist_kernel(const K *__rest
   for (int i = threadIdx.x; i < passes * OS_RADIX; i += OS_BLOCK) sh[i] = 0;
   __syncthreads();
   const bool lines = passes > key_passes; /* payloads are read only when line digits need them */
-  for (int64_t e = (int64_t)blockIdx.x * OS_BLOCK + threadIdx.x; e < n; e += (int64_t)gridDim.x * OS_BLOCK) {
+  const int64_t stride = (int64_t)gridDim.x * OS_BLOCK;
+  int64_t e = (int64_t)blockIdx.x * OS_BLOCK + threadIdx.x;
+  for (; e + 3 * stride < n; e += 4 * stride) { /* four loads in flight per thread */
+    K u[4];
+    uint32_t g[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      u[q] = keys[e + q * stride];
+      g[q] = !lines ? 0u : vals ? vals[e + q * stride] : (uint32_t)(e + q * stride);
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const K key = key_of<K, KIND, EB>(u[q], descending != 0);
+      for (int p = 0; p < passes; ++p) atomicAdd(&sh[p * OS_RADIX + digit_of<K, 8>(key, g[q], p, key_passes, len)], 1u);
+    }
+  }
+  for (; e < n; e += stride) {
     const K key = key_of<K, KIND, EB>(keys[e], descending != 0);
     const uint32_t g = !lines ? 0u : vals ? vals[e] : (uint32_t)e;
     for (int p = 0; p < passes; ++p) atomicAdd(&sh[p * OS_RADIX + digit_of<K, 8>(key, g, p, key_passes, len)], 1u);
