@@ -1,5 +1,6 @@
 -- The sort ladder (issue 33): bitonic, LSD radix with 4-bit digits (ballot ranking) and 8-bit digits (warp
--- multi-split), radix select (topk's rung), against CUB's DeviceRadixSort / DeviceSegmentedSort.
+-- multi-split), radix select (topk's rung), Onesweep (one histogram pass, one pass per 8-bit digit with decoupled
+-- look-back), against CUB's DeviceRadixSort / DeviceSegmentedSort.
 --
 --   lua5.4 examples/sort_ladder.lua [--host-small]      (CUKERN_SIZES=small: host-sized cases)
 --

@@ -198,6 +198,9 @@ describe("sorts on the host backend against a plain-Lua oracle", function()
   it("lists the ladder", function()
     local v = ck.variants("sort")
     assert.are.equal("cub", v[1].name)
+    local names = {}
+    for _, r in ipairs(v) do names[r.name] = r.id end
+    assert.are.equal(6, names.onesweep)
     assert.are.equal(#v, #ck.variants("argsort"))
     assert.are.equal(#v, #ck.variants("topk"))
   end)
@@ -261,6 +264,105 @@ describe("the sort ladder on the GPU", function()
     local cases = {{name = "2^20+1", shape = {2 ^ 20 + 1}, dims = {1}},
                    {name = "1000x1024", shape = {1000, 1024}, dims = {2}}}
     report((run_rungs(cases, {"f32", "i32", "u32"})))
+  end))
+end)
+
+-- The onesweep rung (kernels/sort/06_onesweep.cu) on sizes of many tiles (3840 pairs a tile), against the host,
+-- bit for bit (the indices, and the values' bytes: NaN payloads and the sign of zero survive): every dtype, both
+-- directions, wide keys (every digit pass moves pairs) and heavy ties (stability across tiles), all equal keys
+-- (the identity permutation), lines along either dim (passes over the line number: 3, 257 and 70000 lines).
+describe("the onesweep sort on many tiles", function()
+  local function wide(dt, shape) -- the dtype's whole range (floats: [-1, 1) and their bits)
+    local u = ck.rand(shape, {dtype = "f64", device = "host"})
+    if dt == "bool" then return (u * 2):floor():to(dt) end
+    local bits = ({u8 = 8, i8 = 8, i16 = 16, u32 = 32, i32 = 32, i64 = 48})[dt]
+    if not bits then return (u * 2 - 1):to(dt) end
+    local span = 2 ^ bits
+    local lo = (dt == "u8" or dt == "u32") and 0 or -span / 2
+    return (u * span + lo):floor():to(dt)
+  end
+  local function ties(dt, shape) -- about 200 distinct values (floats: 4000, with NaN, infinities and zeros)
+    local u = ck.rand(shape, {dtype = "f64", device = "host"})
+    if dt == "bool" then return (u * 2):floor():to(dt) end
+    if dt == "u8" or dt == "u32" then return (u * 200):floor():to(dt) end
+    if not FLOATS[dt] then return (u * 200 - 100):floor():to(dt) end
+    local a = ((u * 4000):floor() / 8 - 250):to(dt)
+    local n = a:numel()
+    if #shape == 1 and n > 7000 then
+      for q, v in ipairs {0 / 0, math.huge, -math.huge, -0.0, 0.0, 0 / 0, math.huge} do a[q * 1000] = v; a[n - q] = v end
+    end
+    return a
+  end
+  local function first_diff(g, w)
+    local gf, wf = g:host():to("f64"):flat(), w:to("f64"):flat()
+    for q = 1, #wf do
+      if gf[q] ~= wf[q] and (gf[q] == gf[q] or wf[q] == wf[q]) then
+        return ("flat %d: got %s, expected %s"):format(q, tostring(gf[q]), tostring(wf[q]))
+      end
+    end
+    return "(the bytes differ)"
+  end
+  -- sort (or topk with k) of a along d on the host and with onesweep on the GPU, compared bit for bit
+  local function compare(failures, a, d, desc, label, k)
+    local ga = a:to("cuda")
+    local rv, ri, ok, gv, gi
+    if k then
+      rv, ri = ck.topk(a, k, d)
+      ok, gv, gi = pcall(ck.topk, ga, k, d, {variant = "onesweep"})
+    else
+      rv, ri = ck.sort(a, d, {descending = desc})
+      ok, gv, gi = pcall(ck.sort, ga, d, {descending = desc, variant = "onesweep"})
+    end
+    label = ("%s %s dim %d%s"):format(a:dtype(), label, d, k and (" topk " .. k) or desc and " desc" or "")
+    if not ok then failures[#failures + 1] = label .. ": " .. tostring(gv); return end
+    if ck.last_ran().name ~= "onesweep" then failures[#failures + 1] = label .. ": ran " .. ck.last_ran().name; return end
+    if not ck.equal(gi:host(), ri) then
+      failures[#failures + 1] = label .. ": indices, " .. first_diff(gi, ri)
+    elseif not ck.equal(ck.view_as_bytes(gv:host()), ck.view_as_bytes(rv)) then
+      failures[#failures + 1] = label .. ": values, " .. first_diff(gv, rv)
+    end
+  end
+
+  it("matches the host on 2^20+1 and 3*2^20+7 elements: every dtype, both directions, ties", gpu(function()
+    local failures = {}
+    for _, dt in ipairs(DTYPES) do
+      for _, desc in ipairs {false, true} do
+        compare(failures, wide(dt, {2 ^ 20 + 1}), 1, desc, "wide [2^20+1]")
+        compare(failures, ties(dt, {3 * 2 ^ 20 + 7}), 1, desc, "ties [3*2^20+7]")
+      end
+    end
+    H.report(failures)
+  end))
+
+  it("keeps the input order of equal keys (all equal: the identity) across many tiles", gpu(function()
+    local failures, n = {}, 3 * 2 ^ 20 + 7
+    for _, dt in ipairs {"f32", "i32", "u8", "f64", "i64", "f16"} do
+      local a = ck.full({n}, 3, {dtype = dt, device = "host"})
+      for _, desc in ipairs {false, true} do
+        compare(failures, a, 1, desc, "all equal [3*2^20+7]")
+        local _, i = ck.sort(a:to("cuda"), 1, {descending = desc, variant = "onesweep"})
+        if not ck.equal(i:host(), ck.arange(1, n + 1, {dtype = "i64", device = "host"})) then
+          failures[#failures + 1] = dt .. " all equal: not the identity" .. (desc and " (desc)" or "")
+        end
+      end
+    end
+    H.report(failures)
+  end))
+
+  it("sorts lines along either dim (passes over the line number), and topk", gpu(function()
+    local failures = {}
+    for _, dt in ipairs {"f32", "u8", "i64", "f16"} do
+      for _, desc in ipairs {false, true} do
+        compare(failures, ties(dt, {1000, 1024}), 2, desc, "[1000x1024]")
+        compare(failures, wide(dt, {257, 4099}), 2, desc, "[257x4099]")
+        compare(failures, ties(dt, {70000, 15}), 2, desc, "[70000x15]")
+        compare(failures, wide(dt, {2 ^ 20 + 1, 3}), 1, desc, "[(2^20+1)x3]")
+        compare(failures, ties(dt, {3, 2 ^ 20 + 1}), 2, desc, "[3x(2^20+1)]")
+      end
+    end
+    compare(failures, ties("f32", {3 * 2 ^ 20 + 7}), 1, false, "[3*2^20+7]", 1024)
+    compare(failures, ties("f32", {1000, 1024}), 2, false, "[1000x1024]", 10)
+    H.report(failures)
   end))
 end)
 

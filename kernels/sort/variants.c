@@ -2,8 +2,8 @@
  * variants.c — the sort ladder's registry (issue 33): one row per kernels/sort/NN_*.cu, from rungs.def.
  * The default order is CUB first (the reference, and the fastest until the GPU runs say otherwise), then the
  * radix rungs, then bitonic; topk keeping at most half of each line prefers radix_select (it reads the line a few
- * times and sorts only the k winners, where the others sort all of it); a rung is picked by name with
- * {variant = ...}.
+ * times and sorts only the k winners, where the others sort all of it); onesweep (rung 6) comes last in both
+ * orders until it is measured on a GPU; a rung is picked by name with {variant = ...}.
  */
 #include <stddef.h>
 
