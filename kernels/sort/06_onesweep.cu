@@ -27,9 +27,10 @@
  * pass p and no pass needs a memset of its own. Several lines: passes over the line number (g / len) follow the
  * key's (as in steps 3-4), and they are digit positions of the up-front histogram like the key's.
  * Launch: histogram 256 threads x up to 1024 blocks; offsets one 256-thread block per digit position; per digit
- * pass ceil(n / 3840) blocks of 256 threads (static shared memory: the tile's pairs, 19-45 KB by key width;
- * __launch_bounds__(256, 2): 80 registers for 4-byte keys, 3 blocks per SM; 8-byte keys 95-98, 2 blocks; no
- * spills). Workspace: the status words (2 KB a tile), and two buffers of pairs (one for two passes, none for one).
+ * pass ceil(n / 3840) blocks of 256 threads (static shared memory: the tile's pairs, 21-48 KB by key width; u64
+ * keys sit 984 B under the 48 KB static limit, so a bigger tile needs dynamic memory and cudaFuncSetAttribute
+ * per device; __launch_bounds__(256, 2): 80 registers for 4-byte keys, 3 blocks per SM; 8-byte keys 95-98, 2
+ * blocks; no spills). Workspace: the status words (2 KB a tile), and two buffers of pairs (one for two passes, none for one).
  * Limits: fewer than 2^32 - 1 elements (32-bit payloads, 32-bit offsets).
  * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
  */
