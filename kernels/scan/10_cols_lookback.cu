@@ -7,12 +7,12 @@
  * passes (2 reads + 1 write: cumsum of 16384 x 16384 f32 along dim 1 ran at 62% of memcpy on the H100). Here
  * the [outer, len, inner] view is cut into strips of C adjacent columns (C = 32 x V: 128 columns of 4-byte
  * values, 64 of 8-byte ones) and each strip into tiles of R rows. A warp covers a row of its strip (a lane V
- * adjacent columns, one 16-byte vector load when inner allows) and ITEMS consecutive rows, scanned down each
+ * adjacent columns, one vector load of up to 16 bytes when inner allows) and ITEMS consecutive rows, scanned down each
  * column in registers; the 8 warps' column totals go through shared memory; then the tile publishes its vector
  * of C column aggregates and warp 0 looks back along the scan dim over the tiles above it in the same strip
  * (step 6's decoupled look-back, per column: one flag per tile covers its whole vector), publishes its C
  * inclusive prefixes, and every thread writes its rows after its carry. One read and one write of each element;
- * the status vectors add 2 x C accumulators per tile of R x C elements (2/R of the data: ~3% in f32).
+ * the status vectors add 2 x C accumulators per tile of R x C elements (f32: 1.6% more traffic).
  * Tickets (single_pass.cuh) run the tiles row band by row band (ticket = tile row x strips + strip), so the tiles
  * in flight sweep the array like a copy and a tile's predecessor is issued one band earlier; a predecessor's
  * ticket is always smaller, so it is running or done: no deadlock.
@@ -23,7 +23,8 @@
  * aligned, else the same kernel with scalar loads (lane l takes columns l, l + 32, ...: still coalesced).
  * Limits: supports() takes inner > 1 only (rows go to the row rungs). Narrow strips waste lanes (inner = 3 uses
  * 3 of 128 columns), so the default order picks it only for large arrays with inner >= 128 (op_scan.c); it
- * runs any inner when asked for. Workspace: 8 + 4 x tiles bytes zeroed + 2 x tiles x C accumulators.
+ * runs any inner when asked for. Workspace: 8 + 4 x tiles bytes zeroed + 2 x tiles x C accumulators, whatever
+ * the strip's width (f32: 1/32 of the data's bytes for full strips; for inner = 2, asked for by name, 2x).
  * Operands: x contiguous [outer, len, inner], out contiguous [outer, len, inner]; any len >= 1, 64-bit indices.
  */
 #include <utility>
