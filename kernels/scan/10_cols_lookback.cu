@@ -104,7 +104,8 @@ __device__ __forceinline__ void look_back(const Status<typename P::acc_t> &st, i
     if (up <= t)
       do f = ld_volatile(st.flags + (g - up * chains));
       while (f == 0);
-    __threadfence();
+    __threadfence(); /* flags, then values: lane l reads the values of the tiles whose flags other lanes saw, */
+    __syncwarp();    /* so the barrier orders every lane's flag read before every lane's value reads */
     const unsigned incs = __ballot_sync(0xffffffffu, f == 2);
     const int stop = incs ? __ffs(incs) - 1 : 31; /* the nearest tile with inclusive prefixes */
     acc_t part[V];
