@@ -305,6 +305,7 @@ describe("the scan ladder on the GPU", function()
     assert.are.equal("cols", ran({1000, 100}, 1))
     assert.are.equal("cols", ran({100, 1000}, 1)) -- 10^5 elements: small
     assert.are.equal("cols", ran({20000, 100}, 1)) -- 2 x 10^6 elements, but 100 columns: narrow strips
+    assert.are.equal("cols", ran({8192, 4, 128}, 2)) -- 4M elements, but columns of 4: short tiles
     assert.are.equal("cols_lookback", ran({2048, 1024}, 1))
     assert.are.equal("cols_lookback", ran({8, 1024, 128}, 2))
     assert.are.equal("cub", ran({1, 2 ^ 20}, 2))

@@ -21,10 +21,11 @@
  * Launch: 256 threads (8 warps x 32 lanes), one tile of R = 8 x ITEMS rows (64, or 32 for 8-byte accumulators of
  * 4-byte-or-narrower inputs) x C columns per ticket; the vector kernel when inner % V == 0 and the pointers are
  * aligned, else the same kernel with scalar loads (lane l takes columns l, l + 32, ...: still coalesced).
- * Limits: supports() takes inner > 1 only (rows go to the row rungs). Narrow strips waste lanes (inner = 3 uses
- * 3 of 128 columns), so the default order picks it only for large arrays with inner >= 128 (op_scan.c); it
- * runs any inner when asked for. Workspace: 8 + 4 x tiles bytes zeroed + 2 x tiles x C accumulators, whatever
- * the strip's width (f32: 1/32 of the data's bytes for full strips; for inner = 2, asked for by name, 2x).
+ * Limits: supports() takes inner > 1 only (rows go to the row rungs). Narrow strips and short columns waste lanes
+ * (inner = 3 uses 3 of 128 columns, len = 4 uses 4 of 64 rows), so the default order picks it only for large
+ * arrays with inner >= 128 and len >= 64 (op_scan.c); it runs any shape when asked for. Workspace: 8 + 4 x tiles
+ * bytes zeroed + 2 x tiles x C accumulators, whatever the strip's width (f32: 1/32 of the data's bytes for full
+ * strips; for inner = 2, asked for by name, 2x).
  * Operands: x contiguous [outer, len, inner], out contiguous [outer, len, inner]; any len >= 1, 64-bit indices.
  */
 #include <utility>

@@ -5,7 +5,7 @@
  * the shapes it is not for (rows_warp: rows up to 1024; rows_block: many rows; cols: inner > 1), then the
  * single-pass look-back scan and CUB. One scan over a whole array: rows_warp for up to 1024 elements (one
  * launch), then CUB's DeviceScan (the reference), then look-back. Large arrays along a leading dim (inner >= 128,
- * at least 2^20 elements): cols_lookback (one pass), then cols. The teaching rungs run when asked for.
+ * len >= 64, at least 2^20 elements): cols_lookback (one pass), then cols. The teaching rungs run when asked for.
  */
 #include <stddef.h>
 
