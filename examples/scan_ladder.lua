@@ -4,7 +4,7 @@
 --   lua5.4 examples/scan_ladder.lua [--host-small]      (CUKERN_SIZES=small: host-sized cases)
 --
 -- Cases (f32 cumsum): one scan of 2^22 ... 2^28 elements; along dim 2 (rows) and dim 1 (leading dim) of
--- 16384 x 16384. Inputs are small zero-mean integers (-3..3): the partial sums stay far below 2^24, so every
+-- 16384 x 16384 (cols: three passes; cols_lookback: one); along dim 1 of 1024 x 262144 (both one pass). Inputs are small zero-mean integers (-3..3): the partial sums stay far below 2^24, so every
 -- f32 partial sum is exact and each rung's output
 -- must equal the host oracle's bit for bit (checked on the device with ck.equal against the oracle's result)
 -- before it is timed. Timed in C with CUDA events (bench.run: 5 warm-ups, 20 reps, L2 flushed); GB/s counts
@@ -28,6 +28,7 @@ if on_gpu then
   for p = 22, 28, 2 do add("full", {2 ^ p}, 1) end
   add("rows", {16384, 16384}, 2)
   add("cols", {16384, 16384}, 1)
+  add("cols", {1024, 262144}, 1) -- 2^18 columns: cols runs in one pass too (cols_lookback against it there)
 else
   for p = 10, 16, 3 do add("full", {2 ^ p}, 1) end
   add("rows", {256, 256}, 2)

@@ -431,6 +431,7 @@ extern const ck_variant ck_scan_variants[];
 extern const int ck_scan_nvariants;
 extern int ck_scan_preferred[CK_ORDER_CAP];      /* rank 1: rows and columns */
 extern int ck_scan_preferred_full[CK_ORDER_CAP]; /* rank 2: one scan over the whole array (outer == inner == 1) */
+extern int ck_scan_preferred_cols[CK_ORDER_CAP]; /* rank 3: large arrays along a leading dim (op_scan.c) */
 extern const ck_variant ck_sort_variants[];
 extern const int ck_sort_nvariants;
 extern int ck_sort_preferred[CK_ORDER_CAP];

@@ -200,7 +200,7 @@ describe("scans on the host backend against a plain-Lua oracle", function()
     local names = {}
     for _, r in ipairs(v) do names[r.name] = true end
     for _, n in ipairs {"hillis_steele", "blelloch", "warp_shuffle", "reduce_then_scan", "chained", "lookback",
-                        "rows_warp", "rows_block", "cols"} do assert.is_true(names[n], n) end
+                        "rows_warp", "rows_block", "cols", "cols_lookback"} do assert.is_true(names[n], n) end
     assert.are.equal(#v, #ck.variants("cumsum"))
   end)
 end)
@@ -210,7 +210,8 @@ describe("the scan ladder on the GPU", function()
 
   -- Every rung against the host backend (H.gpu makes the host the default device): poisoned outputs,
   -- integer-valued inputs (exact but for halves). Each input and host reference is made once, for every rung.
-  local function run_rungs(cases, ops, dtypes)
+  -- only: a set of rung names to run (each must run itself, not fall back); nil: every rung.
+  local function run_rungs(cases, ops, dtypes, only)
     local failures, ran, rungs = {}, {}, ck.variants("scan")
     for _, c in ipairs(cases) do
       for _, op in ipairs(ops) do
@@ -223,7 +224,7 @@ describe("the scan ladder on the GPU", function()
               local ref = ck[op](a, d, {exclusive = ex})
               for _, v in ipairs(rungs) do
                 -- views of the storage dtypes are copied on the host until CUDA copies them (issue 32)
-                if takes(v, dt) and not (c.view and not (FLOATS[dt] or dt == "i32")) then
+                if takes(v, dt) and not (c.view and not (FLOATS[dt] or dt == "i32")) and (not only or only[v.name]) then
                   local label = ("%s %s %s %s dim %d%s"):format(v.name, op, dt, c.name, d, ex and " excl" or "")
                   local out = ck.empty(ref:shape(), {dtype = ref:dtype(), device = "cuda"})
                   if FLOATS[ref:dtype()] or ref:dtype() == "i32" then H.poison(out) end
@@ -233,7 +234,8 @@ describe("the scan ladder on the GPU", function()
                       failures[#failures + 1] = label .. ": " .. tostring(err)
                     end
                   else
-                    if ck.last_ran().name == v.name then ran[v.name] = true end
+                    if ck.last_ran().name == v.name then ran[v.name] = true
+                    elseif only then failures[#failures + 1] = label .. ": ran " .. ck.last_ran().name end
                     local good, msg = H.allclose(out, ref, {rtol = ulp_tol(dt) * 1.01, atol = 0})
                     if not good then failures[#failures + 1] = label .. ": " .. msg end
                   end
@@ -269,6 +271,30 @@ describe("the scan ladder on the GPU", function()
     report((run_rungs(cases, {"cumsum", "cummax"}, {"f32", "i32", "f16"})))
   end))
 
+  -- cols_lookback (rung 10): many tiles down the scan dim (64 rows each; 32 for 8-byte sums of narrow dtypes),
+  -- strips of 128 columns (64 for 8-byte dtypes) with a partial last strip, inner not a multiple of the vector
+  -- width (scalar loads) or a multiple of it (16-byte vectors), len 1 and 2, several outer slices, and a
+  -- misaligned (offset by one element) input that must take the scalar path.
+  it("cols_lookback matches the host on many tiles and awkward column counts", gpu(function()
+    local only = {cols_lookback = true, cols = true}
+    local cases = {
+      {name = "5000x3", shape = {5000, 3}, dims = {1}},
+      {name = "2x7x129", shape = {2, 7, 129}, dims = {1, 2}},
+      {name = "3x300x130", shape = {3, 300, 130}, dims = {2}},
+      {name = "2x257x256", shape = {2, 257, 256}, dims = {1, 2}},
+      {name = "1x200", shape = {1, 200}, dims = {1}}, {name = "2x200", shape = {2, 200}, dims = {1}},
+      {name = "offset 200x132", shape = {200 * 132 + 1}, dims = {1},
+       view = function(x) return x:narrow(1, 2, 200 * 132 + 1):reshape({200, 132}) end},
+    }
+    local failures, ran = run_rungs(cases, OPS, DTYPES, only)
+    report(failures)
+    assert.is_true(ran.cols_lookback, "cols_lookback never ran")
+    local big = {{name = "3000x1000", shape = {3000, 1000}, dims = {1}},
+                 {name = "70000x33", shape = {70000, 33}, dims = {1}},
+                 {name = "3x2100x300", shape = {3, 2100, 300}, dims = {2}}}
+    report((run_rungs(big, {"cumsum", "cummax"}, {"f32", "i32"}, {cols_lookback = true})))
+  end))
+
   it("picks the layout rungs by shape", gpu(function()
     local function ran(shape, d)
       ck.cumsum(ck.rand(shape, {device = "cuda"}), d)
@@ -277,6 +303,11 @@ describe("the scan ladder on the GPU", function()
     assert.are.equal("rows_warp", ran({1000, 100}, 2))
     assert.are.equal("rows_block", ran({1000, 5000}, 2))
     assert.are.equal("cols", ran({1000, 100}, 1))
+    assert.are.equal("cols", ran({100, 1000}, 1)) -- 10^5 elements: small
+    assert.are.equal("cols", ran({20000, 100}, 1)) -- 2 x 10^6 elements, but 100 columns: narrow strips
+    assert.are.equal("cols", ran({8192, 4, 128}, 2)) -- 4M elements, but columns of 4: short tiles
+    assert.are.equal("cols_lookback", ran({2048, 1024}, 1))
+    assert.are.equal("cols_lookback", ran({8, 1024, 128}, 2))
     assert.are.equal("cub", ran({1, 2 ^ 20}, 2))
   end))
 end)

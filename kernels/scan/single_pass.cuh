@@ -4,7 +4,9 @@
  * scheduler does), and per-tile status words in global memory, written value-then-flag with a fence between
  * and read flag-then-value (volatile loads, which bypass L1).
  *   flags[g]: 0 nothing yet, 1 the tile's aggregate is in agg[g], 2 its inclusive prefix is in inc[g]
- * The status block is [ticket | flags[total] | agg[total] | inc[total]] in one workspace, zeroed per launch.
+ * The status block is [ticket | flags[total] | agg[total * width] | inc[total * width]] in one workspace, ticket
+ * and flags zeroed per launch (status_zero_bytes). width is how many values a tile publishes: 1 for the row rungs,
+ * a strip of columns for 10_cols_lookback (one flag covers the tile's whole vector).
  */
 #ifndef CK_SCAN_SINGLE_PASS_CUH
 #define CK_SCAN_SINGLE_PASS_CUH
@@ -27,19 +29,19 @@ struct Status {
   A *agg, *inc;
 };
 
-/* The workspace layout (8-byte aligned pieces) and its size for `total` tiles. */
-template <class A> static size_t status_bytes(int64_t total) {
-  const size_t f = ((size_t)total * sizeof(int) + 7) & ~(size_t)7;
-  return 8 + f + 2 * (size_t)total * sizeof(A);
+/* The workspace layout (8-byte aligned pieces) and its size for `total` tiles of `width` values each; the part
+ * to zero before a launch (the ticket and the flags). */
+static inline size_t status_zero_bytes(int64_t total) { return 8 + (((size_t)total * sizeof(int) + 7) & ~(size_t)7); }
+template <class A> static size_t status_bytes(int64_t total, int64_t width = 1) {
+  return status_zero_bytes(total) + 2 * (size_t)total * (size_t)width * sizeof(A);
 }
-template <class A> static Status<A> status_at(void *p, int64_t total) {
+template <class A> static Status<A> status_at(void *p, int64_t total, int64_t width = 1) {
   Status<A> st;
   char *c = (char *)p;
   st.ticket = (unsigned long long *)c;
   st.flags = (int *)(c + 8);
-  const size_t f = ((size_t)total * sizeof(int) + 7) & ~(size_t)7;
-  st.agg = (A *)(c + 8 + f);
-  st.inc = st.agg + total;
+  st.agg = (A *)(c + status_zero_bytes(total));
+  st.inc = st.agg + total * width;
   return st;
 }
 
@@ -96,8 +98,7 @@ static int run_single_pass(const ck_env *env, const ck_scan_desc &d) {
   const size_t bytes = status_bytes<acc_t>(total);
   Ws w(env, bytes);
   if (!w.p) return (int)cudaErrorMemoryAllocation;
-  const size_t zero = 8 + (((size_t)total * sizeof(int) + 7) & ~(size_t)7); /* ticket and flags */
-  int err = (int)cudaMemsetAsync(w.p, 0, zero, s);
+  int err = (int)cudaMemsetAsync(w.p, 0, status_zero_bytes(total), s);
   if (err) return err;
   ck_note(env, kernel, SP_BLOCK, 0);
   kernel<<<grid_for(total), SP_BLOCK, 0, s>>>((const typename P::in_t *)d.x, (typename P::out_t *)d.out, d.outer,

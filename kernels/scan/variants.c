@@ -4,7 +4,8 @@
  * Default orders (ranks in rungs.def): rows and columns take the layout rungs first, each of which declines
  * the shapes it is not for (rows_warp: rows up to 1024; rows_block: many rows; cols: inner > 1), then the
  * single-pass look-back scan and CUB. One scan over a whole array: rows_warp for up to 1024 elements (one
- * launch), then CUB's DeviceScan (the reference), then look-back. The teaching rungs run when asked for.
+ * launch), then CUB's DeviceScan (the reference), then look-back. Large arrays along a leading dim (inner >= 128,
+ * len >= 64, at least 2^20 elements): cols_lookback (one pass), then cols. The teaching rungs run when asked for.
  */
 #include <stddef.h>
 
@@ -19,3 +20,4 @@ const int ck_scan_nvariants = (int)(sizeof ck_scan_variants / sizeof ck_scan_var
 
 int ck_scan_preferred[CK_ORDER_CAP] = {-1};      /* rank column 1 */
 int ck_scan_preferred_full[CK_ORDER_CAP] = {-1}; /* rank column 2 */
+int ck_scan_preferred_cols[CK_ORDER_CAP] = {-1}; /* rank column 3 */

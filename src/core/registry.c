@@ -53,6 +53,7 @@ static const struct {
     {ck_index_variants, &ck_index_nvariants, 0, ck_index_preferred},
     {ck_scan_variants, &ck_scan_nvariants, 0, ck_scan_preferred},
     {ck_scan_variants, &ck_scan_nvariants, 1, ck_scan_preferred_full},
+    {ck_scan_variants, &ck_scan_nvariants, 2, ck_scan_preferred_cols},
     {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
     {ck_sort_variants, &ck_sort_nvariants, 1, ck_sort_preferred_topk},
     {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},

@@ -87,10 +87,23 @@ static unsigned scan_layout(const ck_plan *p, const ck_variant *v) {
   return v ? CK_NEED_OUT : CK_NEED_A; /* kernels read and write contiguous [outer, len, inner] */
 }
 
-/* One scan over everything (outer == inner == 1) has its own order: CUB and the single-pass rungs. */
+/* One scan over everything (outer == inner == 1) has its own order: CUB and the single-pass rungs. Large arrays
+ * along a leading dim have theirs, cols_lookback first: it reads each element once whatever the number of
+ * columns, where cols reads twice (three passes) with fewer than 2^18 columns (outer x inner), and with more
+ * keeps one scalar load per thread in flight where cols_lookback keeps 8 rows of 16-byte vectors. Its tiles are
+ * 64 rows x 128 columns of 4-byte values, so it wants inner >= 128 (at most half a strip idle) and len >= 64 (short
+ * columns leave most of a tile idle, and cols scans them in one pass anyway), and its status block and memset
+ * cost a launch's worth, so it waits for 2^20 elements. Smaller, narrower or shorter cases keep cols. */
+#define SCAN_COLS_LB_INNER 128
+#define SCAN_COLS_LB_LEN 64
+#define SCAN_COLS_LB_NUMEL ((int64_t)1 << 20)
 static const int *scan_preferred_for(const void *desc) {
   const ck_scan_desc *d = (const ck_scan_desc *)desc;
-  return d->outer == 1 && d->inner == 1 ? ck_scan_preferred_full : ck_scan_preferred;
+  if (d->outer == 1 && d->inner == 1) return ck_scan_preferred_full;
+  if (d->inner >= SCAN_COLS_LB_INNER && d->len >= SCAN_COLS_LB_LEN &&
+      d->outer * d->len * d->inner >= SCAN_COLS_LB_NUMEL)
+    return ck_scan_preferred_cols;
+  return ck_scan_preferred;
 }
 
 static void scan_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
