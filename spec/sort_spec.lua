@@ -93,6 +93,10 @@ local function check(v, i, wv, wi, label)
 end
 
 describe("sorts on the host backend against a plain-Lua oracle", function()
+  -- (on the GPU host the default device is cuda: these checks are of the host backend)
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   it("sort: every dtype, dim and direction, stable, NaN last, -0 and +0 kept in order", function()
     for _, dt in ipairs(DTYPES) do
       for _, shape in ipairs {{1}, {2}, {1023}, {6, 7}, {3, 4, 5}} do
