@@ -175,7 +175,7 @@ local CASES = {
   {"ck.svdvals", [[ck.svdvals(a:sum(1))]], "it needs a matrix"},
   {"ck.eigh", [[ck.eigh(a, {uplo = "X"})]], "option uplo must be"},
   {"ck.eigvalsh", [[ck.eigvalsh(z)]], "freed"},
-  {"ck.eig", [[ck.eig(a)]], "must be square"},
+  {"ck.eig", [[ck.eig(a, {bogus = 1})]], "unknown option"},
   {"ck.eigvals", [[ck.eigvals(a, {vectors = true})]], "unknown option"},
   {"ck.norm", [[ck.norm(a, "x")]], "p must be a number"},
   {"ck.cond", [[ck.cond(z)]], "freed"},

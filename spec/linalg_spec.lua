@@ -265,6 +265,66 @@ for _, dev in ipairs(H.devices()) do
         assert(not ok and err:find("U(2,2) is exactly zero", 1, true), err)
       end))
 
+      it(dt .. ": lu, det and slogdet of complex A: A[perm] = L U, det against Gaussian elimination in Lua", g(function()
+        local cdt = dt == "f32" and "c64" or "c128"
+        local function cmul(a, b) return {a[1] * b[1] - a[2] * b[2], a[1] * b[2] + a[2] * b[1]} end
+        local function cdiv(a, b) local q = b[1] ^ 2 + b[2] ^ 2; return {(a[1] * b[1] + a[2] * b[2]) / q, (a[2] * b[1] - a[1] * b[2]) / q} end
+        local function lua_det(M) -- M: n x n table of {re, im}; partial pivoting on |.|
+          local n, d = #M, {1, 0}
+          local m = {}
+          for i = 1, n do m[i] = {}; for j = 1, n do m[i][j] = {M[i][j][1], M[i][j][2]} end end
+          for c = 1, n do
+            local p, best = c, -1
+            for r = c, n do local a = m[r][c][1] ^ 2 + m[r][c][2] ^ 2; if a > best then p, best = r, a end end
+            if p ~= c then m[p], m[c] = m[c], m[p]; d = {-d[1], -d[2]} end
+            d = cmul(d, m[c][c])
+            for r = c + 1, n do
+              local f = cdiv(m[r][c], m[c][c])
+              for j = c, n do local t = cmul(f, m[c][j]); m[r][j] = {m[r][j][1] - t[1], m[r][j][2] - t[2]} end
+            end
+          end
+          return d
+        end
+        for _, shape in ipairs {{1, 1}, {5, 5}, {3, 4, 4}} do
+          local A = ck.complex(H.rand(shape, dt, dev), H.rand(shape, dt, dev))
+          local n = shape[#shape]
+          local d = ck.det(A)
+          local s, la = ck.slogdet(A)
+          assert.are.equal(cdt, d:dtype()); assert.are.equal(cdt, s:dtype()); assert.are.equal(dt, la:dtype())
+          local mats = A:ndim() == 2 and {A} or {A:select(1, 1), A:select(1, 2), A:select(1, 3)}
+          local df = d:to("host"):to("c128"):contiguous():reshape(-1):flat()
+          local sf = s:to("host"):to("c128"):contiguous():reshape(-1):flat()
+          local lf = la:to("host"):to("f64"):contiguous():reshape(-1):flat()
+          for b, M in ipairs(mats) do
+            local ref = lua_det(M:to("host"):to("c128"):totable())
+            local mag = math.sqrt(ref[1] ^ 2 + ref[2] ^ 2)
+            local tol = 1e3 * n * EPS[dt] * math.max(mag, 1)
+            assert(math.abs(df[b][1] - ref[1]) <= tol and math.abs(df[b][2] - ref[2]) <= tol,
+              ("det %s %s [%d]: %g%+gi, expected %g%+gi"):format(cdt, table.concat(shape, "x"), b, df[b][1], df[b][2], ref[1], ref[2]))
+            assert(math.abs(lf[b] - math.log(mag)) <= 1e3 * n * EPS[dt], "slogdet log |det|")
+            assert(math.abs(sf[b][1] - ref[1] / mag) <= 1e3 * n * EPS[dt] and math.abs(sf[b][2] - ref[2] / mag) <= 1e3 * n * EPS[dt], "slogdet sign")
+          end
+          -- lu: A[perm, :] = L U, L unit lower, U upper (2-D)
+          if A:ndim() == 2 then
+            local L, U, p = ck.lu(A)
+            local Ah = A:to("host"):to("c128")
+            local pf = p:to("host"):flat()
+            local rows = {}
+            for i = 1, n do rows[i] = Ah:select(1, pf[i]) end
+            local PA = ck.stack(rows)
+            local R = PA - ck.matmul(L:to("host"):to("c128"), U:to("host"):to("c128"))
+            local r = math.sqrt(ck.sum(ck.abs(R) ^ 2):item()) / (math.sqrt(ck.sum(ck.abs(Ah) ^ 2):item()) * n * EPS[dt])
+            assert(r < BOUND, ("lu %s: ||A[perm] - L U|| ratio %.3g"):format(cdt, r))
+            local Lf, Uf = L:to("host"):to("c128"):totable(), U:to("host"):to("c128"):totable()
+            for i = 1, n do for j = 1, n do
+              if j > i then assert.are.same({0, 0}, Lf[i][j]) end
+              if j == i then assert.are.same({1, 0}, Lf[i][j]) end
+              if j < i then assert.are.same({0, 0}, Uf[i][j]) end
+            end end
+          end
+        end
+      end))
+
       it(dt .. ": eig (real and complex A): A V = V diag(w), unit columns, a triangle's diagonal, eigvals", g(function()
         local cdt = dt == "f32" and "c64" or "c128"
         local function entries(x, batched) -- a batch (dim 1) as a list of its entries
@@ -417,7 +477,8 @@ describe("linear algebra: bad input", function()
     {function() ck.svd(A, {ful = true}) end, "ck.svd: unknown option \"ful\""},
     {function() ck.solve(A, ck.randn(3), {refine = "f16"}) end, "ck.solve: refine is for ck.solve with f64 A and B"},
     {function() ck.eig(ck.ones(3, 3, {dtype = "i32"})) end, "ck.eig: A is i32[3x3] host:0; linear algebra takes f32 or f64, c64 or c128"},
-    {function() ck.det(ck.ones(3, 3, {dtype = "c64"})) end, "ck.det: A is c64[3x3] host:0; linear algebra takes f32 or f64 (convert"},
+    {function() ck.det(ck.ones(3, 4, {dtype = "c64"})) end, "ck.det: A is c64[3x4]; it must be square"},
+    {function() ck.cholesky(ck.ones(3, 3, {dtype = "c64"})) end, "ck.cholesky: A is c64[3x3] host:0; linear algebra takes f32 or f64 (convert"},
     {function() ck.eig(ck.randn(3, 4)) end, "ck.eig: A is f32[3x4] host:0; it must be square"},
     {function() ck.eig(A, {vectors = false}) end, "ck.eig: unknown option \"vectors\""},
     {function() ck.norm(A, "frob") end, 'ck.norm: p must be a number, math.huge, "fro" or "nuc"'},

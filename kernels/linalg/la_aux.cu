@@ -16,6 +16,14 @@
 
 namespace {
 
+/* 0 and 1 of a real or complex (float2/double2: re, im) element */
+template <typename T> __device__ __forceinline__ T la_zero() { return T(0); }
+template <typename T> __device__ __forceinline__ T la_one() { return T(1); }
+template <> __device__ __forceinline__ float2 la_zero<float2>() { return make_float2(0.f, 0.f); }
+template <> __device__ __forceinline__ float2 la_one<float2>() { return make_float2(1.f, 0.f); }
+template <> __device__ __forceinline__ double2 la_zero<double2>() { return make_double2(0., 0.); }
+template <> __device__ __forceinline__ double2 la_one<double2>() { return make_double2(1., 0.); }
+
 template <typename T>
 __global__ void __launch_bounds__(256) la_tri_kernel(T *a, int64_t sa, int m, int n, int lda, bool keep_lower,
                                                      bool unit, int64_t b0) {
@@ -23,8 +31,8 @@ __global__ void __launch_bounds__(256) la_tri_kernel(T *a, int64_t sa, int m, in
   const int64_t total = (int64_t)m * n;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < total; e += (int64_t)gridDim.x * blockDim.x) {
     const int i = (int)(e % m), j = (int)(e / m);
-    if (keep_lower ? i < j : i > j) x[i + (int64_t)j * lda] = T(0);
-    else if (unit && i == j) x[i + (int64_t)j * lda] = T(1);
+    if (keep_lower ? i < j : i > j) x[i + (int64_t)j * lda] = la_zero<T>();
+    else if (unit && i == j) x[i + (int64_t)j * lda] = la_one<T>();
   }
 }
 
@@ -50,7 +58,12 @@ template <typename T> int tri(const ck_la_job *j, const ck_env *env) {
 } // namespace
 
 extern "C" int ck_la_tri(const ck_la_job *j, const ck_env *env) {
-  return j->dtype == CK_F64 ? tri<double>(j, env) : tri<float>(j, env);
+  switch (j->dtype) {
+  case CK_F64: return tri<double>(j, env);
+  case CK_C64: return tri<float2>(j, env);
+  case CK_C128: return tri<double2>(j, env);
+  default: return tri<float>(j, env);
+  }
 }
 
 extern "C" int ck_la_ptrs(void **out, void *base, int64_t stride_bytes, int64_t n, const ck_env *env) {

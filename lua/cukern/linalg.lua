@@ -15,6 +15,7 @@ local type, fmt, huge, unpack = type, string.format, math.huge, table.unpack
 local ck -- the module table (install)
 
 local EPS = {f32 = 2.0 ^ -23, f64 = 2.0 ^ -52}
+local PART_OF = {c64 = "f32", c128 = "f64"}
 
 -- option rules beyond options.RULES
 local function is_bool(v) return type(v) == "boolean", "true or false" end
@@ -85,11 +86,38 @@ function L.inv(A, opts)
 end
 
 local w_det, w_slogdet = where_of("ck.det"), where_of("ck.slogdet")
+local COMPLEX = {c64 = true, c128 = true}
+--- Complex det and slogdet, from the packed LU (the core's det reduces real diagonals): the diagonal of U picked
+-- out of each matrix's flattened buffer through its pair view (index_select takes no complex), its product by
+-- ck.prod, and (-1)^(the pivots that swapped). slogdet: NumPy's, sign a complex number of modulus 1.
+local function complex_det(where, A, o, logdet)
+  local n = A:size(-1)
+  if A:size(-2) ~= n then raise(fmt("%s: A is %s[%s]; it must be square", where, A:dtype(), table.concat(A:shape(), "x"))) end
+  local lu, piv = run(where, "lu", A, nil, {packed = true, check = o.check})
+  local bs = {table.unpack(A:shape(), 1, A:ndim() - 2)}
+  local dev = A:device()
+  -- lu is column-major: lu:transpose(-2, -1) is its contiguous buffer; U(i, i) is element i (n + 1) of it
+  local flat = lu:transpose(-2, -1):contiguous()
+  local pv = core.pair_view(flat:reshape(table.unpack((function() local s = {table.unpack(bs)}; s[#s + 1] = n * n; return s end)())))
+  local idx = ck.arange(0, n * n, n + 1, {dtype = "i64", device = dev}) + 1
+  local d = core.complex_view(ck.index_select(pv, pv:ndim() - 1, idx):contiguous())
+  local swaps = ck.sum(ck.ne(piv, ck.arange(1, n + 1, {dtype = "i32", device = dev})), -1)
+  local sign = ck.sub(1, ck.mul(ck.mod(swaps, 2), 2)):to(PART_OF[A:dtype()]) -- (-1)^swaps
+  if not logdet then return ck.mul(ck.prod(d, -1), sign) end
+  local ad = ck.abs(d)
+  return ck.mul(ck.prod(ck.div(d, ad), -1), sign), ck.sum(ck.log(ad), -1)
+end
 function L.det(A, opts)
-  return (run(w_det, "det", matrix(w_det, A), nil, opts_of(w_det, opts, options.set("check"))))
+  local o = opts_of(w_det, opts, options.set("check"))
+  A = matrix(w_det, A)
+  if COMPLEX[A:dtype()] then return call(w_det, complex_det, w_det, A, o) end
+  return (run(w_det, "det", A, nil, o))
 end
 function L.slogdet(A, opts)
-  return run(w_slogdet, "slogdet", matrix(w_slogdet, A), nil, opts_of(w_slogdet, opts, options.set("check")))
+  local o = opts_of(w_slogdet, opts, options.set("check"))
+  A = matrix(w_slogdet, A)
+  if COMPLEX[A:dtype()] then return call(w_slogdet, complex_det, w_slogdet, A, o, true) end
+  return run(w_slogdet, "slogdet", A, nil, o)
 end
 
 local LU = options.set("packed", "check", "variant")

@@ -128,8 +128,21 @@ static void *at(void *base, int64_t stride, int64_t i, size_t es) {
         else if (i == j && unit) x[i + (size_t)j * lda] = 1;                                                         \
       }                                                                                                              \
   } while (0)
+/* complex: each element a (re, im) pair of T */
+#define TRI_BODY_CX(T)                                                                                               \
+  do {                                                                                                               \
+    T *x = (T *)p;                                                                                                   \
+    for (int j = 0; j < n; ++j)                                                                                      \
+      for (int i = 0; i < m; ++i) {                                                                                  \
+        T *e = x + 2 * (i + (size_t)j * lda);                                                                        \
+        if (uplo == 'L' ? i < j : i > j) e[0] = 0, e[1] = 0;                                                         \
+        else if (i == j && unit) e[0] = 1, e[1] = 0;                                                                 \
+      }                                                                                                              \
+  } while (0)
 static void tri(void *p, int dtype, int m, int n, int lda, char uplo, bool unit) {
   if (dtype == CK_F64) TRI_BODY(double);
+  else if (dtype == CK_C128) TRI_BODY_CX(double);
+  else if (dtype == CK_C64) TRI_BODY_CX(float);
   else TRI_BODY(float);
 }
 
