@@ -57,7 +57,7 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 typedef struct ck_devcache {
   int v[CK_MAX_DEVICES];
 } ck_devcache;
-#define CK_NOTE_MAX 4 /* the most kernels one launch records (two-pass reductions launch 2 or 3) */
+#define CK_NOTE_MAX 6 /* the most kernels one launch records (two-pass reductions launch 2 or 3, onesweep 5) */
 typedef struct ck_launch {
   const void *fn; /* the __global__ function's host stub, as cudaFuncGetAttributes takes it */
   int block;      /* threads per block */
