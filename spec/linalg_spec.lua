@@ -265,6 +265,38 @@ for _, dev in ipairs(H.devices()) do
         assert(not ok and err:find("U(2,2) is exactly zero", 1, true), err)
       end))
 
+      it(dt .. ": cholesky and cholesky_solve of Hermitian positive definite complex A (A = L L^H)", g(function()
+        local cdt = dt == "f32" and "c64" or "c128"
+        local function h(x) return x:to("host"):to("c128") end
+        local function cfro(x) return math.sqrt(ck.sum(ck.abs(h(x)) ^ 2):item()) end
+        local function H_(x) return ck.conj(h(x)):transpose(-2, -1) end
+        local function cmm(a, b) -- c128 products on the host, batches entry by entry
+          if a:ndim() == 2 then return ck.matmul(a, b) end
+          local l = {}
+          for i = 1, a:size(1) do l[i] = ck.matmul(a:select(1, i):contiguous(), b:select(1, i):contiguous()) end
+          return ck.stack(l)
+        end
+        for _, shape in ipairs {{1, 1}, {6, 6}, {2, 4, 4}, {40, 40}} do
+          local n = shape[#shape]
+          local G = ck.complex(H.rand(shape, dt, "host"), H.rand(shape, dt, "host")):to("c128")
+          local I = ck.eye(n, {dtype = "c128"})
+          local A = (cmm(G, H_(G)) + (#shape == 3 and I:expand(shape[1], n, n) or I) * n):to(cdt):to(dev)
+          local L = ck.cholesky(A)
+          assert.are.equal(cdt, L:dtype())
+          local r = cfro(cmm(h(L), H_(L)) - h(A)) / (cfro(A) * n * EPS[dt])
+          assert(r < BOUND, ("cholesky %s %s: ||A - L L^H|| ratio %.3g"):format(cdt, table.concat(shape, "x"), r))
+          local U = ck.cholesky(A, {upper = true})
+          r = cfro(cmm(H_(U), h(U)) - h(A)) / (cfro(A) * n * EPS[dt])
+          assert(r < BOUND, ("cholesky upper %s: ||A - U^H U|| ratio %.3g"):format(cdt, r))
+          local bs = {table.unpack(shape)}
+          bs[#bs] = 2
+          local B = ck.complex(H.rand(bs, dt, dev), H.rand(bs, dt, dev))
+          local X = ck.cholesky_solve(L, B)
+          r = cfro(cmm(h(A), h(X)) - h(B)) / ((cfro(A) * cfro(X) + 1e-300) * n * EPS[dt])
+          assert(r < BOUND, ("cholesky_solve %s: backward error ratio %.3g"):format(cdt, r))
+        end
+      end))
+
       it(dt .. ": lu, det and slogdet of complex A: A[perm] = L U, det against Gaussian elimination in Lua", g(function()
         local cdt = dt == "f32" and "c64" or "c128"
         local function cmul(a, b) return {a[1] * b[1] - a[2] * b[2], a[1] * b[2] + a[2] * b[1]} end
@@ -478,7 +510,8 @@ describe("linear algebra: bad input", function()
     {function() ck.solve(A, ck.randn(3), {refine = "f16"}) end, "ck.solve: refine is for ck.solve with f64 A and B"},
     {function() ck.eig(ck.ones(3, 3, {dtype = "i32"})) end, "ck.eig: A is i32[3x3] host:0; linear algebra takes f32 or f64, c64 or c128"},
     {function() ck.det(ck.ones(3, 4, {dtype = "c64"})) end, "ck.det: A is c64[3x4]; it must be square"},
-    {function() ck.cholesky(ck.ones(3, 3, {dtype = "c64"})) end, "ck.cholesky: A is c64[3x3] host:0; linear algebra takes f32 or f64 (convert"},
+    {function() ck.qr(ck.ones(3, 3, {dtype = "c64"})) end, "ck.qr: A is c64[3x3] host:0; linear algebra takes f32 or f64 (convert"},
+    {function() ck.cholesky(ck.ones(3, 3, {dtype = "c64"})) end, "ck.cholesky: the matrix is not positive definite"},
     {function() ck.eig(ck.randn(3, 4)) end, "ck.eig: A is f32[3x4] host:0; it must be square"},
     {function() ck.eig(A, {vectors = false}) end, "ck.eig: unknown option \"vectors\""},
     {function() ck.norm(A, "frob") end, 'ck.norm: p must be a number, math.huge, "fro" or "nuc"'},

@@ -21,6 +21,7 @@ extern "C" {
   X(Create) X(Destroy) X(SetStream)                                                                                  \
   X(Sgetrf_bufferSize) X(Dgetrf_bufferSize) X(Sgetrf) X(Dgetrf) X(Sgetrs) X(Dgetrs)                                  \
   X(Cgetrf_bufferSize) X(Zgetrf_bufferSize) X(Cgetrf) X(Zgetrf) X(Cgetrs) X(Zgetrs)                                  \
+  X(Cpotrf_bufferSize) X(Zpotrf_bufferSize) X(Cpotrf) X(Zpotrf) X(Cpotrs) X(Zpotrs)                                  \
   X(Spotrf_bufferSize) X(Dpotrf_bufferSize) X(Spotrf) X(Dpotrf) X(Spotrs) X(Dpotrs)                                  \
   X(Sgeqrf_bufferSize) X(Dgeqrf_bufferSize) X(Sgeqrf) X(Dgeqrf)                                                      \
   X(Sorgqr_bufferSize) X(Dorgqr_bufferSize) X(Sorgqr) X(Dorgqr)                                                      \

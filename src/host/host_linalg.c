@@ -56,8 +56,10 @@ typedef struct lapacke_api {
   syevd_f syevd[2];
   gels_f gels[2];
   geev_f geev[2]; /* c, z: loaded apart from the s/d pairs above (a LAPACKE without them fails only ck.eig) */
-  getrf_f cgetrf[2]; /* c, z: solve and inv on complex arrays (the same prototypes: void * data) */
+  getrf_f cgetrf[2]; /* c, z: solve, inv, lu and cholesky on complex arrays (the same prototypes: void * data) */
   getrs_f cgetrs[2];
+  potrf_f cpotrf[2];
+  potrs_f cpotrs[2];
   char why[200]; /* empty when loaded */
 } lapacke_api;
 
@@ -98,6 +100,10 @@ static void load(void) {
     memcpy(&api.cgetrf[p], &f, sizeof f);
     f = dlsym(h, p ? "LAPACKE_zgetrs" : "LAPACKE_cgetrs");
     memcpy(&api.cgetrs[p], &f, sizeof f);
+    f = dlsym(h, p ? "LAPACKE_zpotrf" : "LAPACKE_cpotrf");
+    memcpy(&api.cpotrf[p], &f, sizeof f);
+    f = dlsym(h, p ? "LAPACKE_zpotrs" : "LAPACKE_cpotrs");
+    memcpy(&api.cpotrs[p], &f, sizeof f);
   }
   void (*nancheck)(int) = NULL;
   void *f = dlsym(h, "LAPACKE_set_nancheck");
@@ -157,11 +163,14 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
   }
   const bool cx = j->dtype == CK_C64 || j->dtype == CK_C128;
   if ((j->op == CK_LA_GEEV && !api.geev[p]) || (cx && j->op == CK_LA_GETRF && !api.cgetrf[p]) ||
-      (cx && j->op == CK_LA_GETRS && !api.cgetrs[p]))
+      (cx && j->op == CK_LA_GETRS && !api.cgetrs[p]) || (cx && j->op == CK_LA_POTRF && !api.cpotrf[p]) ||
+      (cx && j->op == CK_LA_POTRS && !api.cpotrs[p]))
     return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s (host): this LAPACKE has no LAPACKE_%c%s", ck_la_op_name(j->op),
                     p ? 'z' : 'c', ck_la_op_name(j->op));
   getrf_f getrf = cx ? api.cgetrf[p] : api.getrf[p];
   getrs_f getrs = cx ? api.cgetrs[p] : api.getrs[p];
+  potrf_f potrf = cx ? api.cpotrf[p] : api.potrf[p];
+  potrs_f potrs = cx ? api.cpotrs[p] : api.potrs[p];
   void *superb = NULL;
   if (j->op == CK_LA_GESVD) {
     const int k = j->m < j->n ? j->m : j->n;
@@ -175,8 +184,8 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     switch (j->op) {
     case CK_LA_GETRF: info = getrf(COL_MAJOR, j->m, j->n, a, j->lda, ipiv); break;
     case CK_LA_GETRS: info = getrs(COL_MAJOR, j->trans, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb); break;
-    case CK_LA_POTRF: info = api.potrf[p](COL_MAJOR, j->uplo, j->n, a, j->lda); break;
-    case CK_LA_POTRS: info = api.potrs[p](COL_MAJOR, j->uplo, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
+    case CK_LA_POTRF: info = potrf(COL_MAJOR, j->uplo, j->n, a, j->lda); break;
+    case CK_LA_POTRS: info = potrs(COL_MAJOR, j->uplo, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
     case CK_LA_TRSM: /* left side only: the layer turns X op(A) = B into op(A)^T X^T = B^T */
       info = api.trtrs[p](COL_MAJOR, j->uplo, j->trans, j->diag, j->m, j->nrhs, a, j->lda, b, j->ldb);
       break;

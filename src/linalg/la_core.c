@@ -244,8 +244,11 @@ static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label)
   char d[96];
   ck_status st = ck_check_live(ctx, e->c->name, x);
   if (st) return st;
-  /* complex (issue 35's dtypes) so far: eig, solve (hence inv) and lu (hence det and slogdet, in linalg.lua) */
-  const bool takes_cx = e->c->fn == CK_LAF_EIG || e->c->fn == CK_LAF_SOLVE || e->c->fn == CK_LAF_LU;
+  /* complex (issue 35's dtypes) so far: eig, solve (hence inv), lu (hence det and slogdet, in linalg.lua) and
+   * cholesky (Hermitian A = L L^H) with cholesky_solve */
+  const ck_la_fn f = e->c->fn;
+  const bool takes_cx = f == CK_LAF_EIG || f == CK_LAF_SOLVE || f == CK_LAF_LU || f == CK_LAF_CHOLESKY ||
+                        f == CK_LAF_CHOLESKY_SOLVE;
   const bool cx_ok = takes_cx && (x->dtype == CK_C64 || x->dtype == CK_C128);
   if (x->dtype != CK_F32 && x->dtype != CK_F64 && !cx_ok)
     return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64%s (convert with :to(\"f64\"))",

@@ -45,7 +45,8 @@ typedef struct la_run {
 #define CUSOLVER(NAME, ...)                                                                                          \
   (dbl ? (r->fail_call = "cusolverDnD" #NAME, (int)s->D##NAME(__VA_ARGS__))                                          \
        : (r->fail_call = "cusolverDnS" #NAME, (int)s->S##NAME(__VA_ARGS__)))
-/* The same for the routines that also take complex data (getrf, getrs: solve and inv on c64/c128): C##NAME or
+/* The same for the routines that also take complex data (getrf, getrs, potrf, potrs: solve, inv, lu and cholesky on
+ * c64/c128): C##NAME or
  * Z##NAME with cuComplex * / cuDoubleComplex * for the data. */
 #define CUSOLVER_CX(NAME, ...)                                                                                       \
   (j->dtype == CK_C128 ? (r->fail_call = "cusolverDnZ" #NAME, (int)s->Z##NAME(__VA_ARGS__))                          \
@@ -223,7 +224,7 @@ static int la_launch(const void *arg, const ck_env *env) {
   case CK_LA_GETRF: /* (complex only: real getrf is the LU ladder's rung 0, ck_la_cuda) */
     if (FAILED(CUSOLVER_CX(getrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0;
     break;
-  case CK_LA_POTRF: if (FAILED(CUSOLVER(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
+  case CK_LA_POTRF: if (FAILED(CUSOLVER_CX(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_GEQRF: if (FAILED(CUSOLVER(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_ORGQR:
     if (FAILED(CUSOLVER(orgqr_bufferSize, h, j->m, j->n, j->nrhs, j->a, j->lda, j->tau, &lwork))) return 0;
@@ -251,8 +252,8 @@ static int la_launch(const void *arg, const ck_env *env) {
     switch (j->op) {
     case CK_LA_GETRF: st = CUSOLVER_CX(getrf, h, j->m, j->n, a, j->lda, w, ipiv, info); break;
     case CK_LA_GETRS: st = CUSOLVER_CX(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
-    case CK_LA_POTRF: st = CUSOLVER(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
-    case CK_LA_POTRS: st = CUSOLVER(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
+    case CK_LA_POTRF: st = CUSOLVER_CX(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
+    case CK_LA_POTRS: st = CUSOLVER_CX(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
     case CK_LA_GEQRF: st = CUSOLVER(geqrf, h, j->m, j->n, a, j->lda, tau, w, lwork, info); break;
     case CK_LA_ORGQR: st = CUSOLVER(orgqr, h, j->m, j->n, j->nrhs, a, j->lda, tau, w, lwork, info); break;
     case CK_LA_ORMQR:
