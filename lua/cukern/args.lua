@@ -14,6 +14,12 @@ local fmt = string.format
 local function is_array(x) return getmetatable(x) == MT end
 A.is_array = is_array
 
+--- The complex dtypes and the real dtype of their parts: the one table every module that treats complex arrays
+-- apart reads (complex.lua, complex_fns.lua, assembly.lua, indexing.lua, linalg.lua, conv.lua, display.lua).
+A.COMPLEX_PART = {c64 = "f32", c128 = "f64"}
+--- a live complex array
+function A.is_complex(x) return is_array(x) and not x:is_freed() and A.COMPLEX_PART[x:dtype()] ~= nil end
+
 --- (a, dim, opts) or (a, opts): dim may be left out before an options table (reductions, scans, sorts)
 function A.dim_opts(dim, opts)
   if type(dim) == "table" and opts == nil and not is_array(dim) then return nil, dim end

@@ -15,7 +15,7 @@ local A = {}
 local type, pairs, ipairs, select, tointeger, math_type = type, pairs, ipairs, select, math.tointeger, math.type
 local fmt, concat, min, max = string.format, table.concat, math.min, math.max
 local DTYPE = options.set("dtype")
-local COMPLEX = {c64 = true, c128 = true}
+local COMPLEX = args.COMPLEX_PART
 local MAXINT = math.maxinteger
 local core, ck = require "cukern.core", nil -- ck: the module table (install)
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end

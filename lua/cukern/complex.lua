@@ -12,6 +12,7 @@
 -- hand the call to this module (ops.complex, installed below), so real arrays pay nothing for it.
 local core = require "cukern.core"
 local errors, args, ops = require "cukern.errors", require "cukern.args", require "cukern.ops"
+local options = require "cukern.options"
 local raise, call, where_of = errors.raise, errors.call, errors.where_of
 local is_array, check_array, check_live, check_opts = args.is_array, args.check_array, args.check_live, args.check_opts
 local fmt, type, math_type = string.format, type, math.type
@@ -19,10 +20,10 @@ local M = core.methods
 local ck -- the module table, set by X.install (the real ops are called through it)
 
 local X = {}
-local PART = {c64 = "f32", c128 = "f64"}
+local PART = args.COMPLEX_PART
 local OF_PART = {f32 = "c64", f16 = "c64", bf16 = "c64", f64 = "c128"}
 
-local function is_complex(x) return is_array(x) and not x:is_freed() and PART[x:dtype()] ~= nil end
+local is_complex = args.is_complex
 X.is_complex = is_complex
 
 -- The real and imaginary parts of an operand: views of a complex array; a real array or a number and 0.
@@ -282,10 +283,7 @@ function X.install(ck_)
   function ck.array(t, opts)
     local dt = type(opts) == "table" and opts.dtype
     if not PART[dt] or type(t) ~= "table" or is_array(t) then return array(t, opts) end
-    local o = {}
-    for k, v in pairs(opts) do o[k] = v end
-    o.dtype = PART[dt]
-    local r = array(t, o)
+    local r = array(t, options.with(opts, "dtype", PART[dt]))
     if type(t[1]) ~= "table" then return r:to(dt) end
     if r:shape()[r:ndim()] ~= 2 then
       raise(fmt("%s: with dtype %s the innermost tables are {re, im} pairs, got %d numbers", awhere, dt, r:shape()[r:ndim()]))

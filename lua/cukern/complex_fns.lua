@@ -12,24 +12,17 @@
 -- check. Installed by complex.lua (after creation, sorting and select).
 local core = require "cukern.core"
 local errors, args = require "cukern.errors", require "cukern.args"
+local options = require "cukern.options"
 local raise, call, where_of = errors.raise, errors.call, errors.where_of
 local is_array, show, check_live = args.is_array, args.show, args.check_live
-local fmt, type, select, pairs = string.format, type, select, pairs
+local fmt, type, select = string.format, type, select
 local M = core.methods
 
 local F = {}
-local PART = {c64 = "f32", c128 = "f64"}
-
-local function is_complex(x) return is_array(x) and not x:is_freed() and PART[x:dtype()] ~= nil end
+local PART, is_complex = args.COMPLEX_PART, args.is_complex
 local function is_pair(v) return type(v) == "table" and not is_array(v) and #v == 2 and type(v[1]) == "number" and type(v[2]) == "number" end
 
--- A copy of an options table with another dtype.
-local function with_dtype(opts, dt)
-  local o = {}
-  for k, v in pairs(opts) do o[k] = v end
-  o.dtype = dt
-  return o
-end
+local function with_dtype(opts, dt) return options.with(opts, "dtype", dt) end
 
 -- The trailing options table of a creation call (a table with string keys), and its position.
 local function trailing_opts(...)
@@ -105,11 +98,12 @@ function F.install(ck)
       local o
       if opts ~= nil then
         if type(opts) ~= "table" or is_array(opts) then raise(fmt("%s: options must be a table, got %s", where, show(opts))) end
-        o = {}
-        for k, v in pairs(opts) do o[k] = v end
-        if o.out ~= nil then
-          if not is_complex(o.out) then raise(fmt("%s: out must be a complex array for a complex input, got %s", where, show(o.out))) end
-          o.out = core.pair_view(o.out)
+        o = opts
+        if opts.out ~= nil then
+          if not is_complex(opts.out) then
+            raise(fmt("%s: out must be a complex array for a complex input, got %s", where, show(opts.out)))
+          end
+          o = options.with(opts, "out", core.pair_view(opts.out))
         end
       end
       local r = cumsum(call(where, core.pair_view, a:contiguous()), d, o)

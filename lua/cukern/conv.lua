@@ -33,7 +33,7 @@ local VARIANTS = {
 }
 
 local function desc(a) return fmt("%s[%s]", a:dtype(), table.concat(a:shape(), "x")) end
-local function is_complex(a) return a:dtype() == "c64" or a:dtype() == "c128" end
+local function is_complex(a) return args.COMPLEX_PART[a:dtype()] ~= nil end
 local function real_dtype(a, k)
   local wide = function(x) local d = x:dtype(); return d == "f64" or not d:match("f") end
   return (wide(a) or wide(k)) and "f64" or "f32"

@@ -33,7 +33,7 @@ local fmt_values
 
 -- Complex values ({re, im} pairs) as "re+imi" / "re-imi", the parts formatted together (MATLAB's style).
 local function fmt_complex(vals, dtype)
-  local part = dtype == "c64" and "f32" or "f64"
+  local part = args.COMPLEX_PART[dtype]
   local res, ims = {}, {}
   for i, v in ipairs(vals) do res[i], ims[i] = v[1], math.abs(v[2]) end
   local joined = {}
@@ -50,7 +50,7 @@ local function fmt_complex(vals, dtype)
 end
 
 function fmt_values(vals, dtype)
-  if dtype == "c64" or dtype == "c128" then return fmt_complex(vals, dtype) end
+  if args.COMPLEX_PART[dtype] then return fmt_complex(vals, dtype) end
   local strs, allint, maxabs, minabs = {}, true, 0, math.huge
   if dtype == "bool" or INTS[dtype] then -- Lua values already: booleans print true/false, integers exactly
     local w = 0
@@ -147,7 +147,7 @@ local function format(a)
     concat(a:strides(), ","), a:device(), a:is_contiguous() and "" or " (not contiguous)")
   if a:numel() == 0 then return head .. "\n  (empty)" end
   if nd == 0 then
-    local cx = a:dtype() == "c64" or a:dtype() == "c128"
+    local cx = args.COMPLEX_PART[a:dtype()] ~= nil
     local s = fmt_values({cx and a:flat()[1] or a:item()}, a:dtype())
     return head .. "\n  " .. s[1]
   end

@@ -83,7 +83,7 @@ end
 
 local INDEX, SETINDEX = where_of("a[i]"), where_of("a[i] = v")
 local INDEX_T, SETINDEX_T = where_of("a[{...}]"), where_of("a[{...}] = v")
-local COMPLEX = {c64 = true, c128 = true}
+local COMPLEX = args.COMPLEX_PART
 
 -- Called by the array metatable's __index (core.make_index, in C) for number and table keys that are not
 -- method names.
@@ -146,7 +146,7 @@ local function setindex(a, k, value)
   call(where, core.check_writable, target) -- the one message of every write path, before any other
   if type(value) == "number" or type(value) == "boolean" then
     call(where, target.fill, target, value)
-  elseif type(value) == "table" and (target:dtype() == "c64" or target:dtype() == "c128") then
+  elseif type(value) == "table" and COMPLEX[target:dtype()] then
     call(where, target.fill, target, value) -- a {re, im} pair (complex_fns.lua)
   elseif is_array(value) then
     check_live(where, value, "the value")

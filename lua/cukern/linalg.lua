@@ -15,7 +15,7 @@ local type, fmt, huge, unpack = type, string.format, math.huge, table.unpack
 local ck -- the module table (install)
 
 local EPS = {f32 = 2.0 ^ -23, f64 = 2.0 ^ -52}
-local PART_OF = {c64 = "f32", c128 = "f64"}
+local PART_OF = args.COMPLEX_PART
 
 -- option rules beyond options.RULES
 local function is_bool(v) return type(v) == "boolean", "true or false" end
@@ -86,7 +86,6 @@ function L.inv(A, opts)
 end
 
 local w_det, w_slogdet = where_of("ck.det"), where_of("ck.slogdet")
-local COMPLEX = {c64 = true, c128 = true}
 --- Complex det and slogdet, from the packed LU (the core's det reduces real diagonals): the diagonal of U picked
 -- out of each matrix's flattened buffer through its pair view (index_select takes no complex), its product by
 -- ck.prod, and (-1)^(the pivots that swapped). slogdet: NumPy's, sign a complex number of modulus 1.
@@ -110,13 +109,13 @@ end
 function L.det(A, opts)
   local o = opts_of(w_det, opts, options.set("check"))
   A = matrix(w_det, A)
-  if COMPLEX[A:dtype()] then return call(w_det, complex_det, w_det, A, o) end
+  if PART_OF[A:dtype()] then return call(w_det, complex_det, w_det, A, o) end
   return (run(w_det, "det", A, nil, o))
 end
 function L.slogdet(A, opts)
   local o = opts_of(w_slogdet, opts, options.set("check"))
   A = matrix(w_slogdet, A)
-  if COMPLEX[A:dtype()] then return call(w_slogdet, complex_det, w_slogdet, A, o, true) end
+  if PART_OF[A:dtype()] then return call(w_slogdet, complex_det, w_slogdet, A, o, true) end
   return run(w_slogdet, "slogdet", A, nil, o)
 end
 

@@ -41,6 +41,15 @@ M.RULES = {
     "true, false or a zlib level 0..9" end,
 }
 
+--- A shallow copy of an options table with `key` set to `value` (a wrapper that hands a call on with one option
+-- changed, e.g. complex creation asking for the parts' dtype): the caller's table is never written.
+function M.with(opts, key, value)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o[key] = value
+  return o
+end
+
 function M.set(...)
   local s, names = {}, {...}
   for _, k in ipairs(names) do s[k] = true end

@@ -161,7 +161,7 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     const char *why;
     if (!ck_host_la_available(&why)) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s", why);
   }
-  const bool cx = j->dtype == CK_C64 || j->dtype == CK_C128;
+  const bool cx = ck_dtype_is_complex((ck_dtype)j->dtype);
   if ((j->op == CK_LA_GEEV && !api.geev[p]) || (cx && j->op == CK_LA_GETRF && !api.cgetrf[p]) ||
       (cx && j->op == CK_LA_GETRS && !api.cgetrs[p]) || (cx && j->op == CK_LA_POTRF && !api.cpotrf[p]) ||
       (cx && j->op == CK_LA_POTRS && !api.cpotrs[p]))

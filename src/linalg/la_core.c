@@ -207,7 +207,7 @@ ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what) {
   ck_tensor z = {0}, s = {0}, pv = {0};
   double v = 0;
   ck_status st = CK_OK;
-  if (a->dtype == CK_C64 || a->dtype == CK_C128) { /* the parts, as a real view */
+  if (ck_dtype_is_complex(a->dtype)) { /* the parts, as a real view */
     if ((st = ck_pair_view(e->ctx, &pv, a))) return ck_error_prefix(e->ctx, st, "%s", e->c->name);
     a = &pv;
   }
@@ -249,7 +249,7 @@ static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label)
   const ck_la_fn f = e->c->fn;
   const bool takes_cx = f == CK_LAF_EIG || f == CK_LAF_SOLVE || f == CK_LAF_LU || f == CK_LAF_CHOLESKY ||
                         f == CK_LAF_CHOLESKY_SOLVE;
-  const bool cx_ok = takes_cx && (x->dtype == CK_C64 || x->dtype == CK_C128);
+  const bool cx_ok = takes_cx && ck_dtype_is_complex(x->dtype);
   if (x->dtype != CK_F32 && x->dtype != CK_F64 && !cx_ok)
     return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64%s (convert with :to(\"f64\"))",
                     e->c->name, label, ck_describe(x, d, sizeof d), takes_cx ? ", c64 or c128" : "");

@@ -53,7 +53,6 @@ typedef struct la_run {
    : j->dtype == CK_C64 ? (r->fail_call = "cusolverDnC" #NAME, (int)s->C##NAME(__VA_ARGS__))                         \
                         : CUSOLVER(NAME, __VA_ARGS__))
 #define FAILED(st) ((st) != 0 ? (r->fail_status = (st), 1) : (r->fail_call = NULL, 0))
-static bool is_cx(int dt) { return dt == CK_C64 || dt == CK_C128; }
 
 static void *elem(void *base, int64_t stride, int64_t i, size_t es) {
   return base ? (char *)base + (size_t)(i * stride) * es : NULL;
@@ -74,12 +73,12 @@ static int small_lu(la_run *r, const ck_env *env) {
   int st = 0, hinfo = 0;
   if (rc) goto done;
   ck_order_check(env);
-  if (j->op == CK_LA_GETRF && is_cx(j->dtype)) {
+  if (j->op == CK_LA_GETRF && ck_dtype_is_complex((ck_dtype)j->dtype)) {
     const bool z = j->dtype == CK_C128;
     r->fail_call = z ? "cublasZgetrfBatched" : "cublasCgetrfBatched";
     st = z ? (int)cublasZgetrfBatched(h, j->n, (cuDoubleComplex *const *)pa, j->lda, j->ipiv, j->info, (int)nb)
            : (int)cublasCgetrfBatched(h, j->n, (cuComplex *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
-  } else if (j->op == CK_LA_GETRS && is_cx(j->dtype)) {
+  } else if (j->op == CK_LA_GETRS && ck_dtype_is_complex((ck_dtype)j->dtype)) {
     const bool z = j->dtype == CK_C128;
     const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
     r->fail_call = z ? "cublasZgetrsBatched" : "cublasCgetrsBatched";
@@ -286,7 +285,8 @@ static void describe(const void *ud, char *buf, size_t n) {
 }
 
 ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
-  if (j->op == CK_LA_GETRF && !is_cx(j->dtype) && !(j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL))
+  const bool small = j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL;
+  if (j->op == CK_LA_GETRF && !ck_dtype_is_complex((ck_dtype)j->dtype) && !small)
     return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
   ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};
