@@ -28,7 +28,7 @@ STAGES="${1:-build speceach}"
 T0=${T0:-$(date +%s)} # (an outer T0 makes DEADLINE count from the first of several invocations)
 log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
 # DEADLINE (seconds from the start): a stage that would begin after it is skipped and says so, so the call ends
-# with its logs packed instead of being killed mid-stage
+# with its logs packed instead of being killed mid-stage; HARD: no spec file runs past it (its limit shrinks)
 has() {
   case " $STAGES " in *" $1 "*) ;; *) return 1 ;; esac
   if [ -n "${DEADLINE:-}" ] && [ $(($(date +%s) - T0)) -ge "$DEADLINE" ]; then log "$1 skipped (past DEADLINE)"; return 1; fi
@@ -60,7 +60,9 @@ if has speceach; then # one spec file at a time, each with its own limit (finds 
   for f in ${SPECS:-spec/*_spec.lua}; do
     b=$(basename "$f" .lua); t0=$(date +%s)
     if [ -n "${DEADLINE:-}" ] && [ $((t0 - T0)) -ge "$DEADLINE" ]; then log "$b not run (past DEADLINE)"; F=$((F + 1)); continue; fi
-    timeout "${T_EACH:-100}" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
+    lim=${T_EACH:-100}; [ -n "${HARD:-}" ] && [ $((HARD - (t0 - T0))) -lt "$lim" ] && lim=$((HARD - (t0 - T0)))
+    [ "$lim" -lt 5 ] && lim=5
+    timeout "$lim" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
     last=$(tail -1 "$R/$b.txt"); log "$b rc=$rc $(($(date +%s) - t0))s $last"
     set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
     if [ $# -eq 3 ]; then P=$((P + $1)); F=$((F + $2)); S=$((S + $3)); else F=$((F + 1)); fi
