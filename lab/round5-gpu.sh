@@ -4,7 +4,8 @@
 # issues 33, 35, 36 and 37, in few device calls. Stages (first argument, any of), each under its own limit:
 #   build     make for sm_90a                                                         (~3-4 min on 16 cores)
 #   probe     lab/scan_probe.lua: each scan rung alone on 2^20+1 and 300x5000, flushed line by line
-#   speceach  SPECS (default: every spec file), one at a time under T_EACH seconds each; a summary line at the end
+#   speceach  PAR_SPECS NPAR at a time, then SPECS (default: every spec file) one at a time, under T_EACH seconds
+#             each; a summary line at the end (a file that did not finish counts as one failure)
 #   scansort  bench/torch_scan_sort.py, then the scan, sort and histogram ladders (scan-/sort-/histogram-<device>.json)
 #   linalg    bench/torch_linalg.py --quick, then examples/linalg_bench.lua (lu-/linalg-<device>.json)
 #   san33 san35 san37   compute-sanitizer over lab/issue3N_sanitize.lua (TOOLS: default per issue)
@@ -55,18 +56,29 @@ if has probe; then
   timeout "${T_PROBE:-90}" lua5.4 lab/scan_probe.lua > "$R/scan_probe.txt" 2>&1; log "scan probe rc=$?"
   sort -k8 -n -r "$R/scan_probe.txt" | head -8
 fi
-if has speceach; then # one spec file at a time, each with its own limit (finds the slow or stuck one)
+# one spec file: its own limit (T_EACH, shrunk to HARD), its output in $R/<name>.txt, one progress line
+spec_one() {
+  local f=$1 b t0 lim rc
+  b=$(basename "$f" .lua); t0=$(date +%s)
+  if [ -n "${DEADLINE:-}" ] && [ $((t0 - T0)) -ge "$DEADLINE" ]; then log "$b not run (past DEADLINE)"; return; fi
+  lim=${T_EACH:-100}; [ -n "${HARD:-}" ] && [ $((HARD - (t0 - T0))) -lt "$lim" ] && lim=$((HARD - (t0 - T0)))
+  [ "$lim" -lt 5 ] && lim=5
+  timeout "$lim" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
+  log "$b rc=$rc $(($(date +%s) - t0))s $(tail -1 "$R/$b.txt")"
+}
+if has speceach; then
+  # PAR_SPECS run NPAR at a time (one GPU, several processes: the specs' time is mostly their host oracles), then
+  # SPECS one at a time (those that need the GPU's memory or timing to themselves: OOM, 2^31 elements, streams)
+  export -f spec_one log; export R T0 T_EACH DEADLINE HARD 2>/dev/null
+  [ -n "${PAR_SPECS:-}" ] && printf '%s\n' $PAR_SPECS | xargs -P "${NPAR:-4}" -I{} bash -c 'spec_one "$@"' _ {}
+  for f in ${SPECS-spec/*_spec.lua}; do spec_one "$f"; done
   P=0; F=0; S=0
-  for f in ${SPECS:-spec/*_spec.lua}; do
-    b=$(basename "$f" .lua); t0=$(date +%s)
-    if [ -n "${DEADLINE:-}" ] && [ $((t0 - T0)) -ge "$DEADLINE" ]; then log "$b not run (past DEADLINE)"; F=$((F + 1)); continue; fi
-    lim=${T_EACH:-100}; [ -n "${HARD:-}" ] && [ $((HARD - (t0 - T0))) -lt "$lim" ] && lim=$((HARD - (t0 - T0)))
-    [ "$lim" -lt 5 ] && lim=5
-    timeout "$lim" sh spec/run.sh "$f" > "$R/$b.txt" 2>&1; rc=$?
-    last=$(tail -1 "$R/$b.txt"); log "$b rc=$rc $(($(date +%s) - t0))s $last"
+  for f in ${PAR_SPECS:-} ${SPECS-spec/*_spec.lua}; do
+    b=$(basename "$f" .lua)
+    last=$(tail -1 "$R/$b.txt" 2>/dev/null)
     set -- $(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
-    if [ $# -eq 3 ]; then P=$((P + $1)); F=$((F + $2)); S=$((S + $3)); else F=$((F + 1)); fi
-    [ $rc -eq 0 ] || fails "$R/$b.txt" 40
+    if [ $# -eq 3 ]; then P=$((P + $1)); F=$((F + $2)); S=$((S + $3)); [ "$2" = 0 ] || fails "$R/$b.txt" 40
+    else F=$((F + 1)); echo "== $b did not finish:"; tail -c 600 "$R/$b.txt" 2>/dev/null; echo; fi
   done
   log "speceach total: $P passed, $F failed, $S skipped"
 fi
