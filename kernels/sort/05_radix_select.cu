@@ -101,6 +101,11 @@ __global__ void __launch_bounds__(SEL_NT) sel_rows_kernel(const K *__restrict__ 
       }
     }
     auto each = [&](auto &&f) { row_each<K, KIND, EB, C>(kc, row, cached, len, ib, desc, f); };
+    /* nwin is cleared here, before the digit passes' barriers (done starts 0: at least one pass), not after the
+       last pass with no barrier between: compute-sanitizer's racecheck (H100, round 3 session 6) reported the
+       last pass's read of res (line "advance") against that write, at nwin's address, which sits just before
+       res's three words (ptxas reading them as one 16-byte load is the likely reason) */
+    if (threadIdx.x == 0) nwin = 0;
     Sel<C> s{(C)0, (long long)k, (int)sizeof(K) * 8 + ib, 0, 0, 0u, 0u};
     while (!s.done) {
       const int d = min(ROW_BITS, s.shift), ns = s.shift - d;
@@ -112,8 +117,6 @@ __global__ void __launch_bounds__(SEL_NT) sel_rows_kernel(const K *__restrict__ 
       B::find(hist, s.krem, temp, res);
       advance(s, d, res.b, res.before, res.cnt);
     }
-    if (threadIdx.x == 0) nwin = 0;
-    __syncthreads();
     each([&](bool v, C c) {
       if (v && top_bits(c, s.shift) <= s.prefix) {
         const unsigned p = atomicAdd(&nwin, 1u);
