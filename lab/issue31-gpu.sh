@@ -72,7 +72,7 @@ c)
   echo "== compute-sanitizer on the several-GPU paths (spec/gpu_multi_sanitize.lua: one process, small cases)"
   CUKERN_SYNC=1 timeout 120 lua5.4 spec/gpu_multi_sanitize.lua 2>&1 | tail -1
   for tool in ${TOOLS:-memcheck synccheck}; do
-    CUKERN_SYNC=1 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 lua5.4 spec/gpu_multi_sanitize.lua \
+    CUKERN_SYNC=1 timeout "${T_SAN:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 lua5.4 spec/gpu_multi_sanitize.lua \
       >"$R/san-multi-$tool.log" 2>&1
     echo "$tool: rc=$? $(grep -m1 'ERROR SUMMARY' "$R/san-multi-$tool.log") $(grep gpu_multi_sanitize: "$R/san-multi-$tool.log" | tail -1)"
   done
