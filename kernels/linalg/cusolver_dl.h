@@ -40,9 +40,8 @@ typedef struct ck_cusolver_api {
 
 /* The loaded API, or NULL with the reason in *why (a static string). Loaded once per process, never unloaded. */
 const ck_cusolver_api *ck_cusolver(const char **why);
-/* The cuSOLVER handle of CUDA device `device`, bound to `stream` (created on first use, kept for the process, as
- * the library's handles are meant to be), or NULL when cusolverDnCreate fails. */
-cusolverDnHandle_t ck_cusolver_handle(int device, void *stream);
+/* There is no handle here: each device context owns one (ck_env.cusolver, bound to the launch's stream, for a launch
+ * whose ck_launch_req sets needs_cusolver; made with this table's Create, destroyed with the context). */
 /* "CUSOLVER_STATUS_NOT_INITIALIZED" ... for messages. */
 const char *ck_cusolver_status_name(int status);
 /* The error code a launcher returns for a cuSOLVER status (ck_kernels.h's codes: cudaError_t below 100000, cuBLAS

@@ -37,7 +37,7 @@ typedef struct la_run {
   ck_la_job *j;
   const char *fail_call; /* "cusolverDnDgetrf", or NULL */
   int fail_status;
-  char why[160]; /* cuSOLVER could not be loaded, or a handle made */
+  char why[160]; /* no cuSOLVER handle in the launch's environment (ck_submit reports a failed load or create) */
 } la_run;
 
 /* Call cuSOLVER routine NAME in the job's precision: s->S##NAME(args) or s->D##NAME(args), with float * or double *
@@ -192,23 +192,23 @@ done:
   return rc;
 }
 
+/* getrf / getrs of many small square matrices: cuBLAS's batched calls (small_lu), no cuSOLVER */
+static bool la_small_lu(const ck_la_job *j) {
+  return (j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
+         j->batch <= 0x7fffffff;
+}
+
 static int la_launch(const void *arg, const ck_env *env) {
   la_run *r = (la_run *)arg;
   ck_la_job *j = r->j;
   if (j->op == CK_LA_TRI) return ck_la_tri(j, env);
   if (j->op == CK_LA_TRSM) return trsm(r, env);
-  if ((j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
-      j->batch <= 0x7fffffff)
-    return small_lu(r, env);
-  const char *why;
-  const ck_cusolver_api *s = ck_cusolver(&why);
-  if (!s) {
-    snprintf(r->why, sizeof r->why, "%s", why);
-    return 0;
-  }
-  cusolverDnHandle_t h = ck_cusolver_handle(env->device, env->stream);
-  if (!h) {
-    snprintf(r->why, sizeof r->why, "cusolverDnCreate failed on cuda:%d", env->device);
+  if (la_small_lu(j)) return small_lu(r, env);
+  /* (ck_submit loaded cuSOLVER and bound the device's handle to the stream: needs_cusolver in ck_la_cuda) */
+  const ck_cusolver_api *s = ck_cusolver(NULL);
+  cusolverDnHandle_t h = (cusolverDnHandle_t)env->cusolver;
+  if (!s || !h) {
+    snprintf(r->why, sizeof r->why, "no cuSOLVER handle on cuda:%d", env->device);
     return 0;
   }
   ck_order_check(env);
@@ -289,7 +289,8 @@ ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
   if (j->op == CK_LA_GETRF && !ck_dtype_is_complex((ck_dtype)j->dtype) && !small)
     return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
-  ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};
+  ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r,
+                       .needs_cusolver = j->op != CK_LA_TRI && j->op != CK_LA_TRSM && !la_small_lu(j)};
   ck_status st = ck_submit(ctx, &req);
   if (st) return ck_error_prefix(ctx, st, "%s", name);
   if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);
