@@ -117,6 +117,9 @@ typedef struct ck_env {
   int *order_faults;
   void *cublaslt; /* cublasLtHandle_t of the device (matmul's FP8 row), made with the cuBLAS handle; not stream-bound
                      (cublasLtMatmul takes the stream) */
+  void *cusolver; /* cusolverDnHandle_t of the device, bound to `stream`, for a launch that asked for it
+                     (ck_launch_req.needs_cusolver: the linalg layer, the LU ladder's rung 0); NULL otherwise. Made on
+                     first such launch through cuSOLVER's run-time table (kernels/linalg/cusolver_dl.h) */
 } ck_env;
 
 /* The raw wrappers' check of the issue order (CUKERN_CHECK_ORDER): called by ck_note_launch for our kernels and

@@ -103,6 +103,72 @@ describe("linear algebra: GPU against the host", function()
     end
   end))
 
+  -- complex qr, svd, eigh, lstsq, triangular_solve (cuSOLVER's C/Z geqrf, ungqr, unmqr, gesvd, heevd; cuBLAS's C/Z
+  -- trsm) against the host's LAPACKE c/z. Values that are unique (singular values, Hermitian eigenvalues, |R|, the
+  -- solutions of well-conditioned systems) to 1e3 n u (times cond where a solve amplifies: two backward-stable
+  -- answers differ by up to cond times their backward errors); factors that are unique only up to unit phases (Q,
+  -- U, V) by their residuals in c128 on the host, ratio to ||A|| n u below 170 (spec/linalg_complex_spec.lua derives
+  -- it). u: the unit roundoff of the parts (c64 2^-24, c128 2^-53).
+  it("complex qr, svd, eigh, lstsq, triangular_solve on the GPU agree with the host's", gpu(function()
+    local function h(x) return x:to("host"):to("c128") end
+    local function CH(x) return ck.conj(h(x)):transpose(-2, -1) end
+    local function cfro(x) return math.sqrt(ck.sum(ck.abs(h(x)) ^ 2):item()) end
+    local function vr(x) return ck.view_as_real(h(x):contiguous()) end -- complex compared part by part
+    for _, dt in ipairs {"c64", "c128"} do
+      local part = dt == "c64" and "f32" or "f64"
+      local u = EPS[part] / 2
+      local function cx(shape) return ck.complex(H.rand(shape, part, "host"), H.rand(shape, part, "host")):to(dt) end
+      for _, shape in ipairs {{40, 25}, {25, 40}, {3, 16, 16}, {130, 70}, {1, 1}} do
+        local A = cx(shape)
+        local Ad = A:cuda()
+        local m, n = shape[#shape - 1], shape[#shape]
+        local big, k = math.max(m, n), math.min(m, n)
+        local tag = dt .. " " .. table.concat(shape, "x")
+        local tol = {rtol = 1e3 * big * u, atol = 1e3 * big * u * cfro(A)}
+        local Q, R = ck.qr(Ad)
+        assert.are.equal("cuda", Q:device():match("^%a+"))
+        if #shape == 2 then
+          local r = cfro(h(A) - ck.matmul(h(Q), h(R))) / (cfro(A) * big * u)
+          assert(r < 170, ("qr %s: ||A - QR|| ratio %.3g"):format(tag, r))
+          r = cfro(ck.matmul(CH(Q), h(Q)) - ck.eye(k, {dtype = "c128"})) / (big * u)
+          assert(r < 170, ("qr %s: ||Q^H Q - I|| ratio %.3g"):format(tag, r))
+        end
+        close(ck.abs(R), ck.abs(select(2, ck.qr(A))), tol, "qr |R| " .. tag)
+        local U, s, V = ck.svd(Ad)
+        assert.are.equal(part, s:dtype())
+        close(s, ck.svdvals(A), tol, "svd s " .. tag)
+        if #shape == 2 then
+          local r = cfro(h(A) - ck.matmul(ck.mul(h(U), h(s):reshape(1, k)), CH(V))) / (cfro(A) * big * u)
+          assert(r < 170, ("svd %s: ||A - U S V^H|| ratio %.3g"):format(tag, r))
+        end
+        if m == n then
+          local S = A + ck.conj(A):transpose(-2, -1)
+          local w, W = ck.eigh(S:cuda())
+          assert.are.equal(part, w:dtype())
+          close(w, ck.eigvalsh(S), tol, "eigh w " .. tag)
+          if #shape == 2 then
+            local r = cfro(ck.matmul(h(S), h(W)) - ck.mul(h(W), h(w):reshape(1, n))) / (cfro(S) * n * u)
+            assert(r < 170, ("eigh %s: ||A V - V diag(w)|| ratio %.3g"):format(tag, r))
+          end
+          local T = ck.triu(A) + ck.eye(n, {dtype = dt}) * 4
+          for _, left in ipairs {true, false} do
+            local bs = {table.unpack(shape)}
+            bs[#bs - 1], bs[#bs] = left and n or 3, left and 3 or n
+            local B = cx(bs)
+            local o = {upper = true, left = left}
+            close(vr(ck.triangular_solve(T:cuda(), B:cuda(), o)), vr(ck.triangular_solve(T, B, o)), tol, "trsm " .. tag)
+          end
+        end
+        if #shape == 2 and m ~= n then -- a full-rank random A: cond well below 1e3
+          local B = cx({m, 2})
+          local c = ck.cond(A:to("c128")):item()
+          close(vr(ck.lstsq(Ad, B:cuda())), vr(ck.lstsq(A, B)), {rtol = tol.rtol * c * c, atol = tol.rtol * c * c}, "lstsq " .. tag)
+          close(vr(ck.pinv(Ad)), vr(ck.pinv(A)), {rtol = tol.rtol * c, atol = tol.rtol * c}, "pinv " .. tag)
+        end
+      end
+    end
+  end))
+
   it("singular and not-SPD inputs raise on the GPU as on the host; check = false reads nothing back", gpu(function()
     local S = ck.array({{1, 2}, {2, 4}}, {dtype = "f64", device = "cuda"})
     local ok, err = pcall(ck.solve, S, ck.ones(2, {dtype = "f64", device = "cuda"}))

@@ -73,5 +73,41 @@ disp('OCTAVE-DONE');
         assert(best < 1e3 * n * EPS * scale, ("eig: Octave's %g%+gi: nearest of ours %.3g away"):format(x[1], x[2], best))
       end
     end))
+
+    it("complex (c128): svd, Hermitian eig, qr's R, lstsq, minimum norm, triangular solve agree", (dev == "cuda" and H.gpu or function(f) return f end)(function()
+      if not OCTAVE then return pending("octave is not installed here (`make test` installs it from Debian)") end
+      if not HAVE_MAT then return pending("this build has no .mat support (libmatio)") end
+      local function cx(...) return ck.complex(H.rand({...}, "f64", dev), H.rand({...}, "f64", dev)) end
+      local n = 10
+      local G = cx(n, n)
+      local S = ck.add(G, ck.conj(G):t()) -- Hermitian
+      local T, W = cx(9, 5), cx(4, 9) -- tall, wide
+      local bt, bw = cx(9, 2), cx(4, 2)
+      local Ut = ck.add(ck.triu(cx(n, n)), ck.mul(ck.eye(n, {dtype = "c128", device = dev}), 4)) -- upper, well conditioned
+      local bu = cx(n, 3)
+      ck.save(P("cin.mat"), {S = S:to("host"), T = T:to("host"), W = W:to("host"), bt = bt:to("host"),
+        bw = bw:to("host"), Ut = Ut:to("host"), bu = bu:to("host")})
+      octave([[
+load('cin.mat');
+s = svd(T); e = eig((S + S') / 2); [~, R] = qr(T, 0); xt = T \ bt; xw = pinv(W) * bw; xu = Ut \ bu;
+ct = cond(T); cw = cond(W); cu = cond(Ut); cs = cond(S);
+save('-v7', 'cout.mat', 's', 'e', 'R', 'xt', 'xw', 'xu', 'ct', 'cw', 'cu', 'cs');
+disp('OCTAVE-DONE');
+]])
+      local o = ck.load(P("cout.mat"))
+      -- the same tolerances as above, with n the largest dim: values to 100 n eps (times cond(S) for eigenvalues
+      -- near zero), solutions to 100 n eps cond (cond^2 for an over-determined least-squares problem)
+      local function crel(a, b) -- max |a - b| / max |b| over complex entries
+        local d = ck.max(ck.abs(ck.sub(a:to("host"):to("c128"), b:to("host"):to("c128"))):contiguous():reshape(-1), 1):item()
+        return d / math.max(ck.max(ck.abs(b:to("host"):to("c128")):contiguous():reshape(-1), 1):item(), 1e-300)
+      end
+      assert(rel(ck.svdvals(T), o.s:reshape(-1)) < 100 * n * EPS, "svd")
+      assert(rel(ck.eigvalsh(S), o.e:reshape(-1)) < 100 * n * EPS * o.cs:item(), "Hermitian eig")
+      local _, R = ck.qr(T) -- R is unique up to a unit complex factor per row: compare moduli
+      assert(rel(ck.abs(R), ck.abs(o.R)) < 100 * n * EPS * o.ct:item(), "qr's |R|")
+      assert(crel(ck.lstsq(T, bt), o.xt) < 100 * n * EPS * o.ct:item() ^ 2, "lstsq, over-determined")
+      assert(crel(ck.lstsq(W, bw), o.xw) < 100 * n * EPS * o.cw:item(), "lstsq, minimum norm")
+      assert(crel(ck.triangular_solve(Ut, bu, {upper = true}), o.xu) < 100 * n * EPS * o.cu:item(), "triangular solve")
+    end))
   end)
 end

@@ -1,5 +1,6 @@
 /*
- * cusolver_dl.c — loads cuSOLVER at run time (why: cusolver_dl.h) and keeps one handle per CUDA device.
+ * cusolver_dl.c — loads cuSOLVER at run time (why: cusolver_dl.h). The handles are the device contexts' (made and
+ * destroyed through this table by src/core/context.c, handed to launchers as ck_env.cusolver).
  *
  * The library is looked for as libcusolver.so.12 (the soname of CUDA 12 and 13 toolkits), first by name (the
  * loader's path, core.so's run path), then beside the libcublas this process already uses (dladdr), so that a
@@ -71,21 +72,6 @@ const ck_cusolver_api *ck_cusolver(const char **why) {
   pthread_once(&once, load);
   if (why) *why = why_not;
   return why_not[0] ? NULL : &api;
-}
-
-static cusolverDnHandle_t handles[CK_MAX_DEVICES];
-static pthread_mutex_t handles_mu = PTHREAD_MUTEX_INITIALIZER;
-
-cusolverDnHandle_t ck_cusolver_handle(int device, void *stream) {
-  const ck_cusolver_api *s = ck_cusolver(NULL);
-  if (!s || device < 0 || device >= CK_MAX_DEVICES) return NULL;
-  pthread_mutex_lock(&handles_mu);
-  cusolverDnHandle_t h = handles[device];
-  if (!h && s->Create(&h) != CUSOLVER_STATUS_SUCCESS) h = NULL;
-  handles[device] = h;
-  pthread_mutex_unlock(&handles_mu);
-  if (h && s->SetStream(h, (cudaStream_t)stream) != CUSOLVER_STATUS_SUCCESS) return NULL;
-  return h;
 }
 
 const char *ck_cusolver_status_name(int st) {

@@ -24,10 +24,15 @@ extern "C" {
   X(Cpotrf_bufferSize) X(Zpotrf_bufferSize) X(Cpotrf) X(Zpotrf) X(Cpotrs) X(Zpotrs)                                  \
   X(Spotrf_bufferSize) X(Dpotrf_bufferSize) X(Spotrf) X(Dpotrf) X(Spotrs) X(Dpotrs)                                  \
   X(Sgeqrf_bufferSize) X(Dgeqrf_bufferSize) X(Sgeqrf) X(Dgeqrf)                                                      \
+  X(Cgeqrf_bufferSize) X(Zgeqrf_bufferSize) X(Cgeqrf) X(Zgeqrf)                                                      \
   X(Sorgqr_bufferSize) X(Dorgqr_bufferSize) X(Sorgqr) X(Dorgqr)                                                      \
+  X(Cungqr_bufferSize) X(Zungqr_bufferSize) X(Cungqr) X(Zungqr)                                                      \
   X(Sormqr_bufferSize) X(Dormqr_bufferSize) X(Sormqr) X(Dormqr)                                                      \
+  X(Cunmqr_bufferSize) X(Zunmqr_bufferSize) X(Cunmqr) X(Zunmqr)                                                      \
   X(Sgesvd_bufferSize) X(Dgesvd_bufferSize) X(Sgesvd) X(Dgesvd)                                                      \
+  X(Cgesvd_bufferSize) X(Zgesvd_bufferSize) X(Cgesvd) X(Zgesvd)                                                      \
   X(Ssyevd_bufferSize) X(Dsyevd_bufferSize) X(Ssyevd) X(Dsyevd)                                                      \
+  X(Cheevd_bufferSize) X(Zheevd_bufferSize) X(Cheevd) X(Zheevd)                                                      \
   X(DHgesv_bufferSize) X(DBgesv_bufferSize) X(DXgesv_bufferSize) X(DSgesv_bufferSize)                                \
   X(DHgesv) X(DBgesv) X(DXgesv) X(DSgesv)                                                                            \
   X(CreateParams) X(DestroyParams) X(Xgeev_bufferSize) X(Xgeev)
@@ -40,9 +45,8 @@ typedef struct ck_cusolver_api {
 
 /* The loaded API, or NULL with the reason in *why (a static string). Loaded once per process, never unloaded. */
 const ck_cusolver_api *ck_cusolver(const char **why);
-/* The cuSOLVER handle of CUDA device `device`, bound to `stream` (created on first use, kept for the process, as
- * the library's handles are meant to be), or NULL when cusolverDnCreate fails. */
-cusolverDnHandle_t ck_cusolver_handle(int device, void *stream);
+/* There is no handle here: each device context owns one (ck_env.cusolver, bound to the launch's stream, for a launch
+ * whose ck_launch_req sets needs_cusolver; made with this table's Create, destroyed with the context). */
 /* "CUSOLVER_STATUS_NOT_INITIALIZED" ... for messages. */
 const char *ck_cusolver_status_name(int status);
 /* The error code a launcher returns for a cuSOLVER status (ck_kernels.h's codes: cudaError_t below 100000, cuBLAS

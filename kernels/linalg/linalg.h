@@ -43,7 +43,9 @@ enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_
 
 typedef struct ck_la_job {
   int op;      /* CK_LA_* */
-  int dtype;   /* CK_F32 or CK_F64 (ck_dtype); CK_C64 or CK_C128 for CK_LA_GEEV */
+  int dtype;   /* CK_F32, CK_F64, CK_C64 or CK_C128 (ck_dtype; CK_LA_GEEV: complex only, CK_LA_GELS and
+                  CK_LA_GESV_IRS: real only). Complex: orgqr/ormqr/syevd run as ungqr/unmqr/heevd, and s (gesvd,
+                  syevd) holds real values of the part's dtype */
   int64_t batch;
   int m, n, nrhs;
   void *a;     /* per entry: a + i * sa (elements) */
@@ -65,7 +67,8 @@ typedef struct ck_la_job {
   int64_t svt;
   int ldvt;
   int32_t *info; /* batch entries; device memory on CUDA */
-  char uplo, side, trans, diag, jobu; /* LAPACK's letters: 'U'/'L', 'L'/'R', 'N'/'T', 'N'/'U', 'A'/'S'/'N'/'V' */
+  char uplo, side, trans, diag, jobu; /* LAPACK's letters: 'U'/'L', 'L'/'R', 'N'/'T'/'C' (conjugate transpose:
+                                          complex ormqr and trsm), 'N'/'U', 'A'/'S'/'N'/'V' */
   int refine;                          /* CK_LA_IRS_* */
   int iters;                           /* out: refinement iterations (CK_LA_GESV_IRS), host memory */
 } ck_la_job;

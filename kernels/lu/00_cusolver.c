@@ -13,7 +13,7 @@ int ck_lu_cusolver(const void *desc, const ck_env *env) {
   const ck_lu_desc *d = (const ck_lu_desc *)desc;
   const ck_cusolver_api *s = ck_cusolver(NULL);
   if (!s) return CK_KERR_CUSOLVER(CUSOLVER_STATUS_NOT_INITIALIZED);
-  cusolverDnHandle_t h = ck_cusolver_handle(env->device, env->stream);
+  cusolverDnHandle_t h = (cusolverDnHandle_t)env->cusolver; /* (la_lu_rung asks ck_submit for it) */
   if (!h) return CK_KERR_CUSOLVER(CUSOLVER_STATUS_NOT_INITIALIZED);
   ck_order_check(env);
   const int dbl = d->dtype == CK_F64;

@@ -16,6 +16,15 @@ local ck -- the module table (install)
 
 local EPS = {f32 = 2.0 ^ -23, f64 = 2.0 ^ -52}
 local PART_OF = args.COMPLEX_PART
+local function eps_of(dt) return EPS[PART_OF[dt] or dt] end -- c64/c128: their parts' epsilon
+--- |x|^2 elementwise, real for complex x too
+local function abs2(x)
+  if not PART_OF[x:dtype()] then return ck.mul(x, x) end
+  local ax = ck.abs(x)
+  return ck.mul(ax, ax)
+end
+--- the conjugate transpose of the last two dims (a view for real x)
+local function ctrans(x) return (PART_OF[x:dtype()] and ck.conj(x) or x):transpose(-2, -1) end
 
 -- option rules beyond options.RULES
 local function is_bool(v) return type(v) == "boolean", "true or false" end
@@ -205,7 +214,7 @@ end
 local w_norm = where_of("ck.norm")
 local function vnorm(x, p, d)
   local ax = ck.abs(x)
-  if p == 2 then return ck.sqrt(ck.sum(ck.mul(x, x), d)) end
+  if p == 2 then return ck.sqrt(ck.sum(ck.mul(ax, ax), d)) end
   if p == 1 then return ck.sum(ax, d) end
   if p == huge then return (ck.max(ax, d)) end
   if p == -huge then return (ck.min(ax, d)) end
@@ -234,7 +243,7 @@ function L.norm(a, p, dim)
   if nd < 2 then raise(fmt("%s: a matrix norm needs 2 dims, the array has %d", w_norm, nd)) end
   p = p or "fro"
   return call(w_norm, function()
-    if p == "fro" then return ck.sqrt(ck.sum(ck.sum(ck.mul(a, a), -1), -1)) end
+    if p == "fro" then return ck.sqrt(ck.sum(ck.sum(abs2(a), -1), -1)) end
     if p == "nuc" then return ck.sum(svdvals(w_norm, a), -1) end
     if p == 2 or p == -2 then
       local s = svdvals(w_norm, a)
@@ -272,7 +281,7 @@ local function cutoff(where, A, s, o)
   local m, n = A:size(-2), A:size(-1)
   local smax = s:narrow(-1, 1, math.max(math.min(1, s:size(-1)), 0))
   if o.tol then return o.tol end
-  return ck.mul(smax, o.rtol or (math.max(m, n) * EPS[A:dtype()]))
+  return ck.mul(smax, o.rtol or (math.max(m, n) * eps_of(A:dtype())))
 end
 
 --- ck.matrix_rank(A [, {tol=, rtol=}]): the number of singular values above the cutoff (i32)
@@ -284,7 +293,7 @@ function L.matrix_rank(A, opts)
   return call(w_rank, function() return ck.sum(ck.gt(s, cutoff(w_rank, A, s, o)), -1):to("i32") end)
 end
 
---- ck.pinv(A [, {rtol=}]): V diag(1/s) U^T over the singular values above the cutoff
+--- ck.pinv(A [, {rtol=}]): V diag(1/s) U^H over the singular values above the cutoff (U^T for real A)
 function L.pinv(A, opts)
   local o = opts_of(w_pinv, opts, options.set("rtol", "tol", "check"))
   matrix(w_pinv, A)
@@ -298,7 +307,7 @@ function L.pinv(A, opts)
     local keep = ck.gt(s, cutoff(w_pinv, A, s, o))
     local sinv = ck.div(keep, ck.add(s, ck.sub(1, keep))) -- 1/s where kept, 0 elsewhere
     local sh = sinv:shape(); table.insert(sh, #sh, 1)
-    return bmm(ck.mul(V, sinv:reshape(unpack(sh))), U:transpose(-2, -1))
+    return bmm(ck.mul(V, sinv:reshape(unpack(sh))), ctrans(U))
   end)
 end
 

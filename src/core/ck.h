@@ -185,6 +185,7 @@ typedef struct ck_launch_req {
   int (*fn)(const void *arg, const ck_env *env); /* a registry row's launch, or the core's own */
   const void *arg;                               /* its descriptor */
   bool joins_batch;                              /* a CK_VF_BATCHED variant: appends to the queue */
+  bool needs_cusolver; /* env->cusolver: the device's cuSOLVER handle, bound to the stream (cuSOLVER loaded first) */
   ck_launch_note *note;                          /* where the launcher notes our kernels, or NULL */
   const char *what;                              /* names the launch in an error ... */
   void (*describe)(const void *ud, char *buf, size_t n); /* ... or this does, only when one is raised */

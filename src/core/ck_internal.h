@@ -4,6 +4,7 @@
 
 #include <cublas_v2.h>
 #include <cublasLt.h>
+#include <cusolverDn.h>
 #include <cuda_runtime_api.h>
 
 #include "ck.h"
@@ -81,6 +82,10 @@ typedef struct ck_dctx {
   struct ck_kcache *kcache; /* kernel attributes (kinfo.c): per device, as the attributes are */
   void *flush_buf; /* benchmark scratch */
   size_t flush_bytes;
+  /* cuSOLVER's dense handle (linear algebra), made on the first launch that asks for it (cuSOLVER is loaded at run
+   * time: kernels/linalg/cusolver_dl.h), destroyed with the context; bound to cusolver_stream */
+  cusolverDnHandle_t cusolver;
+  void *cusolver_stream;
 } ck_dctx;
 
 /* One per Lua state (or embedding application): the devices' contexts, and what is the same on all of them. */

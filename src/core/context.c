@@ -14,6 +14,7 @@
 
 #include "ck_internal.h"
 #include "fft/cufft_plans.h"
+#include "linalg/cusolver_dl.h"
 #include "ew_ops.h"
 #include "reduce_ops.h"
 
@@ -142,6 +143,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
     if (d->cublaslt) cublasLtDestroy(d->cublaslt);
     if (d->cublas) cublasDestroy(d->cublas);
+    if (d->cusolver) ck_cusolver(NULL)->Destroy(d->cusolver); /* (made through the table, which is loaded then) */
   }
   ck_alloc_destroy(ctx); /* every device's cache (its device current for the cudaFree calls) */
   ck_kinfo_free(ctx);
@@ -236,9 +238,37 @@ ck_status ck_flush_all(ck_ctx *ctx) {
 
 // ---------------------------------------------------------------- the one launch function
 
+/* The device's cuSOLVER handle bound to the current stream, made on first use (cuSOLVER loaded then: it is a run-time
+ * load, so only a launch that asks for it pays for it). */
+static ck_status cusolver_for(ck_ctx *ctx, ck_dctx *d) {
+  const char *why = NULL;
+  const ck_cusolver_api *s = ck_cusolver(&why);
+  if (!s) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s", why);
+  if (!d->cusolver) {
+    cusolverStatus_t st = s->Create(&d->cusolver);
+    if (st != CUSOLVER_STATUS_SUCCESS) {
+      d->cusolver = NULL;
+      return ck_error(ctx, CK_ERR_CUBLAS, "cusolverDnCreate on %s failed: %s", ck_device_name(d->dev).s,
+                      ck_cusolver_status_name(st));
+    }
+    d->cusolver_stream = NULL; /* (bound below) */
+  }
+  if (d->cusolver_stream != (void *)d->cs->s) { /* the handle follows the current stream, as cuBLAS's does */
+    cusolverStatus_t st = s->SetStream(d->cusolver, d->cs->s);
+    if (st != CUSOLVER_STATUS_SUCCESS)
+      return ck_error(ctx, CK_ERR_CUBLAS, "cusolverDnSetStream on %s failed: %s", ck_device_name(d->dev).s,
+                      ck_cusolver_status_name(st));
+    d->cusolver_stream = d->cs->s;
+  }
+  return CK_OK;
+}
+
 /* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS and cuBLASLt handles
- * created on first use, where batched ops append, where launches are noted, and the order check. */
-static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool joins_batch) {
+ * created on first use, the cuSOLVER handle when the launch asks for it, where batched ops append, where launches
+ * are noted, and the order check. */
+static ck_status env_for(ck_ctx *ctx, ck_env *env, const ck_launch_req *r) {
+  ck_launch_note *note = r->note;
+  const bool joins_batch = r->joins_batch;
   ck_dctx *d = ck_cur(ctx); /* (current since the entry point's ck_use_device) */
   if (!d) return CK_ERR_DEVICE;
   if (!d->cublas) {
@@ -263,7 +293,10 @@ static ck_status env_for(ck_ctx *ctx, ck_env *env, ck_launch_note *note, bool jo
     if (s != CUBLAS_STATUS_SUCCESS) return ck_error(ctx, CK_ERR_CUBLAS, "cublasSetStream failed: %s", cublas_status_name(s));
     d->env.stream = d->cs->s;
   }
+  ck_status st;
+  if (r->needs_cusolver && (st = cusolver_for(ctx, d))) return st;
   *env = d->env;
+  env->cusolver = r->needs_cusolver ? d->cusolver : NULL;
   env->batch = ck_batch_active(ctx) ? &d->cs->batch : NULL;
   env->note = note;
   /* (a launch that joins the batch finds it non-empty by design: it is checked only when it launches alone) */
@@ -275,7 +308,7 @@ ck_status ck_submit(ck_ctx *ctx, const ck_launch_req *r) {
   ck_status st;
   ck_env env;
   char what[400];
-  if ((st = env_for(ctx, &env, r->note, r->joins_batch))) goto fail;
+  if ((st = env_for(ctx, &env, r))) goto fail;
   /* batched ops issued before this launch run before it, unless it is one of them */
   if (!r->joins_batch && (st = ck_flush(ctx))) goto fail;
   const int kerr = r->fn(r->arg, &env);

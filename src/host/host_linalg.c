@@ -13,8 +13,10 @@
  *
  * Buffers are column-major, dense per batch entry, as the job says; the batch runs one entry after the other.
  * Every pointer type is the job's void *: the prototypes below differ from LAPACKE's only in float * / double *
- * (one pointer type per routine serves both precisions; no float or double is passed by value); geev is the
- * complex pair (c/z: the layer runs eig on complex buffers).
+ * (one pointer type per routine serves both precisions; no float or double is passed by value), and the same
+ * prototype serves the complex forms (c/z: lapack_complex_float * where the real one has float *; geev is complex
+ * only, and the unitary steps are ungqr/unmqr/heevd). A complex job's transposes are 'C' where the layer means the
+ * conjugate transpose (unmqr, trtrs); the singular values and heevd's eigenvalues are real (the part's size).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -40,35 +42,40 @@ typedef int (*ormqr_f)(int, char, char, int, int, int, const void *, int, const 
 typedef int (*gesvd_f)(int, char, char, int, int, void *, int, void *, void *, int, void *, int, void *);
 typedef int (*syevd_f)(int, char, char, int, void *, int, void *);
 typedef int (*gels_f)(int, char, int, int, int, void *, int, void *, int);
-/* the complex one (LAPACKE_cgeev / zgeev: complex float / double pointers) */
+/* the general eigenproblem, complex only (LAPACKE_cgeev / zgeev) */
 typedef int (*geev_f)(int, char, char, int, void *, int, void *, void *, int, void *, int);
 
-typedef struct lapacke_api {
+/* One set of the steps' routines, a {single, double} pair each: the real ones (s/d: r) or the complex ones (c/z: c),
+ * with the same prototypes (void * data; gesvd's s and superb and heevd's w are real arrays of the part's precision).
+ * The slots are pairs of function pointers in the order of NAMES' rows. */
+typedef struct lapacke_set {
   getrf_f getrf[2];
   getrs_f getrs[2];
   potrf_f potrf[2];
   potrs_f potrs[2];
   trtrs_f trtrs[2];
   geqrf_f geqrf[2];
-  orgqr_f orgqr[2];
-  ormqr_f ormqr[2];
+  orgqr_f orgqr[2]; /* complex: ungqr */
+  ormqr_f ormqr[2]; /* complex: unmqr */
   gesvd_f gesvd[2];
-  syevd_f syevd[2];
-  gels_f gels[2];
-  geev_f geev[2]; /* c, z: loaded apart from the s/d pairs above (a LAPACKE without them fails only ck.eig) */
-  getrf_f cgetrf[2]; /* c, z: solve, inv, lu and cholesky on complex arrays (the same prototypes: void * data) */
-  getrs_f cgetrs[2];
-  potrf_f cpotrf[2];
-  potrs_f cpotrs[2];
+  syevd_f syevd[2]; /* complex: heevd */
+  gels_f gels[2];   /* real only (unused by the layer) */
+  geev_f geev[2];   /* complex only (eig on every dtype: the layer runs it on complex buffers) */
+} lapacke_set;
+enum { NSTEPS = 12 };
+/* The LAPACKE names of the slots, real and complex (NULL: none in that set). A real one missing fails the load (the
+ * library is not usable); a complex one missing stays NULL and fails only its step, naming it. */
+static const char *const NAMES[2][NSTEPS] = {
+    {"getrf", "getrs", "potrf", "potrs", "trtrs", "geqrf", "orgqr", "ormqr", "gesvd", "syevd", "gels", NULL},
+    {"getrf", "getrs", "potrf", "potrs", "trtrs", "geqrf", "ungqr", "unmqr", "gesvd", "heevd", NULL, "geev"}};
+
+typedef struct lapacke_api {
+  lapacke_set r, c;
   char why[200]; /* empty when loaded */
 } lapacke_api;
 
 static lapacke_api api;
 static pthread_once_t api_once = PTHREAD_ONCE_INIT;
-
-/* The routines in the order of lapacke_api's fields: one s/d pair each. */
-static const char *const NAMES[] = {"getrf", "getrs", "potrf", "potrs", "trtrs", "geqrf",
-                                    "orgqr", "ormqr", "gesvd", "syevd", "gels"};
 
 static void load(void) {
   const char *env = getenv("CUKERN_LAPACKE");
@@ -81,29 +88,19 @@ static void load(void) {
              "LAPACKE not found (liblapacke.so.3; Debian: apt-get install liblapacke, or set CUKERN_LAPACKE)");
     return;
   }
-  void **slot = (void **)&api; /* the fields are pairs of function pointers, in NAMES order */
-  for (size_t r = 0; r < sizeof NAMES / sizeof *NAMES; ++r)
-    for (int p = 0; p < 2; ++p) {
-      char sym[32];
-      snprintf(sym, sizeof sym, "LAPACKE_%c%s", p ? 'd' : 's', NAMES[r]);
-      void *f = dlsym(h, sym);
-      if (!f) {
-        snprintf(api.why, sizeof api.why, "LAPACKE found but %s is missing from it", sym);
-        return;
+  for (int cx = 0; cx < 2; ++cx) {
+    void **slot = (void **)(cx ? &api.c : &api.r);
+    for (int r = 0; r < NSTEPS; ++r)
+      for (int p = 0; p < 2 && NAMES[cx][r]; ++p) {
+        char sym[32];
+        snprintf(sym, sizeof sym, "LAPACKE_%c%s", "sdcz"[2 * cx + p], NAMES[cx][r]);
+        void *f = dlsym(h, sym);
+        if (!f && !cx) {
+          snprintf(api.why, sizeof api.why, "LAPACKE found but %s is missing from it", sym);
+          return;
+        }
+        memcpy(&slot[2 * r + p], &f, sizeof f);
       }
-      memcpy(&slot[2 * r + p], &f, sizeof f);
-    }
-  for (int p = 0; p < 2; ++p) { /* the complex routines: NULL where missing (their calls say so) */
-    void *f = dlsym(h, p ? "LAPACKE_zgeev" : "LAPACKE_cgeev");
-    memcpy(&api.geev[p], &f, sizeof f);
-    f = dlsym(h, p ? "LAPACKE_zgetrf" : "LAPACKE_cgetrf");
-    memcpy(&api.cgetrf[p], &f, sizeof f);
-    f = dlsym(h, p ? "LAPACKE_zgetrs" : "LAPACKE_cgetrs");
-    memcpy(&api.cgetrs[p], &f, sizeof f);
-    f = dlsym(h, p ? "LAPACKE_zpotrf" : "LAPACKE_cpotrf");
-    memcpy(&api.cpotrf[p], &f, sizeof f);
-    f = dlsym(h, p ? "LAPACKE_zpotrs" : "LAPACKE_cpotrs");
-    memcpy(&api.cpotrs[p], &f, sizeof f);
   }
   void (*nancheck)(int) = NULL;
   void *f = dlsym(h, "LAPACKE_set_nancheck");
@@ -154,6 +151,25 @@ static void tri(void *p, int dtype, int m, int n, int lda, char uplo, bool unit)
 
 // ---------------------------------------------------------------- the job
 
+/* The row of NAMES (the slot of lapacke_set) that runs step op, or -1 (tri: no library call) */
+static int step_row(int op) {
+  switch (op) {
+  case CK_LA_GETRF: return 0;
+  case CK_LA_GETRS: return 1;
+  case CK_LA_POTRF: return 2;
+  case CK_LA_POTRS: return 3;
+  case CK_LA_TRSM: return 4;
+  case CK_LA_GEQRF: return 5;
+  case CK_LA_ORGQR: return 6;
+  case CK_LA_ORMQR: return 7;
+  case CK_LA_GESVD: return 8;
+  case CK_LA_SYEVD: return 9;
+  case CK_LA_GELS: return 10;
+  case CK_LA_GEEV: return 11;
+  default: return -1;
+  }
+}
+
 ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
   const size_t es = ck_dtype_size((ck_dtype)j->dtype);
   const int p = j->dtype == CK_F64 || j->dtype == CK_C128;
@@ -161,20 +177,16 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     const char *why;
     if (!ck_host_la_available(&why)) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s", why);
   }
-  const bool cx = ck_dtype_is_complex((ck_dtype)j->dtype);
-  if ((j->op == CK_LA_GEEV && !api.geev[p]) || (cx && j->op == CK_LA_GETRF && !api.cgetrf[p]) ||
-      (cx && j->op == CK_LA_GETRS && !api.cgetrs[p]) || (cx && j->op == CK_LA_POTRF && !api.cpotrf[p]) ||
-      (cx && j->op == CK_LA_POTRS && !api.cpotrs[p]))
+  const int cx = ck_dtype_is_complex((ck_dtype)j->dtype), row = step_row(j->op);
+  const lapacke_set *L = cx ? &api.c : &api.r;
+  if (row >= 0 && !((void *const *)L)[2 * row + p])
     return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s (host): this LAPACKE has no LAPACKE_%c%s", ck_la_op_name(j->op),
-                    p ? 'z' : 'c', ck_la_op_name(j->op));
-  getrf_f getrf = cx ? api.cgetrf[p] : api.getrf[p];
-  getrs_f getrs = cx ? api.cgetrs[p] : api.getrs[p];
-  potrf_f potrf = cx ? api.cpotrf[p] : api.potrf[p];
-  potrs_f potrs = cx ? api.cpotrs[p] : api.potrs[p];
+                    "sdcz"[2 * cx + p], NAMES[cx][row] ? NAMES[cx][row] : ck_la_op_name(j->op));
+  const size_t rs = cx && j->op != CK_LA_GEEV ? es / 2 : es; /* s: real singular values / eigenvalues, but geev's w */
   void *superb = NULL;
   if (j->op == CK_LA_GESVD) {
     const int k = j->m < j->n ? j->m : j->n;
-    superb = malloc((size_t)(k > 1 ? k : 1) * es);
+    superb = malloc((size_t)(k > 1 ? k : 1) * rs);
     if (!superb) return ck_error(ctx, CK_ERR_OOM, "%s (host): out of memory", ck_la_op_name(j->op));
   }
   for (int64_t i = 0; i < j->batch; ++i) {
@@ -182,29 +194,28 @@ ck_status ck_host_la(ck_ctx *ctx, ck_la_job *j) {
     int32_t *ipiv = j->ipiv ? j->ipiv + i * j->sp : NULL;
     int info = 0;
     switch (j->op) {
-    case CK_LA_GETRF: info = getrf(COL_MAJOR, j->m, j->n, a, j->lda, ipiv); break;
-    case CK_LA_GETRS: info = getrs(COL_MAJOR, j->trans, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb); break;
-    case CK_LA_POTRF: info = potrf(COL_MAJOR, j->uplo, j->n, a, j->lda); break;
-    case CK_LA_POTRS: info = potrs(COL_MAJOR, j->uplo, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
+    case CK_LA_GETRF: info = L->getrf[p](COL_MAJOR, j->m, j->n, a, j->lda, ipiv); break;
+    case CK_LA_GETRS: info = L->getrs[p](COL_MAJOR, j->trans, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb); break;
+    case CK_LA_POTRF: info = L->potrf[p](COL_MAJOR, j->uplo, j->n, a, j->lda); break;
+    case CK_LA_POTRS: info = L->potrs[p](COL_MAJOR, j->uplo, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
     case CK_LA_TRSM: /* left side only: the layer turns X op(A) = B into op(A)^T X^T = B^T */
-      info = api.trtrs[p](COL_MAJOR, j->uplo, j->trans, j->diag, j->m, j->nrhs, a, j->lda, b, j->ldb);
+      info = L->trtrs[p](COL_MAJOR, j->uplo, j->trans, j->diag, j->m, j->nrhs, a, j->lda, b, j->ldb);
       break;
-    case CK_LA_GEQRF: info = api.geqrf[p](COL_MAJOR, j->m, j->n, a, j->lda, tau); break;
-    case CK_LA_ORGQR: info = api.orgqr[p](COL_MAJOR, j->m, j->n, j->nrhs, a, j->lda, tau); break;
-    case CK_LA_ORMQR:
-      info = api.ormqr[p](COL_MAJOR, 'L', j->trans, j->m, j->nrhs, j->n, a, j->lda, tau, b, j->ldb);
-      break;
+    case CK_LA_GEQRF: info = L->geqrf[p](COL_MAJOR, j->m, j->n, a, j->lda, tau); break;
+    case CK_LA_ORGQR: info = L->orgqr[p](COL_MAJOR, j->m, j->n, j->nrhs, a, j->lda, tau); break;
+    case CK_LA_ORMQR: info = L->ormqr[p](COL_MAJOR, 'L', j->trans, j->m, j->nrhs, j->n, a, j->lda, tau, b, j->ldb); break;
     case CK_LA_GESVD: {
       const char jv = j->jobu == 'A' ? 'A' : j->jobu == 'S' ? 'S' : 'N';
-      info = api.gesvd[p](COL_MAJOR, j->jobu, jv, j->m, j->n, a, j->lda, at(j->s, j->ss, i, es), at(j->u, j->su, i, es),
-                          j->ldu > 0 ? j->ldu : 1, at(j->vt, j->svt, i, es), j->ldvt > 0 ? j->ldvt : 1, superb);
+      info = L->gesvd[p](COL_MAJOR, j->jobu, jv, j->m, j->n, a, j->lda, at(j->s, j->ss, i, rs),
+                         at(j->u, j->su, i, es), j->ldu > 0 ? j->ldu : 1, at(j->vt, j->svt, i, es),
+                         j->ldvt > 0 ? j->ldvt : 1, superb);
       break;
     }
-    case CK_LA_SYEVD: info = api.syevd[p](COL_MAJOR, j->jobu, j->uplo, j->n, a, j->lda, at(j->s, j->ss, i, es)); break;
-    case CK_LA_GELS: info = api.gels[p](COL_MAJOR, 'N', j->m, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
+    case CK_LA_SYEVD: info = L->syevd[p](COL_MAJOR, j->jobu, j->uplo, j->n, a, j->lda, at(j->s, j->ss, i, rs)); break;
+    case CK_LA_GELS: info = L->gels[p](COL_MAJOR, 'N', j->m, j->n, j->nrhs, a, j->lda, b, j->ldb); break;
     case CK_LA_GEEV: /* right eigenvectors only (jobvl 'N': vl unused, ldvl 1) */
-      info = api.geev[p](COL_MAJOR, 'N', j->jobu == 'V' ? 'V' : 'N', j->n, a, j->lda, at(j->s, j->ss, i, es), NULL, 1,
-                         at(j->u, j->su, i, es), j->ldu > 0 ? j->ldu : 1);
+      info = L->geev[p](COL_MAJOR, 'N', j->jobu == 'V' ? 'V' : 'N', j->n, a, j->lda, at(j->s, j->ss, i, es), NULL, 1,
+                        at(j->u, j->su, i, es), j->ldu > 0 ? j->ldu : 1);
       break;
     case CK_LA_TRI: tri(a, j->dtype, j->m, j->n, j->lda, j->uplo, j->diag == 'U'); break;
     default:

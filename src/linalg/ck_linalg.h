@@ -4,8 +4,9 @@
  * dims. The friendly API (inv, pinv, norm, cond, matrix_rank, svdvals, 1-D right-hand sides) is
  * lua/cukern/linalg.lua over these; docs/api.md "Linear algebra" has the contract.
  *
- * One call record, one entry point (as ck_run for the ops): ck_linalg validates (dtypes f32/f64, and c64/c128 for
- * eig; shapes, batch broadcasting, 32-bit sizes), copies each operand once into column-major buffers on its device
+ * One call record, one entry point (as ck_run for the ops): ck_linalg validates (dtypes f32/f64 and c64/c128, but
+ * det and slogdet real only: linalg.lua composes their complex forms from lu; shapes, batch broadcasting, 32-bit
+ * sizes), copies each operand once into column-major buffers on its device
  * (the note says so), runs the steps on one backend, checks LAPACK's info (singular, not positive definite, no convergence) unless
  * check is false, and returns results as views of those buffers (column-major strides: a:is_contiguous() is
  * false for matrices; every op takes them as they are).
@@ -26,11 +27,12 @@ typedef enum {
   CK_LAF_CHOLESKY,       /* a (n x n, symmetric positive definite) -> out[0] L (A = L L^T) or U (upper: A = U^T U) */
   CK_LAF_CHOLESKY_SOLVE, /* a = the factor, b (n x r) -> out[0] x with (L L^T) x = b */
   CK_LAF_TRSOLVE,        /* a triangular (upper, unit), b -> out[0] x with a x = b (left) or x a = b (right) */
-  CK_LAF_QR,             /* a (m x n) -> out[0] Q (m x k, or m x m complete), out[1] R (k x n, or m x n) */
+  CK_LAF_QR,             /* a (m x n) -> out[0] Q (m x k, or m x m complete; unitary columns), out[1] R (k x n, or m x n) */
   CK_LAF_LSTSQ,          /* a (m x n, full rank), b (m x r) -> out[0] x (n x r): least squares (m >= n), minimum norm */
-  CK_LAF_SVD,            /* a (m x n) -> out[0] U, out[1] s (k, descending), out[2] V (A = U diag(s) V^T); vectors
+  CK_LAF_SVD,            /* a (m x n) -> out[0] U, out[1] s (k, descending, real), out[2] V (A = U diag(s) V^H); vectors
                             false: out[1] only */
-  CK_LAF_EIGH,           /* a (n x n, symmetric: the `upper` triangle is read) -> out[0] w (ascending), out[1] V */
+  CK_LAF_EIGH,           /* a (n x n, symmetric / Hermitian: the `upper` triangle is read) -> out[0] w (ascending,
+                            real), out[1] V */
   CK_LAF_EIG,            /* a (n x n, f32/f64 or c64/c128) -> out[0] w (complex, LAPACK's order), out[1] V (complex,
                             A V = V diag(w), unit columns); vectors false: w only */
   CK_LAF_N

@@ -88,6 +88,24 @@ ck_status la_new_vec(la_env *e, ck_tensor *t, int k) {
   return ck_empty(e->ctx, t, e->dt, e->nb + (k >= 0), shape, e->dev);
 }
 
+ck_status la_new_rvec(la_env *e, ck_tensor *t, int k) {
+  int64_t shape[CK_MAX_DIMS];
+  memcpy(shape, e->bshape, sizeof(int64_t) * (size_t)e->nb);
+  shape[e->nb] = k;
+  return ck_empty(e->ctx, t, ck_complex_part(e->dt), e->nb + 1, shape, e->dev);
+}
+
+ck_status la_conj(la_env *e, la_mat *m) {
+  if (!ck_dtype_is_complex(m->buf.dtype) || ck_numel(&m->buf) == 0) return CK_OK;
+  ck_tensor pv = {0}, im = {0};
+  ck_status st = ck_pair_view(e->ctx, &pv, &m->buf); /* [..., 2]: the imaginary parts are its last index */
+  if (!st) st = ck_view_narrow(e->ctx, &im, &pv, pv.ndim - 1, 1, 1);
+  if (!st) st = ck_ew_unary(e->ctx, CK_EW_NEG, &im, &im, 0, 0, NULL, NULL); /* in place */
+  ck_release(&pv);
+  ck_release(&im);
+  return st;
+}
+
 // ---------------------------------------------------------------- steps
 
 void la_job(la_env *e, ck_la_job *j, int op, la_mat *a) {
@@ -186,12 +204,14 @@ ck_status la_check_diag(la_env *e, la_mat *m, int k, const char *what) {
   ck_tensor d = {0};
   la_diag(e, &d, m, k);
   const int64_t n = e->batch * k;
-  double *v = malloc(sizeof(double) * (size_t)n);
+  const int pw = ck_dtype_is_complex(m->buf.dtype) ? 2 : 1; /* complex: both parts read (c128), zero when both are */
+  double *v = malloc(sizeof(double) * (size_t)(n * pw));
   ck_tensor d64 = {0};
-  ck_status st = v ? ck_to(e->ctx, &d64, &d, CK_DEV_HOST, CK_F64) : ck_error(e->ctx, CK_ERR_OOM, "%s: out of memory", e->c->name);
-  if (!st) memcpy(v, ck_data(&d64), sizeof(double) * (size_t)n);
+  ck_status st = v ? ck_to(e->ctx, &d64, &d, CK_DEV_HOST, pw == 2 ? CK_C128 : CK_F64)
+                   : ck_error(e->ctx, CK_ERR_OOM, "%s: out of memory", e->c->name);
+  if (!st) memcpy(v, ck_data(&d64), sizeof(double) * (size_t)(n * pw));
   for (int64_t i = 0; i < n && !st; ++i)
-    if (v[i] == 0) {
+    if (v[pw * i] == 0 && v[pw * i + pw - 1] == 0) {
       char w[96];
       st = ck_error(e->ctx, CK_ERR_ARG, "%s: %s: its diagonal entry (%d,%d) is exactly zero%s", e->c->name, what,
                     (int)(i % k) + 1, (int)(i % k) + 1, where(e, i / k, w, sizeof w));
@@ -244,11 +264,10 @@ static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label)
   char d[96];
   ck_status st = ck_check_live(ctx, e->c->name, x);
   if (st) return st;
-  /* complex (issue 35's dtypes) so far: eig, solve (hence inv), lu (hence det and slogdet, in linalg.lua) and
-   * cholesky (Hermitian A = L L^H) with cholesky_solve */
+  /* complex (issue 35's dtypes): every function but det and slogdet, whose complex forms linalg.lua composes from
+   * the packed LU (the steps here reduce real diagonals) */
   const ck_la_fn f = e->c->fn;
-  const bool takes_cx = f == CK_LAF_EIG || f == CK_LAF_SOLVE || f == CK_LAF_LU || f == CK_LAF_CHOLESKY ||
-                        f == CK_LAF_CHOLESKY_SOLVE;
+  const bool takes_cx = f != CK_LAF_DET && f != CK_LAF_SLOGDET;
   const bool cx_ok = takes_cx && ck_dtype_is_complex(x->dtype);
   if (x->dtype != CK_F32 && x->dtype != CK_F64 && !cx_ok)
     return ck_error(ctx, CK_ERR_DTYPE, "%s: %s is %s; linear algebra takes f32 or f64%s (convert with :to(\"f64\"))",

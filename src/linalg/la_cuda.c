@@ -11,7 +11,9 @@
  *                   rungs are real).
  *   potrf, potrs, geqrf, orgqr, ormqr, gesvd (m >= n: the layer transposes otherwise), syevd: cusolverDn<t>... per
  *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
- *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around).
+ *                   c64/c128: the C/Z forms, with ungqr, unmqr and heevd for orgqr, ormqr and syevd (gesvd's S and
+ *                   heevd's W are real arrays: their entries step by the part's size); trans 'C' is CUBLAS_OP_C.
+ *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around); C/Z too.
  *   gesv_irs        cusolverDnD{H,B,X,S}gesv: LU in f16 / bf16 / tf32 / f32 on the tensor cores, refined to f64.
  *   geev            cusolverDnXgeev on c64/c128 buffers, per entry (the layer made A complex).
  * A loop over entries issues its calls back to back on one stream: cuSOLVER's per-call work is what a batch of
@@ -37,7 +39,7 @@ typedef struct la_run {
   ck_la_job *j;
   const char *fail_call; /* "cusolverDnDgetrf", or NULL */
   int fail_status;
-  char why[160]; /* cuSOLVER could not be loaded, or a handle made */
+  char why[160]; /* no cuSOLVER handle in the launch's environment (ck_submit reports a failed load or create) */
 } la_run;
 
 /* Call cuSOLVER routine NAME in the job's precision: s->S##NAME(args) or s->D##NAME(args), with float * or double *
@@ -45,17 +47,28 @@ typedef struct la_run {
 #define CUSOLVER(NAME, ...)                                                                                          \
   (dbl ? (r->fail_call = "cusolverDnD" #NAME, (int)s->D##NAME(__VA_ARGS__))                                          \
        : (r->fail_call = "cusolverDnS" #NAME, (int)s->S##NAME(__VA_ARGS__)))
-/* The same for the routines that also take complex data (getrf, getrs, potrf, potrs: solve, inv, lu and cholesky on
- * c64/c128): C##NAME or
- * Z##NAME with cuComplex * / cuDoubleComplex * for the data. */
+/* The same for the routines whose complex forms keep the name (getrf, getrs, potrf, potrs, geqrf, gesvd): C##NAME or
+ * Z##NAME on c64/c128 jobs, with cuComplex * / cuDoubleComplex * for the data. */
 #define CUSOLVER_CX(NAME, ...)                                                                                       \
   (j->dtype == CK_C128 ? (r->fail_call = "cusolverDnZ" #NAME, (int)s->Z##NAME(__VA_ARGS__))                          \
    : j->dtype == CK_C64 ? (r->fail_call = "cusolverDnC" #NAME, (int)s->C##NAME(__VA_ARGS__))                         \
+                        : CUSOLVER(NAME, __VA_ARGS__))
+/* The same where the complex routine has the unitary name: geqrf's Q (orgqr / ungqr), Q b (ormqr / unmqr), the
+ * symmetric / Hermitian eigensolver (syevd / heevd). The argument lists match (gesvd's S and rwork and heevd's W are
+ * real pointers in every form). */
+#define CUSOLVER_CU(NAME, CNAME, ...)                                                                               \
+  (j->dtype == CK_C128 ? (r->fail_call = "cusolverDnZ" #CNAME, (int)s->Z##CNAME(__VA_ARGS__))                        \
+   : j->dtype == CK_C64 ? (r->fail_call = "cusolverDnC" #CNAME, (int)s->C##CNAME(__VA_ARGS__))                       \
                         : CUSOLVER(NAME, __VA_ARGS__))
 #define FAILED(st) ((st) != 0 ? (r->fail_status = (st), 1) : (r->fail_call = NULL, 0))
 
 static void *elem(void *base, int64_t stride, int64_t i, size_t es) {
   return base ? (char *)base + (size_t)(i * stride) * es : NULL;
+}
+
+/* op(A) for cuBLAS and cuSOLVER from the job's letter: 'T' transpose, 'C' conjugate transpose (complex jobs) */
+static cublasOperation_t op_of(char trans) {
+  return trans == 'C' ? CUBLAS_OP_C : trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
 /* Batched getrf/getrs through cuBLAS for many small square matrices. */
@@ -80,7 +93,7 @@ static int small_lu(la_run *r, const ck_env *env) {
            : (int)cublasCgetrfBatched(h, j->n, (cuComplex *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
   } else if (j->op == CK_LA_GETRS && ck_dtype_is_complex((ck_dtype)j->dtype)) {
     const bool z = j->dtype == CK_C128;
-    const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op = op_of(j->trans);
     r->fail_call = z ? "cublasZgetrsBatched" : "cublasCgetrsBatched";
     st = z ? (int)cublasZgetrsBatched(h, op, j->n, j->nrhs, (const cuDoubleComplex *const *)pa, j->lda, j->ipiv,
                                       (cuDoubleComplex *const *)pb, j->ldb, &hinfo, (int)nb)
@@ -92,7 +105,7 @@ static int small_lu(la_run *r, const ck_env *env) {
              : (int)cublasSgetrfBatched(h, j->n, (float *const *)pa, j->lda, j->ipiv, j->info, (int)nb);
   } else {
     r->fail_call = dbl ? "cublasDgetrsBatched" : "cublasSgetrsBatched";
-    const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op = op_of(j->trans);
     st = dbl ? (int)cublasDgetrsBatched(h, op, j->n, j->nrhs, (const double *const *)pa, j->lda, j->ipiv,
                                         (double *const *)pb, j->ldb, &hinfo, (int)nb)
              : (int)cublasSgetrsBatched(h, op, j->n, j->nrhs, (const float *const *)pa, j->lda, j->ipiv,
@@ -107,19 +120,25 @@ done:
 
 static int trsm(la_run *r, const ck_env *env) {
   ck_la_job *j = r->j;
-  const bool dbl = j->dtype == CK_F64;
-  const size_t es = dbl ? 8 : 4;
+  const int dt = j->dtype;
+  const size_t es = ck_dtype_size((ck_dtype)dt);
   cublasHandle_t h = (cublasHandle_t)env->cublas;
   const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-  const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op = op_of(j->trans);
   const cublasDiagType_t dg = j->diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+  const cublasSideMode_t L = CUBLAS_SIDE_LEFT;
   const double one = 1;
   const float onef = 1;
+  const cuComplex onec = {1, 0};
+  const cuDoubleComplex onez = {1, 0};
   ck_order_check(env);
   for (int64_t i = 0; i < j->batch; ++i) {
     void *a = elem(j->a, j->sa, i, es), *b = elem(j->b, j->sb, i, es);
-    const int st = dbl ? (int)cublasDtrsm(h, CUBLAS_SIDE_LEFT, uplo, op, dg, j->m, j->nrhs, &one, a, j->lda, b, j->ldb)
-                       : (int)cublasStrsm(h, CUBLAS_SIDE_LEFT, uplo, op, dg, j->m, j->nrhs, &onef, a, j->lda, b, j->ldb);
+    const int m = j->m, n = j->nrhs, lda = j->lda, ldb = j->ldb;
+    const int st = dt == CK_C128 ? (int)cublasZtrsm(h, L, uplo, op, dg, m, n, &onez, a, lda, b, ldb)
+                   : dt == CK_C64 ? (int)cublasCtrsm(h, L, uplo, op, dg, m, n, &onec, a, lda, b, ldb)
+                   : dt == CK_F64 ? (int)cublasDtrsm(h, L, uplo, op, dg, m, n, &one, a, lda, b, ldb)
+                                  : (int)cublasStrsm(h, L, uplo, op, dg, m, n, &onef, a, lda, b, ldb);
     if (st) return CK_KERR_CUBLAS(st);
   }
   return 0;
@@ -192,23 +211,23 @@ done:
   return rc;
 }
 
+/* getrf / getrs of many small square matrices: cuBLAS's batched calls (small_lu), no cuSOLVER */
+static bool la_small_lu(const ck_la_job *j) {
+  return (j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
+         j->batch <= 0x7fffffff;
+}
+
 static int la_launch(const void *arg, const ck_env *env) {
   la_run *r = (la_run *)arg;
   ck_la_job *j = r->j;
   if (j->op == CK_LA_TRI) return ck_la_tri(j, env);
   if (j->op == CK_LA_TRSM) return trsm(r, env);
-  if ((j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
-      j->batch <= 0x7fffffff)
-    return small_lu(r, env);
-  const char *why;
-  const ck_cusolver_api *s = ck_cusolver(&why);
-  if (!s) {
-    snprintf(r->why, sizeof r->why, "%s", why);
-    return 0;
-  }
-  cusolverDnHandle_t h = ck_cusolver_handle(env->device, env->stream);
-  if (!h) {
-    snprintf(r->why, sizeof r->why, "cusolverDnCreate failed on cuda:%d", env->device);
+  if (la_small_lu(j)) return small_lu(r, env);
+  /* (ck_submit loaded cuSOLVER and bound the device's handle to the stream: needs_cusolver in ck_la_cuda) */
+  const ck_cusolver_api *s = ck_cusolver(NULL);
+  cusolverDnHandle_t h = (cusolverDnHandle_t)env->cusolver;
+  if (!s || !h) {
+    snprintf(r->why, sizeof r->why, "no cuSOLVER handle on cuda:%d", env->device);
     return 0;
   }
   ck_order_check(env);
@@ -216,27 +235,29 @@ static int la_launch(const void *arg, const ck_env *env) {
   if (j->op == CK_LA_GEEV) return geev(r, env, s, h);
   const bool dbl = j->dtype == CK_F64;
   const size_t es = ck_dtype_size((ck_dtype)j->dtype);
+  const size_t rs = ck_dtype_size(ck_complex_part((ck_dtype)j->dtype)); /* gesvd's S, heevd's W: real */
   const cublasFillMode_t uplo = j->uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-  const cublasOperation_t op = j->trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op = op_of(j->trans);
   int lwork = 0; /* elements */
   switch (j->op) {  /* one workspace for the batch: every entry has the same shape */
   case CK_LA_GETRF: /* (complex only: real getrf is the LU ladder's rung 0, ck_la_cuda) */
     if (FAILED(CUSOLVER_CX(getrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0;
     break;
   case CK_LA_POTRF: if (FAILED(CUSOLVER_CX(potrf_bufferSize, h, uplo, j->n, j->a, j->lda, &lwork))) return 0; break;
-  case CK_LA_GEQRF: if (FAILED(CUSOLVER(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
+  case CK_LA_GEQRF: if (FAILED(CUSOLVER_CX(geqrf_bufferSize, h, j->m, j->n, j->a, j->lda, &lwork))) return 0; break;
   case CK_LA_ORGQR:
-    if (FAILED(CUSOLVER(orgqr_bufferSize, h, j->m, j->n, j->nrhs, j->a, j->lda, j->tau, &lwork))) return 0;
-    break;
-  case CK_LA_ORMQR:
-    if (FAILED(CUSOLVER(ormqr_bufferSize, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, j->a, j->lda, j->tau, j->b,
-                        j->ldb, &lwork)))
+    if (FAILED(CUSOLVER_CU(orgqr_bufferSize, ungqr_bufferSize, h, j->m, j->n, j->nrhs, j->a, j->lda, j->tau, &lwork)))
       return 0;
     break;
-  case CK_LA_GESVD: if (FAILED(CUSOLVER(gesvd_bufferSize, h, j->m, j->n, &lwork))) return 0; break;
+  case CK_LA_ORMQR:
+    if (FAILED(CUSOLVER_CU(ormqr_bufferSize, unmqr_bufferSize, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, j->a,
+                           j->lda, j->tau, j->b, j->ldb, &lwork)))
+      return 0;
+    break;
+  case CK_LA_GESVD: if (FAILED(CUSOLVER_CX(gesvd_bufferSize, h, j->m, j->n, &lwork))) return 0; break;
   case CK_LA_SYEVD: {
     const cusolverEigMode_t jz = j->jobu == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-    if (FAILED(CUSOLVER(syevd_bufferSize, h, jz, uplo, j->n, j->a, j->lda, j->s, &lwork))) return 0;
+    if (FAILED(CUSOLVER_CU(syevd_bufferSize, heevd_bufferSize, h, jz, uplo, j->n, j->a, j->lda, j->s, &lwork))) return 0;
     break;
   }
   default: break;
@@ -253,21 +274,22 @@ static int la_launch(const void *arg, const ck_env *env) {
     case CK_LA_GETRS: st = CUSOLVER_CX(getrs, h, op, j->n, j->nrhs, a, j->lda, ipiv, b, j->ldb, info); break;
     case CK_LA_POTRF: st = CUSOLVER_CX(potrf, h, uplo, j->n, a, j->lda, w, lwork, info); break;
     case CK_LA_POTRS: st = CUSOLVER_CX(potrs, h, uplo, j->n, j->nrhs, a, j->lda, b, j->ldb, info); break;
-    case CK_LA_GEQRF: st = CUSOLVER(geqrf, h, j->m, j->n, a, j->lda, tau, w, lwork, info); break;
-    case CK_LA_ORGQR: st = CUSOLVER(orgqr, h, j->m, j->n, j->nrhs, a, j->lda, tau, w, lwork, info); break;
+    case CK_LA_GEQRF: st = CUSOLVER_CX(geqrf, h, j->m, j->n, a, j->lda, tau, w, lwork, info); break;
+    case CK_LA_ORGQR: st = CUSOLVER_CU(orgqr, ungqr, h, j->m, j->n, j->nrhs, a, j->lda, tau, w, lwork, info); break;
     case CK_LA_ORMQR:
-      st = CUSOLVER(ormqr, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, a, j->lda, tau, b, j->ldb, w, lwork, info);
+      st = CUSOLVER_CU(ormqr, unmqr, h, CUBLAS_SIDE_LEFT, op, j->m, j->nrhs, j->n, a, j->lda, tau, b, j->ldb, w, lwork,
+                       info);
       break;
     case CK_LA_GESVD: {
       const signed char ju = (signed char)j->jobu;
-      st = CUSOLVER(gesvd, h, ju, ju, j->m, j->n, a, j->lda, elem(j->s, j->ss, i, es), elem(j->u, j->su, i, es),
-                    j->ldu > 0 ? j->ldu : 1, elem(j->vt, j->svt, i, es), j->ldvt > 0 ? j->ldvt : 1, w, lwork, NULL,
-                    info);
+      st = CUSOLVER_CX(gesvd, h, ju, ju, j->m, j->n, a, j->lda, elem(j->s, j->ss, i, rs), elem(j->u, j->su, i, es),
+                       j->ldu > 0 ? j->ldu : 1, elem(j->vt, j->svt, i, es), j->ldvt > 0 ? j->ldvt : 1, w, lwork, NULL,
+                       info);
       break;
     }
     case CK_LA_SYEVD: {
       const cusolverEigMode_t jz = j->jobu == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-      st = CUSOLVER(syevd, h, jz, uplo, j->n, a, j->lda, elem(j->s, j->ss, i, es), w, lwork, info);
+      st = CUSOLVER_CU(syevd, heevd, h, jz, uplo, j->n, a, j->lda, elem(j->s, j->ss, i, rs), w, lwork, info);
       break;
     }
     default: st = -1; r->fail_call = ck_la_op_name(j->op); break;
@@ -289,7 +311,8 @@ ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
   if (j->op == CK_LA_GETRF && !ck_dtype_is_complex((ck_dtype)j->dtype) && !small)
     return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
-  ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r};
+  ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r,
+                       .needs_cusolver = j->op != CK_LA_TRI && j->op != CK_LA_TRSM && !la_small_lu(j)};
   ck_status st = ck_submit(ctx, &req);
   if (st) return ck_error_prefix(ctx, st, "%s", name);
   if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);

@@ -9,13 +9,17 @@
  *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed)
  *   cholesky_solve potrs; triangular_solve trsm (a right-side solve is the transposed left one)
  *   qr        geqrf; R = tri of its upper part; orgqr for Q (m x k, or m x m)
- *   lstsq     m >= n: geqrf, Q^T b (ormqr), R x = Q^T b (trsm); m < n: the same on A^T, minimum norm:
- *             R^T y = b, x = Q [y; 0]. A zero on R's diagonal is an error while check is on (rank-deficient A:
+ *   lstsq     m >= n: geqrf, Q^H b (ormqr), R x = Q^H b (trsm); m < n: the same on A^H, minimum norm:
+ *             R^H y = b, x = Q [y; 0]. A zero on R's diagonal is an error while check is on (rank-deficient A:
  *             ck.pinv gives the minimum-norm solution there). One algorithm on both backends, so the host is the
  *             oracle of the composition; GNU Octave's `\` checks it independently (spec/linalg_octave_spec.lua).
- *   svd       gesvd on A, or on A^T when m < n (cuSOLVER's gesvd takes m >= n only; A = V' S U'^T then)
+ *   svd       gesvd on A, or on A^H when m < n (cuSOLVER's gesvd takes m >= n only; A = V' S U'^H then)
  *   eigh      syevd
  *   eig       geev (on complex buffers: A is made complex as it is loaded)
+ * Complex (c64/c128, every function here): the steps run in their C/Z forms (orgqr, ormqr and syevd are ungqr, unmqr
+ * and heevd there), each ^T above that is a transpose of the algebra is ^H (the job's trans 'C'; A^H is loaded as A^T
+ * and conjugated in place: la_conj), and singular values and Hermitian eigenvalues are real. A transpose that is
+ * only a layout (x A = b as A^T x^T = b^T; results as transposed views) stays a transpose.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -288,7 +292,8 @@ static ck_status fn_lstsq(la_env *e) {
   ck_tensor tau = {0};
   ck_la_job j;
   ck_status st;
-  TRY(la_load(e, &a, c->a, big, k, !tall)); /* A, or A^T: big x k */
+  TRY(la_load(e, &a, c->a, big, k, !tall)); /* A, or A^H: big x k */
+  if (!tall) TRY(la_conj(e, &a));
   TRY(la_check_finite(e, &a.buf, "A"));
   TRY(la_load(e, &b, c->b, big, r, false)); /* rows past m are zero */
   TRY(la_new_vec(e, &tau, k));
@@ -298,11 +303,12 @@ static ck_status fn_lstsq(la_env *e) {
   TRY(la_check_diag(e, &a, k, "A is rank-deficient (R, its QR factor, is singular; ck.pinv(A) * B is the "
                               "minimum-norm solution)"));
   ck_la_job q, t;
-  la_job(e, &q, CK_LA_ORMQR, &a); /* Q^T b (tall) or Q y (wide) on the big x r buffer */
-  q.m = big, q.n = k, q.nrhs = r, q.tau = ck_data(&tau), q.stau = k, q.trans = tall ? 'T' : 'N';
+  const char ht = ck_dtype_is_complex(e->dt) ? 'C' : 'T'; /* ^H: the conjugate transpose ('T' for real) */
+  la_job(e, &q, CK_LA_ORMQR, &a); /* Q^H b (tall) or Q y (wide) on the big x r buffer */
+  q.m = big, q.n = k, q.nrhs = r, q.tau = ck_data(&tau), q.stau = k, q.trans = tall ? ht : 'N';
   q.b = ck_data(&b.buf), q.sb = (int64_t)big * r, q.ldb = big > 1 ? big : 1;
-  la_job(e, &t, CK_LA_TRSM, &a); /* R x = Q^T b (tall) or R^T y = b (wide): b's first k rows */
-  t.m = k, t.uplo = 'U', t.trans = tall ? 'N' : 'T', t.nrhs = r;
+  la_job(e, &t, CK_LA_TRSM, &a); /* R x = Q^H b (tall) or R^H y = b (wide: A = R^H Q^H): b's first k rows */
+  t.m = k, t.uplo = 'U', t.trans = tall ? 'N' : ht, t.nrhs = r;
   t.b = q.b, t.sb = q.sb, t.ldb = q.ldb;
   TRY(la_exec(e, tall ? &q : &t));
   TRY(la_exec(e, tall ? &t : &q));
@@ -323,9 +329,10 @@ static ck_status fn_svd(la_env *e) {
   ck_tensor s = {0}, uo = {0}, vo = {0}, t = {0};
   ck_la_job j;
   ck_status st;
-  TRY(la_load(e, &w, c->a, big, k, !tall));
+  TRY(la_load(e, &w, c->a, big, k, !tall)); /* A, or A^H */
+  if (!tall) TRY(la_conj(e, &w));
   TRY(la_check_finite(e, &w.buf, "A"));
-  TRY(la_new_vec(e, &s, k));
+  TRY(la_new_rvec(e, &s, k)); /* real, complex A too */
   la_job(e, &j, CK_LA_GESVD, &w);
   j.s = ck_data(&s), j.ss = k, j.jobu = c->vectors ? (c->full ? 'A' : 'S') : 'N';
   if (c->vectors) {
@@ -346,9 +353,10 @@ static ck_status fn_svd(la_env *e) {
     goto done;
   }
   TRY(la_cut(e, &uo, &u, big, uc));
+  TRY(la_conj(e, &vt)); /* complex: V' = (V'^H)^H, conjugated in place, then ... */
   TRY(la_cut(e, &t, &vt, k, k));
-  TRY(ck_view_transpose(e->ctx, &vo, &t, e->nb, e->nb + 1)); /* V' = (V'^T)^T */
-  ck_view_of(&c->out[0], tall ? &uo : &vo);                   /* A^T = U' S V'^T  =>  A = V' S U'^T */
+  TRY(ck_view_transpose(e->ctx, &vo, &t, e->nb, e->nb + 1)); /* ... transposed as a view: V' = (V'^T)^T */
+  ck_view_of(&c->out[0], tall ? &uo : &vo);                   /* A^H = U' S V'^H  =>  A = V' S U'^H */
   ck_view_of(&c->out[1], &s);
   ck_view_of(&c->out[2], tall ? &vo : &uo);
   c->nout = 3;
@@ -367,7 +375,7 @@ static ck_status fn_eigh(la_env *e) {
   ck_status st;
   TRY(la_load(e, &w, c->a, n, n, false));
   TRY(la_check_finite(e, &w.buf, "A"));
-  TRY(la_new_vec(e, &ev, n));
+  TRY(la_new_rvec(e, &ev, n)); /* real, Hermitian A too */
   la_job(e, &j, CK_LA_SYEVD, &w);
   j.s = ck_data(&ev), j.ss = n, j.jobu = c->vectors ? 'V' : 'N', j.uplo = c->upper ? 'U' : 'L';
   TRY(la_exec(e, &j));

@@ -54,6 +54,10 @@ ck_status la_check_diag(la_env *e, la_mat *m, int k, const char *what);
 /* a new i32 [batch..., k] array on the call's device */
 ck_status la_new_i32(la_env *e, ck_tensor *t, int k);
 ck_status la_new_vec(la_env *e, ck_tensor *t, int k); /* same in the call's dtype (k < 0: the batch shape only) */
+ck_status la_new_rvec(la_env *e, ck_tensor *t, int k); /* [batch..., k] in the real dtype of the call's (singular
+                                                          values, Hermitian eigenvalues: f32 for c64, f64 for c128) */
+/* m's buffer conjugated in place (the imaginary parts negated through its pair view); nothing for a real buffer */
+ck_status la_conj(la_env *e, la_mat *m);
 
 /* la_funcs.c: the functions, after ck_linalg's checks */
 ck_status la_run_fn(la_env *e);

@@ -34,7 +34,7 @@ ck_status la_lu_rung(ck_ctx *ctx, const ck_variant *v, const ck_la_job *j, const
   lu_run r = {.v = v, .d = &d};
   char what[96];
   snprintf(what, sizeof what, "%s (LU rung %s, %s %dx%d)", name, v->name, j->dtype == CK_F64 ? "f64" : "f32", j->m, j->n);
-  ck_launch_req req = {.fn = lu_launch, .arg = &r, .note = note, .what = what};
+  ck_launch_req req = {.fn = lu_launch, .arg = &r, .note = note, .what = what, .needs_cusolver = v->id == 0};
   ck_status st = ck_submit(ctx, &req);
   if (st) return st;
   if (r.cusolver_status)
