@@ -461,6 +461,13 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
  * is an error. */
 ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v);
 
+/* ck.cat (stack false) / ck.stack (true) of list[0 .. n-1] along dim (0-based, normalised; stack: where the new dim
+ * goes, 0..ndim) into a new contiguous out of `dtype` (a ck_dtype, or -1: the inputs' promoted dtype). Every input is
+ * checked (live, one device, shapes) before out is allocated; inputs of another dtype or layout are copied; one
+ * CK_IX_CAT launch per CK_CAT_MAX inputs (src/ops/join.c). `ran`: the last launch's. */
+ck_status ck_join(ck_ctx *ctx, ck_tensor *out, const ck_tensor *const *list, int64_t n, int dim, bool stack, int dtype,
+                  ck_ran *ran);
+
 /* Scans along `dim` (0-based; CK_SCAN_SUM/PROD/MAX/MIN, src/ops/op_scan.c): out has x's shape; sums and
  * products of integers and bool are i64. */
 ck_status ck_scan(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *x, int dim, bool exclusive,
