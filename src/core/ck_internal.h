@@ -81,6 +81,10 @@ typedef struct ck_dctx {
   struct ck_kcache *kcache; /* kernel attributes (kinfo.c): per device, as the attributes are */
   void *flush_buf; /* benchmark scratch */
   size_t flush_bytes;
+  /* the index ops' check words (ck_check_word): pinned host memory the device writes directly, and its device
+   * address (the same pointer under unified addressing); NULL until first used */
+  int64_t *check_word;
+  void *check_word_dev;
 } ck_dctx;
 
 /* One per Lua state (or embedding application): the devices' contexts, and what is the same on all of them. */

@@ -474,6 +474,22 @@ static int l_join(lua_State *L) {
   return 1;
 }
 
+/* core.compact("nonzero" | "find" | "masked_select", a, mask) -> the new array (ck_compact, src/ops/op_index.c): the
+ * count, the allocation and the selection in one call. lua/cukern/select.lua checked the arguments. */
+static int l_compact(lua_State *L) {
+  static const char *const FNS[] = {"nonzero", "find", "masked_select", NULL};
+  const int which = luaL_checkoption(L, 1, NULL, FNS);
+  const ck_tensor *a = which == 2 ? check_array(L, 2) : NULL, *mask = check_array(L, 3);
+  ck_tensor *out = ckl_op_push_array(L);
+  ck_ran ran;
+  ckl_host_ran(&ran);
+  if (ck_compact(CKL_CTX(L), which == 2 ? CK_IX_MASKED_SELECT : CK_IX_NONZERO, out, a, mask, which == 1, &ran))
+    return ckl_fail(L);
+  ckl_set_last(L, &ran);
+  ckl_gc_debt(L);
+  return 1;
+}
+
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
   if (!v) return;
@@ -520,7 +536,7 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
                                   {"reduce_ops", l_reduce_ops}, {"index", l_index},
-                                  {"cat", l_cat},           {"join", l_join},   {"scan", l_scan},
+                                  {"cat", l_cat},           {"join", l_join},   {"compact", l_compact}, {"scan", l_scan},
                                   {"sort", l_sort},             {"histc", l_histc},
                                   {"searchsorted", l_search},   {"fft", l_fft},
                                   {"rows", l_rows},             {"attention", l_attention},
