@@ -2,8 +2,9 @@
  * 00_cub.cu — index ladder, rung 0, the library reference: CUB for the compactions.
  *   count:          cub::DeviceReduce::Sum over the mask's "nonzero" flags (one i64 result);
  *   masked_select:  cub::DeviceSelect::Flagged(values, flags) -> the selected values in row-major order;
- *   nonzero:        cub::DeviceSelect::Flagged(1, 2, 3, ..., flags) -> 1-based row-major positions, then (for the
- *                   [count, ndim] form) one kernel that unravels them into 1-based subscripts.
+ *   nonzero:        cub::DeviceSelect::Flagged(positions, flags) -> 1-based row-major positions, or, for the
+ *                   [count, ndim] form, their 1-based subscripts written by the selection's output iterator (no
+ *                   list of positions kept and unravelled by a second kernel: see nonzero_select).
  * Operands of any strides are read through transform iterators (position -> strided element), so views and
  * broadcast masks need no copy; an element is "nonzero" when any bit of it but a float's sign bit is set
  * (nz_mask), so -0.0 counts as zero and NaN as nonzero, for every dtype by its size.
@@ -11,7 +12,9 @@
  */
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
+#include <stdint.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include "ix_common.cuh"
@@ -93,6 +96,77 @@ template <class R> int with_temp(const ck_env *env, R &&run) {
   return err;
 }
 
+/* nonzero's subscripts, written by the selection itself: DeviceSelect's k-th output is the 0-based row-major
+ * position p of the k-th nonzero element, and instead of storing p (to be read back and unravelled by a second
+ * kernel, as before) the output iterator is thrust's tabulate_output_iterator, which calls f(k, p): f writes row k of
+ * out as p's 1-based subscripts. One pass over the mask and one write of the result, as PyTorch's nonzero (which
+ * writes positions, then converts them in place in a second kernel). Divisions in 32 bits while they fit. */
+__host__ __device__ __forceinline__ void divmod_nz(int64_t p, int64_t n, int64_t &q, int64_t &r) {
+  if (((p | n) >> 32) == 0) {
+    const uint32_t uq = (uint32_t)p / (uint32_t)n;
+    q = uq, r = (int64_t)((uint32_t)p - uq * (uint32_t)n);
+  } else {
+    q = p / n, r = p - q * n;
+  }
+}
+struct Subs2 { /* [rows, cols]: one division */
+  int64_t *out;
+  int64_t cols;
+  __host__ __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
+    int64_t q, r;
+    divmod_nz(p, cols, q, r);
+    out[2 * k] = q + 1;
+    out[2 * k + 1] = r + 1;
+  }
+};
+struct SubsN { /* any number of dims */
+  int64_t *out;
+  int nd;
+  int64_t shape[CK_MAX_DIMS];
+  __host__ __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
+    int64_t *row = out + k * nd;
+    for (int j = nd - 1; j > 0; --j) {
+      int64_t q, r;
+      divmod_nz(p, shape[j], q, r);
+      row[j] = r + 1;
+      p = q;
+    }
+    row[0] = p + 1;
+  }
+};
+
+/* f(n) with n as the narrowest offset type that holds it: DeviceReduce's 32-bit offsets below 2^31 elements (as
+ * PyTorch's count runs), 64-bit above. (DeviceSelect takes 64-bit counts and splits them into 32-bit partitions
+ * itself.) */
+template <class F> int by_count(int64_t n, F &&f) {
+  if (n <= INT32_MAX) return f((int)n);
+  return f(n);
+}
+
+/* The selection of nonzero positions into d.out: positions (find, dim_st == 0) or subscripts. */
+template <class Flags> int nonzero_select(const ck_ix_desc &d, Flags fl, int64_t *nsel, const ck_env *env) {
+  cudaStream_t s = (cudaStream_t)env->stream;
+  int64_t *out = (int64_t *)d.out;
+  const int64_t n = d.numel;
+  if (d.dim_st != 1 || d.nd <= 1) /* 1-based positions, which are also the subscripts of a 1-D mask */
+    return with_temp(env, [&](void *t, size_t &b) {
+      return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(1), fl, out, nsel, n, s);
+    });
+  if (d.nd == 2) {
+    auto it = thrust::make_tabulate_output_iterator(Subs2{out, d.shape[1]});
+    return with_temp(env, [&](void *t, size_t &b) {
+      return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(0), fl, it, nsel, n, s);
+    });
+  }
+  SubsN f;
+  f.out = out, f.nd = d.nd;
+  for (int j = 0; j < d.nd; ++j) f.shape[j] = d.shape[j];
+  auto it = thrust::make_tabulate_output_iterator(f);
+  return with_temp(env, [&](void *t, size_t &b) {
+    return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(0), fl, it, nsel, n, s);
+  });
+}
+
 } // namespace
 
 extern "C" const char *ck_index_cub_supports(const void *desc) {
@@ -108,66 +182,36 @@ extern "C" int ck_index_cub(const void *desc, const ck_env *env) {
   ck_order_check(env);
   const FlagFn flags{(const uint8_t *)d.ix, d.ix_es, d.nz_mask, geo_of(d, d.ix_st)};
   auto fl = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), flags);
-  const int64_t n = d.numel;
   const Geo gix = geo_of(d, d.ix_st);
-  if (gix.contig && d.ix_es == 1) { /* the dense fast path: pointers where CUB takes them */
-    const uint8_t *mp = (const uint8_t *)d.ix;
-    if (d.fn == CK_IX_COUNT) {
-      auto cnt = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), ByteNz{mp});
+  const bool dense = gix.contig && d.ix_es == 1; /* a contiguous 1-byte mask: a pointer where CUB takes one */
+  const uint8_t *mp = (const uint8_t *)d.ix;
+  if (d.fn == CK_IX_COUNT)
+    return by_count(d.numel, [&](auto n) {
+      if (dense) {
+        auto cnt = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), ByteNz{mp});
+        return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceReduce::Sum(t, b, cnt, (int64_t *)d.out, n, s); });
+      }
+      auto cnt = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), CountFn{flags});
       return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceReduce::Sum(t, b, cnt, (int64_t *)d.out, n, s); });
-    }
-    const Geo gsrc = geo_of(d, d.src_st);
-    if (d.fn == CK_IX_NONZERO || (d.fn == CK_IX_MASKED_SELECT && gsrc.contig)) {
-      const bool subs = d.fn == CK_IX_NONZERO && d.dim_st == 1;
-      int64_t *lin = subs ? (int64_t *)env->ws_alloc(env->owner, (size_t)(d.bound > 0 ? d.bound : 1) * sizeof(int64_t))
-                          : (int64_t *)d.out;
-      if (!lin) return (int)cudaErrorMemoryAllocation;
-      int64_t *nsel = (int64_t *)env->ws_alloc(env->owner, 2 * sizeof(int64_t));
-      if (!nsel) return (int)cudaErrorMemoryAllocation;
-      int err = by_size(d.fn == CK_IX_NONZERO ? 8 : d.es, [&](auto es) {
-        using T = typename Elem<es.value>::T;
-        if (d.fn == CK_IX_NONZERO)
-          return with_temp(env, [&](void *t, size_t &b) {
-            return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(1), mp, lin, nsel, n, s);
-          });
-        return with_temp(env, [&](void *t, size_t &b) {
-          return cub::DeviceSelect::Flagged(t, b, (const T *)d.src, mp, (T *)d.out, nsel, n, s);
-        });
-      });
-      if (!err && subs) err = unravel_launch(lin, d.bound, (int64_t *)d.out, d.nd, d.shape, env);
-      if (subs) env->ws_free(env->owner, lin);
-      env->ws_free(env->owner, nsel);
-      return err;
-    }
-  }
-  if (d.fn == CK_IX_COUNT) {
-    auto cnt = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), CountFn{flags});
-    return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceReduce::Sum(t, b, cnt, (int64_t *)d.out, n, s); });
-  }
+    });
+  /* CUB's own count of the selection goes to a scratch word: the caller allocated the output from the count */
   int64_t *nsel = (int64_t *)env->ws_alloc(env->owner, 2 * sizeof(int64_t));
   if (!nsel) return (int)cudaErrorMemoryAllocation;
   int err;
-  if (d.fn == CK_IX_MASKED_SELECT) {
+  if (d.fn == CK_IX_NONZERO) {
+    err = dense ? nonzero_select(d, mp, nsel, env) : nonzero_select(d, fl, nsel, env);
+  } else { /* MASKED_SELECT */
+    const Geo gsrc = geo_of(d, d.src_st);
+    const int64_t n = d.numel;
     err = by_size(d.es, [&](auto es) {
       using T = typename Elem<es.value>::T;
-      auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
-                                                  ValFn<T>{(const T *)d.src, geo_of(d, d.src_st)});
-      return with_temp(env, [&](void *t, size_t &b) {
-        return cub::DeviceSelect::Flagged(t, b, vals, fl, (T *)d.out, nsel, n, s);
-      });
+      if (dense && gsrc.contig)
+        return with_temp(env, [&](void *t, size_t &b) {
+          return cub::DeviceSelect::Flagged(t, b, (const T *)d.src, mp, (T *)d.out, nsel, n, s);
+        });
+      auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), ValFn<T>{(const T *)d.src, gsrc});
+      return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceSelect::Flagged(t, b, vals, fl, (T *)d.out, nsel, n, s); });
     });
-  } else { /* NONZERO: positions, then subscripts when dim_st == 1 */
-    const bool subs = d.dim_st == 1;
-    int64_t *lin = subs ? (int64_t *)env->ws_alloc(env->owner, (size_t)(d.bound > 0 ? d.bound : 1) * sizeof(int64_t))
-                        : (int64_t *)d.out;
-    if (!lin) err = (int)cudaErrorMemoryAllocation;
-    else {
-      err = with_temp(env, [&](void *t, size_t &b) {
-        return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(1), fl, lin, nsel, n, s);
-      });
-      if (!err && subs) err = unravel_launch(lin, d.bound, (int64_t *)d.out, d.nd, d.shape, env);
-      if (subs) env->ws_free(env->owner, lin);
-    }
   }
   env->ws_free(env->owner, nsel);
   return err;

@@ -3,7 +3,7 @@
  * broadcasting: stride 0), every dtype by its size (ix_common.cuh's Elem<ES>: 5 instantiations per kernel, not
  * one per dtype).
  *   gathers (gather, index_select, take): the index is checked in the same pass; an out-of-range one writes 0
- *     and sets flag[0] to the first bad position (the output is new, and the dispatcher frees it on the error).
+ *     and flags it (flag[0]; the output is new, and the dispatcher frees it on the error).
  *   scatters (scatter, index_copy, put; scatter_add, index_add): a check pass first (ranges, and repeated
  *     destinations when the source is not one value), then the writing kernel, which writes nothing when the
  *     check found anything: a bad call leaves the destination as it was, with no synchronisation in between.
@@ -64,8 +64,6 @@ extern "C" int ck_index_strided(const void *desc, const ck_env *env) {
   cudaStream_t s = (cudaStream_t)env->stream;
   const int block = 256;
   if (d.fn == CK_IX_CAT) return cat_launch(d, env, false);
-  if (d.flag)
-    if (cudaError_t e = cudaMemsetAsync(d.flag, 0x7f, 2 * sizeof(int64_t), s)) return (int)e;
   const unsigned grid = grid_for(d.numel, block, env);
   if (d.fn == CK_IX_WHERE)
     return by_size(d.es, [&](auto es) {

@@ -6,10 +6,13 @@
  *     divisions where the sizes allow). The change from `strided`: no per-element walk over the dims, and
  *     16-byte moves instead of element moves.
  *   gather / take with a contiguous index and output: 4 positions per thread, the index loaded and the output
- *     stored as one vector each; the source read element by element (its dims merged where they can be).
+ *     stored as one vector each. The source (its dims merged where they can be): when its innermost dim is
+ *     contiguous and a multiple of 4 long, the 4 positions are neighbours in one source row, so their offsets
+ *     come from one walk over the dims, and when their 4 indices are equal (a gather of whole rows:
+ *     idx[i, j] = p[i]) and the address is aligned, one vector load; else element by element.
  *   where with four contiguous operands of one shape: 4 elements per thread as vectors (the mask as 4 bytes).
  *   cat: the shared cat copy at the widest move (ix_common.cu), one launch per 64 inputs.
- * Out-of-range indices write zeros and set flag[0], as in `strided`; scatters are not taken (strided runs them).
+ * Out-of-range indices write zeros and flag it (flag[0]), as in `strided`; scatters are not taken (strided runs them).
  */
 #include "ix_common.cuh"
 
@@ -113,24 +116,39 @@ bool rows_plan(const ck_ix_desc &d, Rows *a) {
 /* ---------------------------------------------------------------- dense gather / take */
 struct Dense {
   int nd;
+  int quad; /* the innermost dim has stride 1 and a length divisible by 4: a group of 4 is 4 neighbours of a row */
   int64_t shape[CK_MAX_DIMS], st[CK_MAX_DIMS]; /* the source's strides over the index space, dims merged */
 };
+__device__ __forceinline__ int64_t dense_off(const Dense &g, int64_t p) {
+  int64_t o = 0;
+  for (int j = g.nd - 1; j >= 0; --j) {
+    int64_t qq, r;
+    divmod(p, g.shape[j], qq, r);
+    o += r * g.st[j];
+    p = qq;
+  }
+  return o;
+}
 template <int ES, class IX> __global__ void __launch_bounds__(256) dense_gather_k(const ck_ix_desc d, const Dense g) {
   using T = typename Elem<ES>::T;
   using IV = V4<sizeof(IX)>;
+  constexpr uintptr_t VA = alignof(V4<ES>);
   const int64_t groups = d.numel / 4;
   for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += (int64_t)gridDim.x * blockDim.x) {
     const IV iv = ((const IV *)d.ix)[q];
     V4<ES> ov;
+    const int64_t o0 = g.quad ? dense_off(g, q * 4) : 0;
+    if (g.quad && iv.e[0] == iv.e[1] && iv.e[0] == iv.e[2] && iv.e[0] == iv.e[3]) { /* one source vector */
+      const int64_t i = (int64_t)(IX)iv.e[0];
+      const T *src = (const T *)d.src + o0 + (i - 1) * d.dim_st;
+      if (i >= 1 && i <= d.bound && ((uintptr_t)src & (VA - 1)) == 0) {
+        ((V4<ES> *)d.out)[q] = *(const V4<ES> *)src;
+        continue;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      int64_t p = q * 4 + k, o = 0;
-      for (int j = g.nd - 1; j >= 0; --j) {
-        int64_t qq, r;
-        divmod(p, g.shape[j], qq, r);
-        o += r * g.st[j];
-        p = qq;
-      }
+      const int64_t o = g.quad ? o0 + k : dense_off(g, q * 4 + k);
       const int64_t i = (int64_t)(IX)iv.e[k];
       if (i < 1 || i > d.bound) {
         note_bad(d.flag, 0, q * 4 + k);
@@ -194,6 +212,7 @@ Dense dense_geo(const ck_ix_desc &d) {
     g.nd++;
   }
   if (g.nd == 0) g.nd = 1, g.shape[0] = 1, g.st[0] = 0;
+  g.quad = g.st[g.nd - 1] == 1 && g.shape[g.nd - 1] % 4 == 0;
   return g;
 }
 
@@ -236,8 +255,6 @@ extern "C" int ck_index_vec(const void *desc, const ck_env *env) {
   const ck_ix_desc &d = *(const ck_ix_desc *)desc;
   cudaStream_t s = (cudaStream_t)env->stream;
   if (d.fn == CK_IX_CAT) return cat_launch(d, env, true);
-  if (d.flag)
-    if (cudaError_t e = cudaMemsetAsync(d.flag, 0x7f, 2 * sizeof(int64_t), s)) return (int)e;
   const int block = 256;
   Rows r;
   if (rows_plan(d, &r)) {

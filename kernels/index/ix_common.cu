@@ -1,12 +1,12 @@
 /*
  * ix_common.cu — the index ladder's shared launches (kernels/index/ix_common.cuh): the scatters' check pass,
- * the accumulating scatter, nonzero's unravel and the cat copy (one launch per CK_CAT_MAX inputs).
+ * the accumulating scatter and the cat copy (one launch per CK_CAT_MAX inputs).
  */
 #include "ix_common.cuh"
 
 namespace ckix {
 
-/* The check pass of the scatters: every index in range (else flag[0] = the first bad position), and, with
+/* The check pass of the scatters: every index in range (else flag[0] is set: note_bad), and, with
  * dup_check, no destination element written twice (one bit per destination element; else flag[1]). */
 __global__ void scatter_check_k(ck_ix_desc d, unsigned *bits) {
   for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < d.numel; p += (int64_t)gridDim.x * blockDim.x) {
@@ -49,30 +49,6 @@ int scatter_add_launch(const ck_ix_desc &d, const ck_env *env) {
     scatter_add_k<decltype(a)><<<grid_for(d.numel, block, env), block, 0, s>>>(d);
     return (int)cudaGetLastError();
   });
-}
-
-struct Shape {
-  int nd;
-  int64_t s[CK_MAX_DIMS];
-};
-__global__ void unravel_k(const int64_t *lin, int64_t nnz, int64_t *out, Shape sh) {
-  for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += (int64_t)gridDim.x * blockDim.x) {
-    int64_t p = lin[k] - 1;
-    for (int j = sh.nd - 1; j >= 0; --j) {
-      out[k * sh.nd + j] = p % sh.s[j] + 1;
-      p /= sh.s[j];
-    }
-  }
-}
-
-int unravel_launch(const int64_t *lin, int64_t nnz, int64_t *out, int nd, const int64_t *shape, const ck_env *env) {
-  Shape sh;
-  sh.nd = nd;
-  for (int j = 0; j < nd; ++j) sh.s[j] = shape[j];
-  const int block = 256;
-  ck_note(env, unravel_k, block, 0);
-  unravel_k<<<grid_for(nnz, block, env), block, 0, (cudaStream_t)env->stream>>>(lin, nnz, out, sh);
-  return (int)cudaGetLastError();
 }
 
 /* ---------------------------------------------------------------- cat

@@ -1,7 +1,7 @@
 /*
  * ix_common.cuh — the index ladder's shared plumbing (kernels/index/): element types by size, the walk from a
  * position of the index space to the operands' offsets, index loads and checks, the accumulating adds, the
- * check pass of the scatters and the unravel of nonzero. No rung's kernel body lives here.
+ * check pass of the scatters. No rung's kernel body lives here.
  */
 #pragma once
 #include <cuda_runtime.h>
@@ -20,15 +20,20 @@ template <> struct Elem<4> { using T = uint32_t; };
 template <> struct Elem<8> { using T = unsigned long long; };
 template <> struct Elem<16> { using T = uint4; };
 
-/* flag[k] when nothing was found: memset 0x7f (a large positive i64), so atomicMin keeps the first position. */
+/* flag[k] when nothing was found: bytes 0x7f (a large positive i64), set by the op before the launch
+ * (src/ops/op_index.c: a memset of device flags, or the host's store into the check word). */
 constexpr long long NONE = 0x7f7f7f7f7f7f7f7fLL;
 
 __device__ __forceinline__ int64_t load_ix(const void *ix, int dt, int64_t off) {
   return dt == CK_I64 ? ((const int64_t *)ix)[off] : (int64_t)((const int32_t *)ix)[off];
 }
 
+/* A bad index found: flag[k] becomes some bad position (whichever store lands last). Only "found or not" is read:
+ * the host scans the index again for the first bad one, so both backends report the same position. A plain store,
+ * not an atomic: a gather's flag is the check word, pinned host memory written over the bus, where a device atomic
+ * is not one. */
 __device__ __forceinline__ void note_bad(int64_t *flag, int k, int64_t pos) {
-  if (flag) atomicMin((long long *)&flag[k], (long long)pos);
+  if (flag) *(volatile long long *)&flag[k] = (long long)pos;
 }
 
 /* The offsets of index-space position p (row-major over shape) in up to four stride sets. */
@@ -170,8 +175,6 @@ inline unsigned grid_for(int64_t n, int block, const ck_env *env, int per_sm = 3
 /* Scatter family, shared by the rungs: the check pass (with its bitmap) and the add. Returns 0 or a cudaError. */
 int scatter_prologue(const ck_ix_desc &d, const ck_env *env, void **bits_out);
 int scatter_add_launch(const ck_ix_desc &d, const ck_env *env);
-/* nonzero's subscripts: out[k, :] = the 1-based subscripts of linear 1-based position lin[k] in `shape`. */
-int unravel_launch(const int64_t *lin, int64_t nnz, int64_t *out, int nd, const int64_t *shape, const ck_env *env);
 /* cat: one launch per CK_CAT_MAX inputs; `wide`: the widest move (<= 16 bytes) every input's geometry allows. */
 int cat_launch(const ck_ix_desc &d, const ck_env *env, bool wide);
 

@@ -15,7 +15,6 @@ local A = {}
 local type, pairs, ipairs, select, tointeger, math_type = type, pairs, ipairs, select, math.tointeger, math.type
 local fmt, concat, min, max = string.format, table.concat, math.min, math.max
 local DTYPE = options.set("dtype")
-local COMPLEX = args.COMPLEX_PART
 local MAXINT = math.maxinteger
 local core, ck = require "cukern.core", nil -- ck: the module table (install)
 local function shape_str(s) return "[" .. concat(s, "x") .. "]" end
@@ -66,69 +65,23 @@ end
 
 -- ---------------------------------------------------------------- cat, stack
 --- ck.cat(list, dim = 1 [, {dtype =}]) and ck.stack (a new dim of size #list at dim): one launch per 64 inputs.
--- The list: live arrays on one device. The dtype: opts.dtype, else the inputs' promoted (core.promote, the core's
--- one promotion table). Complex inputs give a complex result.
+-- The list: live arrays on one device. The dtype: opts.dtype, else the inputs' promoted (ck_promote, the core's one
+-- promotion table). Complex inputs give a complex result. Everything per input happens in one C call, core.join
+-- (src/ops/join.c says why): the checks, the allocation, the copies of inputs of another dtype or layout and the
+-- launches; this function checks the arguments as a whole and words the three findings that show a value.
 local function join(where, stacking, list, dim, opts)
   if type(dim) == "table" and opts == nil then dim, opts = nil, dim end
   if type(list) ~= "table" or is_array(list) then
     raise(fmt("%s: the first argument must be a list of arrays such as {a, b}, got %s%s", where, show(list),
       is_array(list) and " (put it in a table: {a})" or ""))
   end
-  local n = check_seq(where, list, "the list of arrays")
-  if n == 0 then raise(where .. ": the list is empty; give at least one array") end
   opts = check_opts(where, opts, DTYPE)
-  for i = 1, n do check_live(where, list[i], fmt("list[%d]", i)) end
-  local shape, dev, dt = list[1]:shape(), list[1]:device(), list[1]:dtype()
-  local nd = #shape
-  if nd == 0 and not stacking then
-    raise(where .. ": list[1] is 0-d; cat joins arrays along a dim (ck.stack takes 0-d arrays)")
-  end
-  local d = dim_of(where, nd, dim == nil and 1 or dim, "dim", stacking and nd + 1 or nd)
-  local total = 0
-  for i = 1, n do
-    local x = list[i]
-    if x:device() ~= dev then
-      raise(fmt("%s: list[1] is on %s and list[%d] on %s; all arrays must be on one device " ..
-        "(move it first: list[%d]:to(\"%s\"))", where, dev, i, x:device(), i, dev))
-    end
-    local s = x:shape()
-    local ok = #s == nd
-    for k = 1, nd do if s[k] ~= shape[k] and (stacking or k ~= d) then ok = false end end
-    if not ok then
-      raise(fmt("%s: list[%d] is %s and list[1] is %s; %s", where, i, shape_str(s), shape_str(shape),
-        stacking and "stack needs arrays of one shape" or ("the shapes must agree except along dim " .. d)))
-    end
-    total = total + (stacking and 1 or s[d])
-    if x:dtype() ~= dt and not opts.dtype then dt = core.promote(dt, x:dtype()) end
-  end
-  local out_shape = {table.unpack(shape)}
-  if stacking then table.insert(out_shape, d, n) else out_shape[d] = total end
-  local odt = opts.dtype or dt
-  if COMPLEX[dt] and not COMPLEX[odt] then
-    raise(fmt("%s: the inputs are complex, so the result is too: dtype %s is not c64 or c128 (take ck.real or " ..
-      "ck.abs first)", where, odt))
-  end
-  local out = new(out_shape, odt, dev)
-  if out:numel() == 0 then return out end
-  -- one launch per 64 inputs (core.cat); inputs of another dtype are cast, non-contiguous ones copied first;
-  -- complex ones join as their real pair views (a last dim of 2, which d never is), as the core copies them
-  local pair = COMPLEX[odt]
-  local parts, lens = {}, {}
-  for i = 1, n do
-    local x = list[i]:dtype() == odt and list[i] or list[i]:to(odt)
-    x = x:is_contiguous() and x or x:contiguous()
-    if stacking then local s = x:shape(); table.insert(s, d, 1); x = x:reshape(s) end
-    parts[i], lens[i] = pair and core.pair_view(x) or x, x:size(d)
-  end
-  local into = pair and core.pair_view(out) or out
-  local first, off = 1, 0
-  while first <= n do
-    local last, group, len = min(n, first + 63), {}, 0
-    for i = first, last do group[#group + 1] = parts[i]; len = len + lens[i] end
-    if len > 0 then core.cat(group, d - 1, (first == 1 and last == n) and into or into:narrow(d, off + 1, off + len)) end
-    first, off = last + 1, off + len
-  end
-  return out
+  if dim == nil then dim = 1 end
+  local out, bad = core.join(list, dim, stacking, opts.dtype)
+  if out then return out end
+  if bad < 0 then check_seq(where, list, "the list of arrays") end -- (raises: a key other than 1..#list)
+  if bad == 0 then raise(fmt("%s: dim must be an integer, got %s", where, show(dim))) end
+  raise(fmt("%s: list[%d] must be a cukern array, got %s", where, bad, show(list[bad])))
 end
 
 -- -------------------------------------------------------------- split, chunk (views)

@@ -190,8 +190,6 @@ local function masked_fill_(where_, a, mask, v)
   return a
 end
 
-local function count(where_, m) return run(where_, "count_nonzero", nil, m, nil, nil, 0):item() end
-
 --- The shapes of a and mask broadcast together (views; masked_select takes torch's broadcasting).
 local function broadcast2(where_, a, m)
   if shape_str(a:shape()) == shape_str(m:shape()) then return a, m end
@@ -208,20 +206,19 @@ local function broadcast2(where_, a, m)
   return a:expand(s), m:expand(s)
 end
 
+--- The compactions are one core call each (core.compact: the count, the output at its size, the selection; on a GPU
+-- the count comes back through pinned memory the reduction writes, src/ops/op_index.c).
 local function masked_select(where_, a, mask)
   arr(where_, a, "the array")
   mask_arg(where_, a, mask)
   local x, m = broadcast2(where_, a, mask)
-  local n = count(where_, m)
-  return run(where_, "masked_select", x, m, nil, ck.empty({n}, {dtype = a:dtype(), device = a:device()}), 0)
+  return call(where_, core.compact, "masked_select", x, m)
 end
 
 local function nonzero(where_, a, linear)
   arr(where_, a, "the array")
   if a:ndim() == 0 then a = a:reshape({1}) end
-  local n = count(where_, a)
-  local shape = linear and {n} or {n, a:ndim()}
-  return run(where_, "nonzero", nil, a, nil, ck.empty(shape, {dtype = "i64", device = a:device()}), 0)
+  return call(where_, core.compact, linear and "find" or "nonzero", nil, a)
 end
 
 S.index_arg, S.mask_arg = index_arg, mask_arg

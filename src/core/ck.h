@@ -208,6 +208,13 @@ ck_status ck_submit_multi(ck_ctx *ctx, const ck_multi_req *r);
 /* cudaMemcpyAsync(dst, src, bytes, kind) on the context's stream through ck_submit; `wait`: synchronise after
  * (a pageable host buffer that is released next). */
 ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int kind, bool wait, const char *what);
+/* cudaMemsetAsync(dst, value, bytes) on the context's stream through ck_submit (device memory). */
+ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what);
+/* A GPU's check words (64 bytes): pinned host memory mapped into the device, which kernels write directly and the host
+ * reads after a synchronisation, with no copy in between (the index ops' bounds flags: op_index.c says why). One per
+ * device context, made on first use; `host` and `device` are its two addresses (equal under unified addressing).
+ * Whoever uses it sets it before the launch and reads it after synchronising that launch's stream. */
+ck_status ck_check_word(ck_ctx *ctx, ck_device dev, int64_t **host, void **device);
 ck_status ck_synchronize(ck_ctx *ctx);                        /* the current device */
 ck_status ck_synchronize_device(ck_ctx *ctx, ck_device dev);  /* one device (host devices: nothing to wait for) */
 ck_status ck_synchronize_all(ck_ctx *ctx);                    /* every device built so far */
@@ -462,6 +469,18 @@ ck_status ck_ew_generate(ck_ctx *ctx, int op, ck_tensor *out, double s1, double 
  * is an error. */
 ck_status ck_ew_fill_int(ck_ctx *ctx, ck_tensor *out, int64_t v);
 
+/* ck.cat (stack false) / ck.stack (true) of list[0 .. n-1] along dim (0-based, normalised; stack: where the new dim
+ * goes, 0..ndim) into a new contiguous out of `dtype` (a ck_dtype, or -1: the inputs' promoted dtype). Every input is
+ * checked (live, one device, shapes) before out is allocated; inputs of another dtype or layout are copied; one
+ * CK_IX_CAT launch per CK_CAT_MAX inputs (src/ops/join.c). `ran`: the last launch's. */
+ck_status ck_join(ck_ctx *ctx, ck_tensor *out, const ck_tensor *const *list, int64_t n, int dim, bool stack, int dtype,
+                  ck_ran *ran);
+
+/* The compactions as one call (src/ops/op_index.c): fn CK_IX_NONZERO (out: new i64 [n] positions when `linear`, else
+ * [n, ndim of mask] subscripts; a 0-d mask counts as 1-D) or CK_IX_MASKED_SELECT (out: new [n] of a's dtype, a of
+ * mask's shape). The count, out allocated at its size, the selection. `ran`: the selection's. */
+ck_status ck_compact(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *a, const ck_tensor *mask, bool linear,
+                     ck_ran *ran);
 /* Scans along `dim` (0-based; CK_SCAN_SUM/PROD/MAX/MIN, src/ops/op_scan.c): out has x's shape; sums and
  * products of integers and bool are i64. */
 ck_status ck_scan(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *x, int dim, bool exclusive,

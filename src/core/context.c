@@ -141,6 +141,7 @@ void ck_ctx_destroy(ck_ctx *ctx) {
     (void)ck_use_device(ctx, d->dev);
     (void)ck_synchronize_device(ctx, d->dev); /* what the script issued last still runs */
     if (d->flush_buf) ck_dctx_free(d, d->flush_buf);
+    if (d->check_word) (void)cudaFreeHost(d->check_word); /* (teardown: nothing to report a failure to) */
     if (d->cublaslt) cublasLtDestroy(d->cublaslt);
     if (d->cublas) cublasDestroy(d->cublas);
     if (d->cusolver) ck_cusolver(NULL)->Destroy(d->cusolver); /* (made through the table, which is loaded then) */
@@ -379,10 +380,31 @@ ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int k
   return st ? ck_error_prefix(ctx, st, "%s", what) : CK_OK;
 }
 
-static ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what) {
+ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what) {
   const mem_args m = {dst, (const void *)(uintptr_t)(unsigned char)value, bytes, -1};
   const ck_launch_req r = {.fn = mem_launch, .arg = &m, .what = what};
   return ck_submit(ctx, &r);
+}
+
+ck_status ck_check_word(ck_ctx *ctx, ck_device dev, int64_t **host, void **device) {
+  ck_dctx *d = dev.kind == CK_CUDA ? ck_dctx_get(ctx, dev) : NULL;
+  if (!d) return dev.kind == CK_CUDA ? CK_ERR_DEVICE : ck_error(ctx, CK_ERR_DEVICE, "check word: %s is not a GPU",
+                                                                ck_device_name(dev).s);
+  if (!d->check_word) {
+    void *p = NULL, *dp = NULL;
+    cudaError_t e = cudaHostAlloc(&p, 64, cudaHostAllocPortable | cudaHostAllocMapped);
+    if (e == cudaSuccess && (e = cudaHostGetDevicePointer(&dp, p, 0)) != cudaSuccess) (void)cudaFreeHost(p);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
+                      "check word: mapped pinned memory on %s: %s", ck_device_name(dev).s, cudaGetErrorString(e));
+    }
+    d->check_word = (int64_t *)p;
+    d->check_word_dev = dp;
+  }
+  *host = d->check_word;
+  *device = d->check_word_dev;
+  return CK_OK;
 }
 
 // ---------------------------------------------------------------- timing

@@ -404,6 +404,92 @@ static int l_rows(lua_State *L) { return run_op(L, &ckl_ops[12]); }
 static int l_attention(lua_State *L) { return run_op(L, &ckl_ops[13]); }
 static int l_complex_op(lua_State *L) { return run_op(L, &ckl_ops[14]); }
 
+/* core.join(list, dim, stacking [, dtype]) -> ck.cat / ck.stack's new array (ck_join, src/ops/join.c); dim is the
+ * user's (1-based, negative from the end; stack: 1..ndim+1). Three findings return nil and what
+ * lua/cukern/assembly.lua words with its `show` of the value: -1 (the list has a key other than 1..#list), 0 (dim is
+ * not an integer), k (list[k] is not an array). Every other message is raised here or by ck_join, as "cat: ..." /
+ * "stack: ..." (errors.call relabels it). The list is read once: no Lua value is made per input. */
+static int l_join(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const bool stack = lua_toboolean(L, 3);
+  const char *name = stack ? "stack" : "cat";
+  const lua_Integer n = luaL_len(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) { /* a sequence: keys 1..n only */
+    lua_pop(L, 1);
+    const lua_Integer k = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+    if (k < 1 || k > n) {
+      lua_pushnil(L);
+      lua_pushinteger(L, -1);
+      return 2;
+    }
+  }
+  if (n < 1) return ckl_raise_at_user(L, lua_pushfstring(L, "%s: the list is empty; give at least one array", name));
+  const ck_tensor *small[CK_CAT_MAX], **list = small;
+  if (n > CK_CAT_MAX) list = (const ck_tensor **)lua_newuserdatauv(L, (size_t)n * sizeof *list, 0); /* (GC'd) */
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, 1, i);
+    const ck_tensor *t = ckl_op_array(L, -1);
+    lua_pop(L, 1); /* the list keeps it alive */
+    if (!t) {
+      lua_pushnil(L);
+      lua_pushinteger(L, i);
+      return 2;
+    }
+    if (!t->st) return ckl_raise_at_user(L, lua_pushfstring(L, "%s: list[%I] is a freed array", name, (LUAI_UACINT)i));
+    list[i - 1] = t;
+  }
+  int isint = 0;
+  const lua_Integer v = lua_type(L, 2) == LUA_TNUMBER ? lua_tointegerx(L, 2, &isint) : 0;
+  if (!isint) {
+    lua_pushnil(L);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
+  const int nd = list[0]->ndim, top = stack ? nd + 1 : nd;
+  if (nd == 0 && !stack)
+    return ckl_raise_at_user(L, lua_pushfstring(L, "cat: list[1] is 0-d; cat joins arrays along a dim (ck.stack takes "
+                                                   "0-d arrays)"));
+  if (v == 0 || v > top || v < -top)
+    return ckl_raise_at_user(L, lua_pushfstring(L, "%s: dim out of range: %I for %s%d-D %s (1..%d, or -%d..-1 from the end)",
+                                                name, (LUAI_UACINT)v, stack ? "stacking " : "a ", nd,
+                                                stack ? "arrays" : "array", top, top));
+  const int dim = (int)(v < 0 ? v + top : v - 1);
+  int dtype = -1;
+  if (!lua_isnoneornil(L, 4)) {
+    ck_dtype dt;
+    char names[160];
+    const char *s = luaL_checkstring(L, 4);
+    if (!ck_dtype_parse(s, &dt))
+      return ckl_raise_at_user(L, lua_pushfstring(L, "%s: unknown dtype '%s' (%s)", name, s, ck_dtype_list(names, sizeof names)));
+    dtype = (int)dt;
+  }
+  ck_tensor *out = ckl_op_push_array(L);
+  ck_ran ran;
+  ckl_host_ran(&ran);
+  ran.name[0] = 0;
+  if (ck_join(CKL_CTX(L), out, list, (int64_t)n, dim, stack, dtype, &ran)) return ckl_fail(L);
+  if (ran.name[0]) ckl_set_last(L, &ran); /* (nothing ran for an empty result) */
+  ckl_gc_debt(L);                         /* after the launches: a collection here overlaps the device's work */
+  return 1;
+}
+
+/* core.compact("nonzero" | "find" | "masked_select", a, mask) -> the new array (ck_compact, src/ops/op_index.c): the
+ * count, the allocation and the selection in one call. lua/cukern/select.lua checked the arguments. */
+static int l_compact(lua_State *L) {
+  static const char *const FNS[] = {"nonzero", "find", "masked_select", NULL};
+  const int which = luaL_checkoption(L, 1, NULL, FNS);
+  const ck_tensor *a = which == 2 ? check_array(L, 2) : NULL, *mask = check_array(L, 3);
+  ck_tensor *out = ckl_op_push_array(L);
+  ck_ran ran;
+  ckl_host_ran(&ran);
+  if (ck_compact(CKL_CTX(L), which == 2 ? CK_IX_MASKED_SELECT : CK_IX_NONZERO, out, a, mask, which == 1, &ran))
+    return ckl_fail(L);
+  ckl_set_last(L, &ran);
+  ckl_gc_debt(L);
+  return 1;
+}
+
 /* Fields of the table on top of the stack (a NULL string sets nothing). */
 static void set_str(lua_State *L, const char *k, const char *v) {
   if (!v) return;
@@ -450,7 +536,7 @@ static int l_reduce_ops(lua_State *L) { return push_rows(L, CK_RED_NOPS, reduce_
 const luaL_Reg ckl_ops_funcs[] = {{"matmul", l_matmul},     {"reduce", l_reduce}, {"transpose", l_transpose},
                                   {"unary", l_unary},       {"binary", l_binary}, {"ew_ops", l_ew_ops},
                                   {"reduce_ops", l_reduce_ops}, {"index", l_index},
-                                  {"cat", l_cat},           {"scan", l_scan},
+                                  {"cat", l_cat},           {"join", l_join},   {"compact", l_compact}, {"scan", l_scan},
                                   {"sort", l_sort},             {"histc", l_histc},
                                   {"searchsorted", l_search},   {"fft", l_fft},
                                   {"rows", l_rows},             {"attention", l_attention},

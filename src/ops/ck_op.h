@@ -44,6 +44,8 @@ typedef struct ck_plan {
   /* owned by ck_run */
   bool inplace_ok;       /* this call may write exactly over an input (where, in place); the def's flag says it for all */
   ck_tensor tflag;       /* index ops on CUDA: the device flags their kernels set (out of range, repeats) */
+  int64_t *hflag;        /* ... or, for a gather not being captured, the device's check word (ck_check_word) */
+  void *hflag_dev;       /* ... at its device address */
   ck_tensor tin[CK_MAX_IN], tout, tidx;
   bool out_alloc, idx_alloc;
 } ck_plan;

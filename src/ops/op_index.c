@@ -18,10 +18,22 @@
  *   CAT           out = new (or a given view: chunks of more than CK_CAT_MAX inputs); list: nlist arrays of one
  *                 dtype and device, contiguous, shapes equal but along dim
  * The checks here are the core's; lua/cukern/select.lua and assembly.lua check the user's arguments first.
- * Every index is checked on both backends: the host oracle before it writes; CUDA in the kernels (flags in a
- * two-word device array, read back after the launch: one synchronisation per index op), where a scatter
+ * Every index is checked on both backends: the host oracle before it writes; CUDA in the kernels, where a scatter
  * writes nothing when its check pass found anything. A report is formatted from a host copy of the index by
  * the oracle's own scan, so both backends say the same thing.
+ *
+ * How CUDA's check comes back (one synchronisation per checked op, and no more):
+ *   - gathers (gather, index_select, take) flag a bad index in the device's check word (ck_check_word: pinned host
+ *     memory the kernel writes over the bus). The host sets it before the launch and reads it after waiting for the
+ *     stream: no memset before the kernel and no copy after it, so the op costs its kernel plus the wait. Under a
+ *     graph capture they use device flags as the scatters do (a replay must not leave the shared word set).
+ *   - scatters keep two device words (their writing kernel reads them on the device, so they cannot live across
+ *     the bus), set here by one memset launch and read back with a copy.
+ *   Why not check later, at the next synchronisation, as PyTorch's device asserts do: an error must point at the
+ *   caller's line and name the op, and by the next synchronisation the script is elsewhere (and a scatter would
+ *   have written). Why not a min/max pass over the index before the gather, with one small readback: it is still
+ *   one synchronisation, now before the launch, and it reads the index twice — for gather's index, the size of
+ *   the output, that is a third more traffic. A bad index is rare; its cost is on the error path only.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -34,6 +46,9 @@ static const char *const IX_NAMES[CK_IX_NFNS] = {"gather", "index_select", "take
                                                  "index_add", "index_copy", "put", "where", "count_nonzero",
                                                  "masked_select", "nonzero", "cat"};
 const char *ck_index_fn_name(int fn) { return fn >= 0 && fn < CK_IX_NFNS ? IX_NAMES[fn] : "index"; }
+
+/* A check flag with nothing found (both words; kernels/index/ix_common.cuh's NONE, the memset byte 0x7f). */
+#define IX_NONE ((int64_t)0x7f7f7f7f7f7f7f7fLL)
 
 static bool is_gather(int fn) { return fn == CK_IX_GATHER || fn == CK_IX_INDEX_SELECT || fn == CK_IX_TAKE; }
 static bool is_scatter(int fn) { return fn >= CK_IX_SCATTER && fn <= CK_IX_PUT; }
@@ -191,7 +206,7 @@ static void ix_describe(const ck_plan *p, void *desc) {
   d->fn = fn;
   d->dtype = (int)p->dt;
   d->es = (int)ck_dtype_size(p->dt);
-  d->flag = p->tflag.st ? (int64_t *)ck_data(&p->tflag) : NULL;
+  d->flag = p->hflag_dev ? (int64_t *)p->hflag_dev : p->tflag.st ? (int64_t *)ck_data(&p->tflag) : NULL;
   d->out = ck_data(p->out);
   if (fn == CK_IX_CAT) {
     const int dim = c->dim;
@@ -394,22 +409,31 @@ static ck_status ix_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, siz
     *done = true;
     snprintf(note, n, "no index: nothing written");
   }
-  if (c->fn == CK_IX_CAT || is_gather(c->fn) || is_scatter(c->fn)) {
-    if (p->dev.kind == CK_CUDA && (is_gather(c->fn) || is_scatter(c->fn)) && !*done) {
-      const int64_t two = 2;
-      return ck_empty(ctx, &p->tflag, CK_I64, 1, &two, p->dev);
-    }
+  if (p->dev.kind != CK_CUDA || *done || !(is_gather(c->fn) || is_scatter(c->fn))) return CK_OK;
+  ck_status st;
+  if (is_gather(c->fn) && !ck_capturing(ctx)) { /* the check word, set here by the host (see the top) */
+    if ((st = ck_check_word(ctx, p->dev, &p->hflag, &p->hflag_dev))) return st;
+    ((volatile int64_t *)p->hflag)[0] = ((volatile int64_t *)p->hflag)[1] = IX_NONE;
+    return CK_OK;
   }
-  return CK_OK;
+  const int64_t two = 2;
+  if ((st = ck_empty(ctx, &p->tflag, CK_I64, 1, &two, p->dev))) return st;
+  return ck_memset(ctx, ck_data(&p->tflag), 0x7f, 2 * sizeof(int64_t), "index: the check flags");
 }
 
 static ck_status ix_after(ck_ctx *ctx, ck_plan *p) {
-  if (!p->tflag.st || ck_capturing(ctx)) return CK_OK; /* a graph cannot read back: bad indices write nothing */
   int64_t f[2];
-  ck_status st = ck_read(ctx, &p->tflag, f);
-  if (st) return st;
-  const int64_t none = 0x7f7f7f7f7f7f7f7fLL;
-  if (f[0] == none && f[1] == none) return CK_OK;
+  ck_status st;
+  if (p->hflag) { /* the kernel wrote the check word itself: wait for its stream, then look */
+    ck_stream *s = ck_stream_current(ctx, p->dev);
+    if (!s) return CK_ERR_DEVICE;
+    if ((st = ck_stream_sync(ctx, s))) return st;
+    f[0] = ((volatile int64_t *)p->hflag)[0], f[1] = ((volatile int64_t *)p->hflag)[1];
+  } else {
+    if (!p->tflag.st || ck_capturing(ctx)) return CK_OK; /* a graph cannot read back: bad indices write nothing */
+    if ((st = ck_read(ctx, &p->tflag, f))) return st;
+  }
+  if (f[0] == IX_NONE && f[1] == IX_NONE) return CK_OK;
   ck_tensor hix = {0};
   if ((st = ck_to(ctx, &hix, p->call->ix, CK_DEV_HOST, p->call->ix->dtype))) return st;
   ck_ix_desc *d = (ck_ix_desc *)malloc(sizeof *d);
@@ -429,6 +453,54 @@ static ck_status ix_after(ck_ctx *ctx, ck_plan *p) {
   if (!st) st = ck_error(ctx, CK_ERR_INTERNAL, "%s: the device reported a bad index the host scan did not find", p->name);
   free(d);
   ck_release(&hix);
+  return st;
+}
+
+/* ---------------------------------------------------------------- compactions as one call */
+
+/* ck.nonzero / ck.find / ck.masked_select: the count (CK_IX_COUNT), the output allocated at its exact size, the
+ * selection — one core call, so nothing runs in Lua between the count and the selection. On a GPU the count comes
+ * back through the device's check word: CUB's reduction writes its one result straight into that pinned host memory,
+ * the host waits for the stream and reads it (PyTorch's nonzero copies its count into pinned memory and waits: one
+ * copy more). Under a graph capture nothing can be read back, as before. */
+ck_status ck_compact(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *a, const ck_tensor *mask, bool linear,
+                     ck_ran *ran) {
+  ck_status st;
+  if ((st = ck_check_live(ctx, ck_index_fn_name(fn), mask)) || (a && (st = ck_check_live(ctx, ck_index_fn_name(fn), a))))
+    return st;
+  if (fn != CK_IX_NONZERO && fn != CK_IX_MASKED_SELECT) return ck_error(ctx, CK_ERR_ARG, "compact: not a compaction");
+  const ck_device dev = ck_dev(mask);
+  ck_call c;
+  memset(&c, 0, sizeof c);
+  c.kind = CK_OP_INDEX, c.fn = CK_IX_COUNT, c.ix = mask;
+  int64_t n = 0;
+  ck_tensor cnt = {0};
+  if (dev.kind == CK_CUDA && !ck_capturing(ctx)) {
+    int64_t *word;
+    void *word_dev;
+    if ((st = ck_check_word(ctx, dev, &word, &word_dev))) return st;
+    ck_storage s; /* the word as a 0-d i64 array of the device (not an allocation: never released) */
+    memset(&s, 0, sizeof s);
+    s.refs = 1 << 30, s.dev = dev, s.ptr = word_dev, s.bytes = s.cap = sizeof(int64_t), s.ctx = ctx;
+    cnt.st = &s, cnt.dtype = CK_I64;
+    ck_set_contiguous(&cnt, 0, NULL);
+    c.out = &cnt;
+    ck_stream *strm = ck_stream_current(ctx, dev);
+    if (!strm) return CK_ERR_DEVICE;
+    if ((st = ck_run(ctx, &c, ran)) || (st = ck_stream_sync(ctx, strm))) return st;
+    n = ((volatile int64_t *)word)[0];
+  } else {
+    c.out = &cnt;
+    st = ck_run(ctx, &c, ran);
+    if (!st) st = ck_read(ctx, &cnt, &n);
+    ck_release(&cnt);
+    if (st) return st;
+  }
+  const int64_t shape[2] = {n, mask->ndim ? mask->ndim : 1};
+  if ((st = ck_empty(ctx, out, fn == CK_IX_NONZERO ? CK_I64 : a->dtype, fn == CK_IX_NONZERO && !linear ? 2 : 1, shape, dev)))
+    return st;
+  c.fn = fn, c.a = fn == CK_IX_MASKED_SELECT ? a : NULL, c.out = out;
+  if ((st = ck_run(ctx, &c, ran))) ck_release(out);
   return st;
 }
 
