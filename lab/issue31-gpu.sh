@@ -72,9 +72,14 @@ c)
   echo "== compute-sanitizer on the several-GPU paths (spec/gpu_multi_sanitize.lua: one process, small cases)"
   CUKERN_SYNC=1 timeout 120 lua5.4 spec/gpu_multi_sanitize.lua 2>&1 | tail -1
   for tool in ${TOOLS:-memcheck synccheck}; do
-    CUKERN_SYNC=1 timeout "${T_SAN:-300}" compute-sanitizer --tool "$tool" --error-exitcode 9 lua5.4 spec/gpu_multi_sanitize.lua \
+    CUKERN_SYNC=1 timeout "${T_SAN:-300}" compute-sanitizer --tool "$tool" --print-limit 100000 --error-exitcode 9 lua5.4 spec/gpu_multi_sanitize.lua \
       >"$R/san-multi-$tool.log" 2>&1
     echo "$tool: rc=$? $(grep -m1 'ERROR SUMMARY' "$R/san-multi-$tool.log") $(grep gpu_multi_sanitize: "$R/san-multi-$tool.log" | tail -1)"
+    # which reports are API return codes (and in whose code: the first frame past libcuda) and which are memory errors
+    awk '/^========= Program hit/ {api = 1; next} api && /Host Frame/ && !/libcuda/ {sub(/.* in /, ""); n[$0]++; api = 0}
+         /^========= (Invalid|Uninitialized|Leaked|Race|Barrier|Misaligned|Out-of-range)/ {mem++}
+         END {for (k in n) printf "  API errors first seen in %s: %d\n", k, n[k]; printf "  memory/access reports: %d\n", mem + 0}' \
+      "$R/san-multi-$tool.log"
   done
   ;;
 esac

@@ -12,6 +12,7 @@ local B = ck.randn(16, 4096, 4096, {device = d0, dtype = "bf16"})
 local A1, B1 = A:to(d1), B:to(d1)
 local function t(label, f) print(("%-34s %9.3f ms"):format(label, mg.time(f, 10))) end
 local function issue(label, f)
+  for _ = 1, 2 do f() end
   local us = {}
   for i = 1, 7 do
     ck.sync("all"); local t0 = ck.core.clock(); f(); us[i] = (ck.core.clock() - t0) * 1e6; ck.sync("all")
@@ -35,5 +36,16 @@ issue("issue 8x4096^3 on " .. d0, function() ck.matmul(h0, b0):free() end)
 issue("issue 8x4096^3 on " .. d1, function() ck.matmul(h1, b1):free() end)
 issue("issue shard matmul", function() sA:matmul(rB):free() end)
 issue("issue ck.sync('all') alone", function() end)
+-- what the issue time is made of: the rung (forced), the output's allocation (out= given), a tiny product
+local c0 = ck.empty({8, 4096, 4096}, {device = d0, dtype = "bf16"})
+for _, v in ipairs {"persistent", "warp_specialized", "wgmma_tma", "cublas"} do
+  issue("issue 8x4096^3 " .. v, function() ck.matmul(h0, b0, {variant = v}):free() end)
+  issue("issue 8x4096^3 " .. v .. " out=", function() ck.matmul(h0, b0, {variant = v, out = c0}) end)
+  t("8x4096^3 " .. v .. " (2 GPUs: by hand)", function()
+    local x, y = ck.matmul(h0, b0, {variant = v}), ck.matmul(h1, b1, {variant = v}); x:free(); y:free() end)
+end
+local e0 = ck.empty({8, 4096, 4096}, {device = d0, dtype = "bf16"})
+issue("issue ck.empty 8x4096^2 bf16 + free", function() ck.empty({8, 4096, 4096}, {device = d0, dtype = "bf16"}):free() end)
+issue("issue e0:fill(1)", function() e0:fill(1) end)
 local x = ck.randn(1024, {device = d0})
 issue("issue x + 1 on " .. d0, function() local _ = x + 1 end)
