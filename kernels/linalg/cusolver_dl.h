@@ -35,7 +35,9 @@ extern "C" {
   X(Cheevd_bufferSize) X(Zheevd_bufferSize) X(Cheevd) X(Zheevd)                                                      \
   X(DHgesv_bufferSize) X(DBgesv_bufferSize) X(DXgesv_bufferSize) X(DSgesv_bufferSize)                                \
   X(DHgesv) X(DBgesv) X(DXgesv) X(DSgesv)                                                                            \
-  X(CreateParams) X(DestroyParams) X(Xgeev_bufferSize) X(Xgeev)
+  X(CreateParams) X(DestroyParams) X(Xgeev_bufferSize) X(Xgeev)                                                     \
+  X(Sgesvdj_bufferSize) X(Dgesvdj_bufferSize) X(Cgesvdj_bufferSize) X(Zgesvdj_bufferSize)                            \
+  X(Sgesvdj) X(Dgesvdj) X(Cgesvdj) X(Zgesvdj) X(CreateGesvdjInfo) X(DestroyGesvdjInfo)
 
 typedef struct ck_cusolver_api {
 #define CK_CUSOLVER_FIELD(n) __typeof__(&cusolverDn##n) n;

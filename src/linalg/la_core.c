@@ -183,16 +183,32 @@ static ck_status raise(la_env *e, int kind, int64_t i, int v) {
   }
 }
 
+/* info's entries where the host reads them: *v (in *tmp, to free, when read back from a device) */
+static ck_status info_host(la_env *e, int32_t **v, int32_t **tmp) {
+  *v = (int32_t *)ck_data(&e->info), *tmp = NULL;
+  if (e->dev.kind == CK_HOST) return CK_OK;
+  if (!(*tmp = malloc(sizeof(int32_t) * (size_t)e->batch))) return ck_error(e->ctx, CK_ERR_OOM, "%s: out of memory", e->c->name);
+  ck_status st = ck_read(e->ctx, &e->info, *tmp);
+  if (st) return free(*tmp), *tmp = NULL, ck_error_prefix(e->ctx, st, "%s", e->c->name);
+  *v = *tmp;
+  return CK_OK;
+}
+
+ck_status la_info_any(la_env *e, bool *any) {
+  *any = false;
+  if (e->batch == 0) return CK_OK;
+  int32_t *v, *tmp;
+  ck_status st = info_host(e, &v, &tmp);
+  for (int64_t i = 0; i < e->batch && !st && !*any; ++i) *any = v[i] > 0;
+  free(tmp);
+  return st;
+}
+
 ck_status la_info_check(la_env *e, int kind) {
   if (!e->c->check || e->batch == 0) return CK_OK;
-  int32_t *v = (int32_t *)ck_data(&e->info), *tmp = NULL;
-  if (e->dev.kind != CK_HOST) {
-    if (!(tmp = malloc(sizeof(int32_t) * (size_t)e->batch))) return ck_error(e->ctx, CK_ERR_OOM, "%s: out of memory", e->c->name);
-    ck_status st = ck_read(e->ctx, &e->info, tmp);
-    if (st) return free(tmp), ck_error_prefix(e->ctx, st, "%s", e->c->name);
-    v = tmp;
-  }
-  ck_status st = CK_OK;
+  int32_t *v, *tmp;
+  ck_status st = info_host(e, &v, &tmp);
+  if (st) return st;
   for (int64_t i = 0; i < e->batch && !st; ++i)
     if (v[i] > 0) st = raise(e, kind, i, v[i]);
   free(tmp);

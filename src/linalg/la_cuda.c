@@ -13,6 +13,10 @@
  *                   entry, one workspace (sized once: every entry has the same shape), on the context's stream.
  *                   c64/c128: the C/Z forms, with ungqr, unmqr and heevd for orgqr, ormqr and syevd (gesvd's S and
  *                   heevd's W are real arrays: their entries step by the part's size); trans 'C' is CUBLAS_OP_C.
+ *   gesvd           by default cusolverDn<t>gesvdj (one-sided Jacobi: several times faster than gesvd's QR
+ *                   iteration on a GPU, and what PyTorch runs first), V transposed (conjugated) into gesvd's V^H by
+ *                   cuBLAS geam so the layer sees one result; info > 0 where it did not converge, and the layer then
+ *                   runs gesvd (qr_svd = 1), as PyTorch falls back.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around); C/Z too.
  *   gesv_irs        cusolverDnD{H,B,X,S}gesv: LU in f16 / bf16 / tf32 / f32 on the tensor cores, refined to f64.
  *   geev            cusolverDnXgeev on c64/c128 buffers, per entry (the layer made A complex).
@@ -211,6 +215,61 @@ done:
   return rc;
 }
 
+/* V^H (k x k, into vt) from V (k x k, ld k): cuBLAS geam, C = op(A) with beta 0 (B is C itself, not read). */
+static int geam_h(const ck_la_job *j, const ck_env *env, const void *v, void *vt, int k) {
+  cublasHandle_t h = (cublasHandle_t)env->cublas;
+  const int ld = j->ldvt;
+  const float of[2] = {1, 0}, zf[2] = {0, 0};
+  const double od[2] = {1, 0}, zd[2] = {0, 0};
+  int st;
+  switch (j->dtype) {
+  case CK_C128:
+    st = (int)cublasZgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, k, k, (const cuDoubleComplex *)od, v, k, (const cuDoubleComplex *)zd,
+                          vt, ld, vt, ld);
+    break;
+  case CK_C64:
+    st = (int)cublasCgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, k, k, (const cuComplex *)of, v, k, (const cuComplex *)zf, vt, ld,
+                          vt, ld);
+    break;
+  case CK_F64: st = (int)cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, k, k, od, v, k, zd, vt, ld, vt, ld); break;
+  default: st = (int)cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, k, k, of, v, k, zf, vt, ld, vt, ld); break;
+  }
+  return st ? CK_KERR_CUBLAS(st) : 0;
+}
+
+/* The SVD by one-sided Jacobi (the layer gives m >= n): gesvdj per entry with econ for jobu 'S', V into a scratch
+ * matrix and then, as V^H, into vt (gesvd's form). Default tolerance (the dtype's eps) and sweeps (100). */
+static int gesvdj(la_run *r, const ck_env *env, const ck_cusolver_api *s, cusolverDnHandle_t h) {
+  ck_la_job *j = r->j;
+  const bool dbl = j->dtype == CK_F64, vec = j->jobu != 'N';
+  const size_t es = ck_dtype_size((ck_dtype)j->dtype), rs = ck_dtype_size(ck_complex_part((ck_dtype)j->dtype));
+  const cusolverEigMode_t jz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  const int econ = j->jobu == 'S', k = j->n, ldu = j->ldu > 0 ? j->ldu : (j->m > 1 ? j->m : 1), ldv = k > 1 ? k : 1;
+  gesvdjInfo_t p = NULL;
+  int lwork = 0, rc = 0;
+  void *w = NULL, *v = NULL;
+  r->fail_call = "cusolverDnCreateGesvdjInfo";
+  if (FAILED((int)s->CreateGesvdjInfo(&p))) return 0;
+  if (FAILED(CUSOLVER_CX(gesvdj_bufferSize, h, jz, econ, j->m, j->n, j->a, j->lda, j->s, j->u, ldu, NULL, ldv, &lwork, p)))
+    goto done;
+  if (!(w = env->ws_alloc(env->owner, (size_t)(lwork > 0 ? lwork : 1) * es)) ||
+      (vec && !(v = env->ws_alloc(env->owner, (size_t)ldv * (size_t)(k > 0 ? k : 1) * es)))) {
+    rc = (int)cudaErrorMemoryAllocation;
+    goto done;
+  }
+  for (int64_t i = 0; i < j->batch; ++i) {
+    if (FAILED(CUSOLVER_CX(gesvdj, h, jz, econ, j->m, j->n, elem(j->a, j->sa, i, es), j->lda, elem(j->s, j->ss, i, rs),
+                           elem(j->u, j->su, i, es), ldu, v, ldv, w, lwork, j->info + i, p)))
+      break;
+    if (vec && j->vt && (rc = geam_h(j, env, v, elem(j->vt, j->svt, i, es), k))) break;
+  }
+done:
+  if (v) env->ws_free(env->owner, v);
+  if (w) env->ws_free(env->owner, w);
+  s->DestroyGesvdjInfo(p);
+  return rc;
+}
+
 /* getrf / getrs of many small square matrices: cuBLAS's batched calls (small_lu), no cuSOLVER */
 static bool la_small_lu(const ck_la_job *j) {
   return (j->op == CK_LA_GETRF || j->op == CK_LA_GETRS) && j->batch >= 2 && j->m == j->n && j->n <= CK_LA_SMALL &&
@@ -233,6 +292,7 @@ static int la_launch(const void *arg, const ck_env *env) {
   ck_order_check(env);
   if (j->op == CK_LA_GESV_IRS) return irs(r, env, s, h);
   if (j->op == CK_LA_GEEV) return geev(r, env, s, h);
+  if (j->op == CK_LA_GESVD && !j->qr_svd) return gesvdj(r, env, s, h);
   const bool dbl = j->dtype == CK_F64;
   const size_t es = ck_dtype_size((ck_dtype)j->dtype);
   const size_t rs = ck_dtype_size(ck_complex_part((ck_dtype)j->dtype)); /* gesvd's S, heevd's W: real */

@@ -13,7 +13,8 @@
  *             R^H y = b, x = Q [y; 0]. A zero on R's diagonal is an error while check is on (rank-deficient A:
  *             ck.pinv gives the minimum-norm solution there). One algorithm on both backends, so the host is the
  *             oracle of the composition; GNU Octave's `\` checks it independently (spec/linalg_octave_spec.lua).
- *   svd       gesvd on A, or on A^H when m < n (cuSOLVER's gesvd takes m >= n only; A = V' S U'^H then)
+ *   svd       gesvd on A, or on A^H when m < n (cuSOLVER's gesvd takes m >= n only; A = V' S U'^H then); on a
+ *             GPU by Jacobi (gesvdj) first, and gesvd from A again where it did not converge (la_cuda.c)
  *   eigh      syevd
  *   eig       geev (on complex buffers: A is made complex as it is loaded)
  * Complex (c64/c128, every function here): the steps run in their C/Z forms (orgqr, ormqr and syevd are ungqr, unmqr
@@ -346,6 +347,17 @@ static ck_status fn_svd(la_env *e) {
     j.vt = vt.buf.st ? ck_data(&vt.buf) : NULL, j.svt = (int64_t)k * k, j.ldvt = k;
   }
   TRY(la_exec(e, &j));
+  if (e->dev.kind != CK_HOST && c->check) { /* Jacobi (gesvdj) left an entry unconverged: QR iteration, from A again */
+    bool any = false;
+    TRY(la_info_any(e, &any));
+    if (any) {
+      la_free(&w);
+      TRY(la_load(e, &w, c->a, big, k, !tall));
+      if (!tall) TRY(la_conj(e, &w));
+      j.a = ck_data(&w.buf), j.qr_svd = 1;
+      TRY(la_exec(e, &j));
+    }
+  }
   TRY(la_info_check(e, LA_NO_CONVERGENCE));
   if (!c->vectors) {
     ck_view_of(&c->out[0], &s);

@@ -45,6 +45,8 @@ ck_status la_info_new(la_env *e);
 /* reads info (unless !check) and raises kind's message for the first entry that is not 0 */
 enum { LA_SINGULAR, LA_NOT_SPD, LA_NO_CONVERGENCE, LA_RANK };
 ck_status la_info_check(la_env *e, int kind);
+/* *any = some entry of info is positive (read back from a device), without raising */
+ck_status la_info_any(la_env *e, bool *any);
 /* A must be finite (when check): one reduction and a read */
 ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what);
 /* the diagonal of m's first k x k block as a view [batch..., k] */
