@@ -238,32 +238,41 @@ static int geam_h(const ck_la_job *j, const ck_env *env, const void *v, void *vt
 }
 
 /* The SVD by one-sided Jacobi (the layer gives m >= n): gesvdj per entry with econ for jobu 'S', V into a scratch
- * matrix and then, as V^H, into vt (gesvd's form). Default tolerance (the dtype's eps) and sweeps (100). */
+ * matrix and then, as V^H, into vt (gesvd's form). Default tolerance (the dtype's eps) and sweeps (100). Without
+ * vectors (jobu 'N') U and V still get scratch matrices (econ): gesvdj wrote through NULL ones on the H100 (an
+ * illegal address, round 3 session 6), whatever its documentation says of NOVECTOR. */
 static int gesvdj(la_run *r, const ck_env *env, const ck_cusolver_api *s, cusolverDnHandle_t h) {
   ck_la_job *j = r->j;
   const bool dbl = j->dtype == CK_F64, vec = j->jobu != 'N';
   const size_t es = ck_dtype_size((ck_dtype)j->dtype), rs = ck_dtype_size(ck_complex_part((ck_dtype)j->dtype));
   const cusolverEigMode_t jz = vec ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  const int econ = j->jobu == 'S', k = j->n, ldu = j->ldu > 0 ? j->ldu : (j->m > 1 ? j->m : 1), ldv = k > 1 ? k : 1;
+  const int econ = j->jobu != 'A', k = j->n, m1 = j->m > 1 ? j->m : 1, k1 = k > 1 ? k : 1;
+  const int ldu = vec && j->ldu > 0 ? j->ldu : m1, ldv = k1;
   gesvdjInfo_t p = NULL;
   int lwork = 0, rc = 0;
-  void *w = NULL, *v = NULL;
+  void *w = NULL, *v = NULL, *us = NULL, *u0; /* us: U's scratch without vectors */
   r->fail_call = "cusolverDnCreateGesvdjInfo";
   if (FAILED((int)s->CreateGesvdjInfo(&p))) return 0;
-  if (FAILED(CUSOLVER_CX(gesvdj_bufferSize, h, jz, econ, j->m, j->n, j->a, j->lda, j->s, j->u, ldu, NULL, ldv, &lwork, p)))
+  if (!(v = env->ws_alloc(env->owner, (size_t)ldv * (size_t)k1 * es)) ||
+      (!vec && !(us = env->ws_alloc(env->owner, (size_t)m1 * (size_t)k1 * es)))) {
+    rc = (int)cudaErrorMemoryAllocation;
     goto done;
-  if (!(w = env->ws_alloc(env->owner, (size_t)(lwork > 0 ? lwork : 1) * es)) ||
-      (vec && !(v = env->ws_alloc(env->owner, (size_t)ldv * (size_t)(k > 0 ? k : 1) * es)))) {
+  }
+  u0 = vec ? j->u : us;
+  if (FAILED(CUSOLVER_CX(gesvdj_bufferSize, h, jz, econ, j->m, j->n, j->a, j->lda, j->s, u0, ldu, v, ldv, &lwork, p)))
+    goto done;
+  if (!(w = env->ws_alloc(env->owner, (size_t)(lwork > 0 ? lwork : 1) * es))) {
     rc = (int)cudaErrorMemoryAllocation;
     goto done;
   }
   for (int64_t i = 0; i < j->batch; ++i) {
     if (FAILED(CUSOLVER_CX(gesvdj, h, jz, econ, j->m, j->n, elem(j->a, j->sa, i, es), j->lda, elem(j->s, j->ss, i, rs),
-                           elem(j->u, j->su, i, es), ldu, v, ldv, w, lwork, j->info + i, p)))
+                           vec ? elem(j->u, j->su, i, es) : us, ldu, v, ldv, w, lwork, j->info + i, p)))
       break;
     if (vec && j->vt && (rc = geam_h(j, env, v, elem(j->vt, j->svt, i, es), k))) break;
   }
 done:
+  if (us) env->ws_free(env->owner, us);
   if (v) env->ws_free(env->owner, v);
   if (w) env->ws_free(env->owner, w);
   s->DestroyGesvdjInfo(p);
