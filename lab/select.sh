@@ -28,6 +28,7 @@ b)
   else
     echo "PyTorch's side failed (rc $?; the table has no torch columns):"; tail -3 "$R/torch.log"
   fi
-  timeout 400 lua5.4 examples/select_bench.lua $torch ${BENCH_ARGS:-} 2>"$R/bench.progress" | tee "$R/bench.log" ;;
+  timeout 400 lua5.4 examples/select_bench.lua $torch ${BENCH_ARGS:-} 2>"$R/bench.progress" | tee "$R/bench.log"
+  rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "select_bench rc=$rc:"; tail -8 "$R/bench.progress"; } ;;
 esac
 done
