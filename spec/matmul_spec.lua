@@ -342,3 +342,41 @@ describe("matmul GPU variants vs the host reference", function()
     check(c, d.ref, d.mag, "f32", "a * b", d.on)
   end))
 end)
+
+-- i32 on the GPU (issue 32): rung 3 is the one CUDA rung that takes it, with the host's rule (host_matmul.c): the sum
+-- wraps modulo 2^32, integer alpha and beta apply in the same wrapping arithmetic, others in double, truncated and
+-- saturated. Integer results are exact, so the GPU must equal the host bit for bit.
+describe("i32 matmul on the GPU", function()
+  local function ri(shape, big) -- host i32: |values| up to 50000 (products past 2^31: the sums wrap) or 10
+    local u = ck.rand(shape, {dtype = "f64", device = "host"})
+    return (big and u * 100000 - 50000 or u * 20 - 10):floor():to("i32")
+  end
+  it("equals the host bit for bit: wrapping sums, integer and fractional alpha/beta, views, batches", gpu(function()
+    local cases = {
+      {{7, 5}, {5, 13}}, {{1, 1}, {1, 37}}, {{127, 63}, {63, 255}}, {{3, 70, 50}, {3, 50, 90}}, {{70, 50}, {4, 50, 90}},
+      {{300, 129}, {129, 257}, ta = true}, {{65, 300}, {300, 67}, tb = true}, {{40, 33}, {33, 20}, ta = true, tb = true},
+    }
+    local ab = {{1, 0}, {-2, 1}, {3, -1}, {1.5, -0.5}, {1e10, 0}, {0.25, 2.5}}
+    for _, c in ipairs(cases) do
+      for _, big in ipairs {false, true} do
+        local sa, sb = c[1], c[2]
+        local a = c.ta and ri({sa[#sa], sa[#sa - 1]}, big):t() or ri(sa, big)
+        local b = c.tb and ri({sb[#sb], sb[#sb - 1]}, big):t() or ri(sb, big)
+        local ga, gb = a:to("cuda"), b:to("cuda")
+        local want = ck.matmul(a, b)
+        local got = ck.matmul(ga, gb)
+        local label = ("i32 %s x %s%s%s%s"):format(table.concat(sa, "x"), table.concat(sb, "x"), c.ta and " A^T" or "",
+          c.tb and " B^T" or "", big and " (wrapping)" or "")
+        assert.equals("smem", ck.last_ran().name, label)
+        assert.is_true(ck.equal(got:host(), want), label)
+        for _, q in ipairs(ab) do
+          local c0 = ri(want:shape(), big)
+          local oh, og = c0:clone(), c0:to("cuda")
+          ck.gemm(oh, a, b, q[1], q[2])
+          ck.gemm(og, ga, gb, q[1], q[2])
+          assert.is_true(ck.equal(og:host(), oh), ("%s alpha %g beta %g"):format(label, q[1], q[2]))
+        end
+      end
+    end
+  end))
+end)

@@ -6,7 +6,7 @@
  * where a 2-D operand, or a batch of 1, is broadcast over the other operand's batch (batch stride 0), and
  * batch is the other one's (so 0 against 1 is 0). 1-D operands are rejected with a hint to reshape them
  * ([1,n] or [n,1]); 0-d and 4-D+ likewise. Dtypes promote as elementwise ops do (f32 x f64 -> f64); f32
- * and f64 run everywhere, i32 on the host only (the registry's masks say so). The output may overlap A or
+ * and f64 run everywhere, i32 on the host and on CUDA by rung 3 (smem: the registry's masks say so). The output may overlap A or
  * B: the dispatcher then computes into a temporary (holding C's values when beta != 0).
  * On CUDA the work is one ck_mm_desc (element strides, batch strides 0 where broadcast), and the picked
  * variant's layout flags are satisfied here:
