@@ -92,6 +92,9 @@ typedef struct ck_dctx {
   void *check_word_dev;
 } ck_dctx;
 
+/* Library handles bound to `stream` go back to the device's own stream (context.c; before the stream dies). */
+void ck_handles_unbind(ck_dctx *d, void *stream);
+
 /* One per Lua state (or embedding application): the devices' contexts, and what is the same on all of them. */
 struct ck_ctx {
   char err[1024];

@@ -264,6 +264,15 @@ static ck_status cusolver_for(ck_ctx *ctx, ck_dctx *d) {
   return CK_OK;
 }
 
+/* A stream about to be destroyed (ck_stream_free): the library handles bound to it go back to the device's own
+ * stream, so none keeps a dead stream (a later SetStream, or Destroy at teardown, would meet it). */
+void ck_handles_unbind(ck_dctx *d, void *stream) {
+  if (d->cublas && d->env.stream == stream && cublasSetStream(d->cublas, d->main.s) == CUBLAS_STATUS_SUCCESS)
+    d->env.stream = d->main.s;
+  if (d->cusolver && d->cusolver_stream == stream && ck_cusolver(NULL)->SetStream(d->cusolver, d->main.s) == CUSOLVER_STATUS_SUCCESS)
+    d->cusolver_stream = d->main.s;
+}
+
 /* The environment a launcher gets: the context's (stream, properties, workspace), the cuBLAS and cuBLASLt handles
  * created on first use, the cuSOLVER handle when the launch asks for it, where batched ops append, where launches
  * are noted, and the order check. */

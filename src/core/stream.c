@@ -167,6 +167,7 @@ void ck_stream_free(ck_ctx *ctx, ck_stream *s) {
   d->strm[s->slot] = NULL;
   retag_cache(d, s->slot);
   if (s->join) cudaEventDestroy(s->join);
+  ck_handles_unbind(d, s->s); /* (a borrowed stream may die with its owner too) */
   if (s->s && !s->borrowed) cudaStreamDestroy(s->s);
   free(s);
   if (keep) (void)ck_use_device(ctx, keep->dev);
