@@ -360,8 +360,11 @@ local function matmul(where, mm, x, y, o)
     if v.kind == "replicate" and batch then return localize(where, s, v, i) end
     return v.parts[i]
   end
-  local parts = {}
-  for i = 1, #s.parts do parts[i] = call(where, prod, part(x, i), part(y, i)) end
+  -- every operand view first, then the products back to back: the last device's work starts one issue per device
+  -- after the first's, with no Lua between (lab/split_probe.lua measures the issue cost)
+  local xs, ys, parts = {}, {}, {}
+  for i = 1, #s.parts do xs[i], ys[i] = part(x, i), part(y, i) end
+  for i = 1, #s.parts do parts[i] = call(where, prod, xs[i], ys[i]) end
   return new(s.kind, parts, s.devices, d and d + parts[1]:ndim() - nd)
 end
 
