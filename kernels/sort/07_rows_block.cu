@@ -11,7 +11,8 @@
  * get the largest key and sort after the line's own largest keys (NaN) because the sort is stable and they
  * come last.
  * Launch: 256 threads; 4 pairs a thread (lines up to 1024) or 16 (up to 4096); a grid-stride loop over lines.
- * Limits (supports()): lines of at most 4096 elements; fewer than 2^32 - 1 elements in all.
+ * Limits (supports()): lines of at most 4096 elements, and not more than 1024 lines shorter than 256; fewer than
+ * 2^32 - 1 elements in all.
  * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (sort_common.cuh's frame).
  */
 #include <cub/block/block_load.cuh>
@@ -81,5 +82,8 @@ extern "C" int ck_sort_rows_block(const void *desc, const ck_env *env) {
 extern "C" const char *ck_sort_rows_block_supports(const void *desc) {
   const ck_sort_desc *d = (const ck_sort_desc *)desc;
   if (d->len > MAX_LEN) return "lines of at most 4096 elements (one block sorts one line)";
+  /* (a line of fewer than 256 leaves most of a 1024-pair block idle: many of them go to CUB's segmented sort,
+     which sorts small segments by warp or thread; the bound is a judgement, not measured) */
+  if (d->len < NT && d->outer * d->inner > 1024) return "many lines shorter than 256 (CUB's small-segment sorts)";
   return check_n(d);
 }

@@ -1,0 +1,40 @@
+-- Sorts of many short lines (issue 33's segmented target: 65536 lines of 1024 >= torch.sort), each default rung
+-- beside the others and CUB, CUDA events through cukern.bench (warm-up, median of 10), every result checked
+-- against the host first. With --torch FILE: torch.sort's times from the same session, beside ours.
+--   lua5.4 lab/segsort_time.lua [--torch t.json]
+local ck = require "cukern"
+local bench = require "cukern.bench"
+local json = require "cukern.json"
+local torch = {}
+for i = 1, #arg do
+  if arg[i] == "--torch" then
+    local f = io.open(arg[i + 1])
+    if f then torch = json.decode(f:read("a")); f:close() end
+  end
+end
+local dev = ck.has_cuda() and "cuda" or "host"
+print(("segmented sorts on %s"):format(bench.meta{device = dev}.device))
+for _, shape in ipairs {{65536, 1024}, {16384, 4096}, {262144, 256}, {4096, 4097}} do
+  local n = shape[1] * shape[2]
+  local x = ck.rand(shape, {device = "host"}) * 2 - 1
+  local rv, ri = ck.sort(x, 2)
+  local gx = x:to(dev)
+  local label = ("%dx%d f32 dim 2"):format(shape[1], shape[2])
+  local line = {}
+  for _, v in ipairs {"rows_block", "onesweep", "cub"} do
+    local out, idx = ck.empty(shape, {device = dev}), ck.empty(shape, {dtype = "i64", device = dev})
+    local ok = pcall(ck.sort, gx, 2, {variant = v, out = out, idx = idx})
+    local ran = ck.last_ran().name
+    if ok and ran == v then
+      assert(ck.equal(out:host(), rv) and ck.equal(idx:host(), ri), label .. " " .. v .. ": differs from the host")
+      local r = bench.run{spec = {op = "sort", x = gx, dim = 2, variant = v, out = out, idx = idx}, warmup = 3, reps = 10,
+                          bytes = 4 * n + 12 * n}
+      line[#line + 1] = ("%s %.3f ms"):format(v, r.ms)
+    else
+      line[#line + 1] = v .. " declined"
+    end
+    out:free(); idx:free()
+  end
+  local t = torch[label]
+  print(("  %-26s %s%s"):format(label, table.concat(line, "   "), t and ("   torch.sort %.3f ms"):format(t) or ""))
+end
