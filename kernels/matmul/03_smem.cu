@@ -31,62 +31,75 @@ namespace {
 
 constexpr int TS = 32; // tile edge = block edge
 
-/* One result's dot product over k, 32 x 32 tiles at a time (the whole block calls it: it synchronises): the
- * products of T values accumulated in Acc (T itself for floats; 64-bit unsigned for i32, so the sum wraps). */
-template <typename T, typename Acc>
-__device__ __forceinline__ Acc tile_dot(const MmArgs<T> &p, const T *A, const T *B, int64_t i, int64_t j,
-                                        T (&As)[TS][TS], T (&Bs)[TS][TS]) {
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  Acc acc = 0;
-  for (int64_t k0 = 0; k0 < p.k; k0 += TS) {
-    // out-of-range elements become 0, so they add nothing to the in-range results
-    As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : T(0);
-    Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : T(0);
-    __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < TS; ++kk) acc += (Acc)As[ty][kk] * (Acc)Bs[kk][tx];
-    __syncthreads(); // the next tile overwrites what slower warps may still read
-  }
-  return acc;
-}
-
-/* The tiles of C this block owns (grid-stride over what the grid caps cut off), each result stored by
- * store(acc, c). */
-template <typename T, typename Acc, class Store> __device__ __forceinline__ void tiles(const MmArgs<T> &p, Store store) {
+template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kernel(const MmArgs<T> p) {
   __shared__ T As[TS][TS];
   __shared__ T Bs[TS][TS];
+  const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t mt = (p.m + TS - 1) / TS, nt = (p.n + TS - 1) / TS;
   for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
     const T *A = p.a + z * p.a_bs, *B = p.b + z * p.b_bs;
     T *C = p.c + z * p.c_bs;
     for (int64_t bx = blockIdx.x; bx < mt; bx += gridDim.x)
       for (int64_t by = blockIdx.y; by < nt; by += gridDim.y) {
-        const int64_t i = bx * TS + threadIdx.y, j = by * TS + threadIdx.x;
-        const Acc acc = tile_dot<T, Acc>(p, A, B, i, j, As, Bs);
-        if (i < p.m && j < p.n) store(acc, C + i * p.c_rs + j);
+        const int64_t i = bx * TS + ty, j = by * TS + tx;
+        T acc = 0;
+        for (int64_t k0 = 0; k0 < p.k; k0 += TS) {
+          // out-of-range elements become 0, so they add nothing to the in-range results
+          As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : T(0);
+          Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : T(0);
+          __syncthreads();
+#pragma unroll
+          for (int kk = 0; kk < TS; ++kk) acc += As[ty][kk] * Bs[kk][tx];
+          __syncthreads(); // the next tile overwrites what slower warps may still read
+        }
+        if (i < p.m && j < p.n) {
+          T *cp = C + i * p.c_rs + j;
+          *cp = epi(acc, p.alpha, p.beta, cp); // beta == 0: C is not read
+        }
       }
   }
 }
 
-template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kernel(const MmArgs<T> p) {
-  tiles<T, T>(p, [&](T acc, T *cp) { *cp = epi(acc, p.alpha, p.beta, cp); }); // beta == 0: C is not read
-}
-
-/* i32 (issue 32) with the host's rule (src/host/host_matmul.c): the sum wraps modulo 2^32; integer alpha and beta
- * (exact) apply in the same wrapping arithmetic, others form alpha*sum + beta*c in double, truncated toward zero and
- * saturated to the i32 range (NaN: 0). */
+/* i32 (issue 32) with the host's rule (src/host/host_matmul.c): the sum wraps modulo 2^32 (64-bit unsigned
+ * accumulation); integer alpha and beta (exact) apply in the same wrapping arithmetic, others form alpha*sum +
+ * beta*c in double, truncated toward zero and saturated to the i32 range (NaN: 0). The float kernel's tile loop
+ * with another accumulator and epilogue; kept apart from it because the float kernel (the default for tiny
+ * products) has run on the GPU and this one was written after the session's last device call. */
 __global__ void __launch_bounds__(TS *TS) matmul_smem_i32_kernel(const MmArgs<int32_t> p, double alpha, double beta,
                                                                  int exact) {
-  tiles<int32_t, unsigned long long>(p, [&](unsigned long long acc, int32_t *cp) {
-    if (exact) {
-      unsigned long long r = (unsigned long long)(long long)alpha * acc;
-      if (beta != 0.0) r += (unsigned long long)(long long)beta * (unsigned long long)(long long)*cp;
-      *cp = (int32_t)(uint32_t)r;
-    } else {
-      const double v = alpha * (double)(int32_t)(uint32_t)acc + (beta == 0.0 ? 0.0 : beta * (double)*cp);
-      *cp = v != v ? 0 : v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
-    }
-  });
+  __shared__ int32_t As[TS][TS];
+  __shared__ int32_t Bs[TS][TS];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t mt = (p.m + TS - 1) / TS, nt = (p.n + TS - 1) / TS;
+  for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
+    const int32_t *A = p.a + z * p.a_bs, *B = p.b + z * p.b_bs;
+    int32_t *C = p.c + z * p.c_bs;
+    for (int64_t bx = blockIdx.x; bx < mt; bx += gridDim.x)
+      for (int64_t by = blockIdx.y; by < nt; by += gridDim.y) {
+        const int64_t i = bx * TS + ty, j = by * TS + tx;
+        unsigned long long acc = 0;
+        for (int64_t k0 = 0; k0 < p.k; k0 += TS) {
+          As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : 0;
+          Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : 0;
+          __syncthreads();
+#pragma unroll
+          for (int kk = 0; kk < TS; ++kk)
+            acc += (unsigned long long)(long long)As[ty][kk] * (unsigned long long)(long long)Bs[kk][tx];
+          __syncthreads();
+        }
+        if (i < p.m && j < p.n) {
+          int32_t *cp = C + i * p.c_rs + j;
+          if (exact) {
+            unsigned long long r = (unsigned long long)(long long)alpha * acc;
+            if (beta != 0.0) r += (unsigned long long)(long long)beta * (unsigned long long)(long long)*cp;
+            *cp = (int32_t)(uint32_t)r;
+          } else {
+            const double v = alpha * (double)(int32_t)(uint32_t)acc + (beta == 0.0 ? 0.0 : beta * (double)*cp);
+            *cp = v != v ? 0 : v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+          }
+        }
+      }
+  }
 }
 
 } // namespace
