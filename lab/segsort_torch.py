@@ -1,14 +1,15 @@
-"""torch.sort (stable) of the shapes lab/segsort_time.lua times, same timing rule (CUDA events, 3 warm-ups, median
-of 10); writes {label: ms} as JSON to argv[1]."""
-import json, sys
-import torch
-def timed(fn, reps=10):
-    for _ in range(3): fn()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize(); ts.append(a.elapsed_time(b))
-    ts.sort(); return ts[len(ts) // 2]
+"""torch.sort (stable) of the shapes lab/segsort_time.lua times, timed as the sort ladder's peers are
+(bench/torch_scan_sort.py's timed: CUDA events, 3 warm-ups, L2 flushed, the median of 10); writes {label: ms} as
+JSON to argv[1]."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from torch_scan_sort import timed  # noqa: E402
+
+import torch  # noqa: E402
+
 out = {}
 for r, c in ((65536, 1024), (16384, 4096), (262144, 256), (4096, 4097)):
     x = torch.rand(r, c, device="cuda") * 2 - 1
