@@ -742,7 +742,6 @@ local function case_matmul(dev)
   -- operands of one dtype, or (3 in 10) of two: f32 x f64 -> f64 (issue 12), i32 x float -> that float
   local dta = DT[random(#DT)]
   local dtb = random() < 0.3 and DT[random(#DT)] or dta
-  if dev == "cuda" and dta == "i32" and dtb == "i32" then dta, dtb = "f32", "f32" end -- i32 matmul is host only (documented)
   local dt = promote(dta, dtb) -- the result's dtype
   local m, n, k = MDIMS[random(#MDIMS)], MDIMS[random(#MDIMS)], MDIMS[random(#MDIMS)]
   if m * n * k > 40000 then m, n = math.min(m, 13), math.min(n, 13) end
