@@ -41,6 +41,9 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 #define CK_DT_MOVED (CK_DT_COMPLEX | CK_DT_FP8)                  /* the core moves and casts them (dtypes.def) */
 #define CK_DT_COMPUTE (CK_DT_ALL & ~CK_DT_MOVED) /* every dtype the elementwise, reduction, ... ladders compute in */
 #define CK_DT_STORAGE (CK_DT_COMPUTE & ~CK_DT_ALL5) /* bool and the integers of issue 32 (the teaching rungs' refusals) */
+/* the real dtypes of 2, 4 and 8 bytes: what a kernel that moves bits by element size takes (the transpose ladder;
+ * complex arrays are moved as real pairs by the core, ck_pair_view) */
+#define CK_DT_WORDS (CK_DT_ALL5 | CK_DT_BIT(CK_I16) | CK_DT_BIT(CK_U32) | CK_DT_BIT(CK_I64))
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 

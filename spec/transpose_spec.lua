@@ -112,6 +112,21 @@ describe("transpose registry", function()
 end)
 
 describe("transpose on the host", function()
+  -- every real dtype of 2, 4 and 8 bytes (CK_DT_WORDS) takes ck.transpose; others are refused by name
+  it("takes i16, u32 and i64 (bits moved), refuses u8, c64 and c128", function()
+    for _, dt in ipairs {"i16", "u32", "i64"} do
+      local x = (H.rand({5, 7}, "f64", "host") * 3000):floor():to(dt)
+      local got = ck.transpose(x)
+      assert.are.same({7, 5}, got:shape())
+      assert.is_true(ck.equal(ck.view_as_bytes(got), ck.view_as_bytes(x:t():contiguous())), dt)
+    end
+    for _, dt in ipairs {"u8", "c64", "c128"} do
+      local ok, e = pcall(ck.transpose, ck.zeros({3, 4}, {dtype = dt, device = "host"}))
+      assert.is_false(ok)
+      assert.truthy(tostring(e):find(dt, 1, true) and tostring(e):find("transpose_spec.lua", 1, true), tostring(e))
+    end
+  end)
+
   for _, dt in ipairs(DTYPES) do
     for _, shape in ipairs(SHAPES) do
       if numel(shape) <= 40000 then
@@ -275,9 +290,11 @@ describe("contiguous() of permuted views", function()
     end
   end
 
-  -- The dtypes the transpose ladder has no row for ride on one of their size (src/ops/op_transpose.c), bit for
+  -- The transpose ladder takes every dtype of 2, 4 and 8 bytes (CK_DT_WORDS: its kernels move bits), bit for
   -- bit: i64 values whose bits read as f64 signalling NaNs and infinities must survive (geam would quiet them).
   it("cuda: i64, u32, i16, u8 and bool transposes move bits (the tiled path and the fallback), = host", gpu(function()
+    local y = (ck.rand({70, 90}, {dtype = "f64", device = "host"}) * 1e6):floor():to("i64")
+    assert.is_true(ck.equal(ck.transpose(y:to("cuda")):host(), ck.transpose(y)), "ck.transpose i64")
     local specials = {0x7FF0000000000001, 0x7FF8000000000000, -1, math.mininteger, math.maxinteger, 0x7FF0000000000000}
     for _, dt in ipairs {"i64", "u32", "i16", "u8", "bool"} do
       for _, shape in ipairs {{40, 33}, {3, 9, 17}, {1000, 9}, {5, 3}} do

@@ -379,6 +379,23 @@ done:
   return st;
 }
 
+/* The eigen-solvers' end (eigh, eig): run the job, check convergence, return the eigenvalues and, when asked, the
+ * n x n eigenvectors in vec. */
+static ck_status eig_run(la_env *e, ck_la_job *j, const ck_tensor *ev, la_mat *vec, int n) {
+  ck_la_call *c = e->c;
+  ck_status st;
+  TRY(la_exec(e, j));
+  TRY(la_info_check(e, LA_NO_CONVERGENCE));
+  ck_view_of(&c->out[0], ev);
+  c->nout = 1;
+  if (c->vectors) {
+    TRY(la_cut(e, &c->out[1], vec, n, n));
+    c->nout = 2;
+  }
+done:
+  return st;
+}
+
 static ck_status fn_eigh(la_env *e) {
   ck_la_call *c = e->c;
   const int n = rows_of(c->a);
@@ -391,14 +408,7 @@ static ck_status fn_eigh(la_env *e) {
   TRY(la_new_rvec(e, &ev, n)); /* real, Hermitian A too */
   la_job(e, &j, CK_LA_SYEVD, &w);
   j.s = ck_data(&ev), j.ss = n, j.jobu = c->vectors ? 'V' : 'N', j.uplo = c->upper ? 'U' : 'L';
-  TRY(la_exec(e, &j));
-  TRY(la_info_check(e, LA_NO_CONVERGENCE));
-  ck_view_of(&c->out[0], &ev);
-  c->nout = 1;
-  if (c->vectors) {
-    TRY(la_cut(e, &c->out[1], &w, n, n));
-    c->nout = 2;
-  }
+  st = eig_run(e, &j, &ev, &w, n);
 done:
   la_free(&w);
   ck_release(&ev);
@@ -423,14 +433,7 @@ static ck_status fn_eig(la_env *e) {
   la_job(e, &j, CK_LA_GEEV, &w);
   j.s = ck_data(&ev), j.ss = n, j.jobu = c->vectors ? 'V' : 'N';
   if (c->vectors) j.u = ck_data(&vr.buf), j.su = (int64_t)n * n, j.ldu = n;
-  TRY(la_exec(e, &j));
-  TRY(la_info_check(e, LA_NO_CONVERGENCE));
-  ck_view_of(&c->out[0], &ev);
-  c->nout = 1;
-  if (c->vectors) {
-    TRY(la_cut(e, &c->out[1], &vr, n, n));
-    c->nout = 2;
-  }
+  st = eig_run(e, &j, &ev, &vr, n);
 done:
   la_free(&w), la_free(&vr);
   ck_release(&ev);

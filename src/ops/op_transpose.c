@@ -119,7 +119,7 @@ static void tr_describe(const ck_plan *p, void *desc) {
   tr_normalise(d);
 }
 
-const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host_dtypes = CK_DT_ALL5,
+const ck_opdef ck_opdef_transpose = {CK_LADDER("transpose", ck_transpose), .host_dtypes = CK_DT_WORDS,
                                      .check = tr_check, .host = tr_host, .describe = tr_describe};
 
 // ---------------------------------------------------------------- ck_copy_permuted
@@ -169,25 +169,10 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   for (int i = 0; i < n; ++i)
     if (i != u && i != q) tr_push_batch(&d, sh[i], ss[i], ds[i]);
 
-  /* A copy moves bits, so a dtype the ladder has no row for (i16, u32, i64, ...: issue 32) rides on the teaching
-   * rungs' dtype of its size (f16, i32, f64), but never through geam (id 0), which multiplies by alpha: an i64
-   * whose bits read as a signalling NaN would come back quieted. */
-  ck_dtype pick = dst->dtype;
-  const int *order = ck_transpose_preferred;
-  int own[CK_ORDER_CAP];
-  if (!(CK_DT_BIT(pick) & CK_DT_ALL5)) {
-    pick = es == 2 ? CK_F16 : es == 4 ? CK_I32 : CK_F64;
-    int k = 0;
-    for (const int *q0 = ck_transpose_preferred; *q0 >= 0 && k < CK_ORDER_CAP - 1; ++q0)
-      if (*q0 != 0) own[k++] = *q0;
-    own[k] = -1;
-    order = own;
-  }
-  d.dtype = (int)pick;
   char dd[128], dsrc[128], operands[300];
   ck_ran ran;
-  const ck_variant *v = ck_pick_variant(ctx, "copy", ck_transpose_variants, ck_transpose_nvariants, NULL, order, pick,
-                                        &d, &ran);
+  const ck_variant *v = ck_pick_variant(ctx, "copy", ck_transpose_variants, ck_transpose_nvariants, NULL,
+                                        ck_transpose_preferred, dst->dtype, &d, &ran);
   snprintf(operands, sizeof operands, "%s <- %s", ck_describe(dst, dd, sizeof dd), ck_describe(src, dsrc, sizeof dsrc));
   if (!v) return ck_error_prefix(ctx, CK_ERR_UNSUPPORTED, "%s", operands);
   return tr_launch(ctx, v, &d, "copy via transpose", operands);
