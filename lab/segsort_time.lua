@@ -15,7 +15,7 @@ for i = 1, #arg do
 end
 local dev = ck.has_cuda() and "cuda" or "host"
 print(("segmented sorts on %s"):format(bench.meta{device = dev}.device))
-for _, shape in ipairs {{65536, 1024}, {16384, 4096}, {262144, 256}, {4096, 4097}} do
+for _, shape in ipairs {{65536, 1024}, {16384, 4096}, {32768, 2048}, {131072, 512}, {262144, 256}, {4096, 4097}} do
   local n = shape[1] * shape[2]
   local gx = ck.rand(shape, {device = dev}) * 2 - 1
   local rv, ri = ck.sort(gx, 2, {variant = "cub"})
@@ -37,4 +37,21 @@ for _, shape in ipairs {{65536, 1024}, {16384, 4096}, {262144, 256}, {4096, 4097
   end
   local t = torch[label]
   print(("  %-26s %s%s"):format(label, table.concat(line, "   "), t and ("   torch.sort %.3f ms"):format(t) or ""))
+end
+-- topk along dim 2 of many short rows: radix select (topk's first rung) beside rows_block (a whole sort per row,
+-- the first k written) and torch.topk
+for _, c in ipairs {{65536, 1024, 10}, {65536, 1024, 256}, {16384, 4096, 10}} do
+  local shape, k = {c[1], c[2]}, c[3]
+  local gx = ck.rand(shape, {device = dev}) * 2 - 1
+  local rv, ri = ck.topk(gx, k, 2, {variant = "cub"})
+  local label = ("topk %dx%d k=%d"):format(c[1], c[2], k)
+  local line = {}
+  for _, v in ipairs {"radix_select", "rows_block"} do
+    local gv, gi = ck.topk(gx, k, 2, {variant = v})
+    assert(ck.equal(gv, rv) and ck.equal(gi, ri), label .. " " .. v .. ": differs from CUB's")
+    local r = bench.run{spec = {op = "sort", x = gx, k = k, dim = 2, variant = v}, warmup = 3, reps = 10, bytes = 4 * c[1] * c[2]}
+    line[#line + 1] = ("%s %.3f ms"):format(v, r.ms)
+  end
+  local t = torch[label]
+  print(("  %-26s %s%s"):format(label, table.concat(line, "   "), t and ("   torch.topk %.3f ms"):format(t) or ""))
 end

@@ -11,9 +11,12 @@ from torch_scan_sort import timed  # noqa: E402
 import torch  # noqa: E402
 
 out = {}
-for r, c in ((65536, 1024), (16384, 4096), (262144, 256), (4096, 4097)):
+for r, c in ((65536, 1024), (16384, 4096), (32768, 2048), (131072, 512), (262144, 256), (4096, 4097)):
     x = torch.rand(r, c, device="cuda") * 2 - 1
     out[f"{r}x{c} f32 dim 2"] = timed(lambda: torch.sort(x, dim=1, stable=True))
+for r, c, k in ((65536, 1024, 10), (65536, 1024, 256), (16384, 4096, 10)):
+    x = torch.rand(r, c, device="cuda") * 2 - 1
+    out[f"topk {r}x{c} k={k}"] = timed(lambda: torch.topk(x, k, dim=1))
 out["device"] = torch.cuda.get_device_name()
 json.dump(out, open(sys.argv[1], "w"))
 print(out)

@@ -291,6 +291,40 @@ describe("the sort ladder on the GPU", function()
                    {name = "1000x1024", shape = {1000, 1024}, dims = {2}}}
     report((run_rungs(cases, {"f32", "i32", "u32"})))
   end))
+
+  -- Rung 7 picks its block shape from the line's length and the key's width (07_rows_block.cu): a line of each
+  -- length class (<= 256, 512, 1024, 2048, 4096; 8-byte keys one class lower), every dtype, both directions,
+  -- argsort (no values written), topk (the first k of each line), and lines `inner` apart (the frame's path).
+  -- Indices are poisoned first; values bit for bit.
+  it("rows_block matches the host at every block shape, argsort and topk included", gpu(function()
+    local failures = {}
+    local function one(label, a, d, desc)
+      local ga = a:to("cuda")
+      local rv, ri = ck.sort(a, d, {descending = desc})
+      local out = ck.empty(rv:shape(), {dtype = a:dtype(), device = "cuda"})
+      local idx = ck.empty(rv:shape(), {dtype = "i64", device = "cuda"}):fill(-7)
+      if FLOATS[a:dtype()] then H.poison(out) end
+      local ok, e = pcall(ck.sort, ga, d, {descending = desc, variant = "rows_block", out = out, idx = idx})
+      if not ok then failures[#failures + 1] = label .. ": " .. tostring(e); return end
+      if ck.last_ran().name ~= "rows_block" then failures[#failures + 1] = label .. ": ran " .. ck.last_ran().name end
+      failures[#failures + 1] = differs(label, out, idx, rv, ri)
+      local gi = ck.argsort(ga, d, {descending = desc, variant = "rows_block"})
+      if not ck.equal(gi:host(), ri) then failures[#failures + 1] = label .. " argsort: " .. first_diff(gi, ri) end
+      local k = math.min(5, a:shape()[d])
+      local tv, ti = ck.topk(a, k, d)
+      local gv, gti = ck.topk(ga, k, d, {variant = "rows_block"})
+      failures[#failures + 1] = differs(label .. " topk", gv, gti, tv, ti)
+    end
+    for _, dt in ipairs(DTYPES) do
+      for _, shape in ipairs {{5, 100}, {4, 257}, {3, 700}, {2, 1500}, {2, 2048}, {2, 3000}, {2, 4096}} do
+        for _, desc in ipairs {false, true} do
+          one(("%s %dx%d%s"):format(dt, shape[1], shape[2], desc and " desc" or ""), input(dt, shape), 2, desc)
+        end
+      end
+      one(dt .. " 1500x3 dim 1 (lines 3 apart)", input(dt, {1500, 3}), 1, false)
+    end
+    report(failures)
+  end))
 end)
 
 -- The onesweep rung (kernels/sort/06_onesweep.cu) on sizes of many tiles (3840 pairs a tile), against the host,
@@ -451,13 +485,15 @@ describe("topk's radix select on the GPU", function()
     H.report(failures)
   end))
 
-  it("is what topk picks by default for k <= len / 2; sorts take onesweep", gpu(function()
+  it("is what topk picks by default for k <= len / 2; sorts take rows_block, then onesweep past 4096", gpu(function()
     local a = input("f32", {4096}):to("cuda")
     ck.topk(a, 7)
     assert.are.equal("radix_select", ck.last_ran().name)
     ck.topk(a, 4000) -- (k > len / 2: the default order)
-    assert.are.equal("onesweep", ck.last_ran().name)
+    assert.are.equal("rows_block", ck.last_ran().name)
     ck.sort(a)
+    assert.are.equal("rows_block", ck.last_ran().name)
+    ck.sort(input("f32", {2000, 100}):to("cuda"), 2) -- (many lines shorter than 256: declined, the next rung)
     assert.are.equal("onesweep", ck.last_ran().name)
     local x = input("f32", {4097})
     local v, i = ck.sort(x:to("cuda"))
