@@ -76,10 +76,14 @@ static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
 }
 
 /* topk keeping at most half of each line: radix select first (a few reads of the line and a sort of k items,
- * against a sort of all of it; kernels/sort/05_radix_select.cu); sorts and larger k: the default order. */
+ * against a sort of all of it; kernels/sort/05_radix_select.cu); sorts and larger k: the default order. Except
+ * contiguous lines of 256..1024, where rows_block's whole sort in one kernel was faster still (H100, same run:
+ * 65536 x 1024, k = 10: 1.04 ms against radix select's 1.30; k = 256: 1.06 against 2.03; but 16384 x 4096,
+ * k = 10: 1.07 against 0.91), so they take the default order, rows_block first. */
 static const int *sort_preferred_for(const void *desc) {
   const ck_sort_desc *d = (const ck_sort_desc *)desc;
-  return d->k <= d->len / 2 ? ck_sort_preferred_topk : ck_sort_preferred;
+  const bool rows_block_wins = d->inner == 1 && d->len >= 256 && d->len <= 1024;
+  return d->k <= d->len / 2 && !rows_block_wins ? ck_sort_preferred_topk : ck_sort_preferred;
 }
 
 static void sort_what(const ck_plan *p, const ck_variant *v, char *buf, size_t n) {
