@@ -55,3 +55,16 @@ for _, c in ipairs {{65536, 1024, 10}, {65536, 1024, 256}, {16384, 4096, 10}} do
   local t = torch[label]
   print(("  %-26s %s%s"):format(label, table.concat(line, "   "), t and ("   torch.topk %.3f ms"):format(t) or ""))
 end
+-- unique of 2^26 i32 in [0, 2^20) with counts and inverse (issue 33: unique >= PyTorch), checked against the
+-- sort it is made of: the values strictly increase and the counts sum to n
+do
+  local n = math.tointeger(2 ^ 26)
+  local u = ck.randint(0, 2 ^ 20 - 1, n, {device = dev})
+  local v, c, j = ck.unique(u, {counts = true, inverse = true})
+  assert(ck.sum(c):item() == n and v:numel() <= 2 ^ 20 and j:numel() == n, "unique: counts or sizes wrong")
+  assert(ck.equal(v:index_select(1, j), u), "unique: v[j] differs from the input")
+  v, c, j = nil, nil, nil
+  local r = bench.run{fn = function() ck.unique(u, {counts = true, inverse = true}) end, device = dev, warmup = 3, reps = 10}
+  local t = torch["unique i32 n=2^26 (counts, inverse)"]
+  print(("  %-26s ck.unique %.3f ms%s"):format("unique i32 2^26", r.ms, t and ("   torch.unique %.3f ms"):format(t) or ""))
+end

@@ -17,6 +17,8 @@ for r, c in ((65536, 1024), (16384, 4096), (32768, 2048), (131072, 512), (262144
 for r, c, k in ((65536, 1024, 10), (65536, 1024, 256), (16384, 4096, 10)):
     x = torch.rand(r, c, device="cuda") * 2 - 1
     out[f"topk {r}x{c} k={k}"] = timed(lambda: torch.topk(x, k, dim=1))
+u = torch.randint(0, 2**20, (2**26,), device="cuda", dtype=torch.int32)
+out["unique i32 n=2^26 (counts, inverse)"] = timed(lambda: torch.unique(u, return_inverse=True, return_counts=True))
 out["device"] = torch.cuda.get_device_name()
 json.dump(out, open(sys.argv[1], "w"))
 print(out)
