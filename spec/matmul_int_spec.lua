@@ -189,6 +189,25 @@ describe("integer matmul on the host against a plain-Lua oracle", function()
     end
   end)
 
+  it("k == 0 and alpha == 0 give beta*C by the same rule for beta (no elementwise refusal of u8 by -1 or 0.5)", function()
+    for _, dt in ipairs(DTS) do
+      local a0, b0 = ck.empty({4, 0}, {dtype = dt}), ck.empty({0, 3}, {dtype = dt})
+      local a, b = make({4, 5}, dt), make({5, 3}, dt)
+      for _, beta in ipairs {0, 1, 2, -1, 0.5, -2.5, 1e30} do
+        local lo, hi = range(dt)
+        local exact = beta == math.floor(beta) and beta >= (lo < 0 and -hi or 0) and beta <= hi
+        local ib = exact and math.tointeger(beta) or beta + 0.0
+        local c0 = make({4, 3}, dt)
+        local want = oracle(a, b, dt, exact and 0 or 0.0, ib, c0)
+        for _, ops in ipairs {{a0, b0, 1, "k == 0"}, {a, b, 0, "alpha == 0"}} do
+          local c = c0:clone()
+          ck.gemm(c, ops[1], ops[2], ops[3], beta)
+          check(c, want, dt, ("%s %s beta %g"):format(dt, ops[4], beta))
+        end
+      end
+    end
+  end)
+
   it("bool x bool gives i32 (the count of true pairs: bool arithmetic promotes to i32); bool x int gives the int", function()
     for _, c in ipairs(CASES) do
       local a, b = operands(c, "bool", "bool")
@@ -256,6 +275,19 @@ describe("integer matmul on the GPU", function()
           ck.gemm(oh, a, b, q[1], q[2])
           ck.gemm(og, ga, gb, q[1], q[2])
           assert.is_true(ck.equal(og:host(), oh), label(c, dt, dt, (" alpha %g beta %g"):format(q[1], q[2])))
+        end
+      end
+    end
+    for _, dt in ipairs(DTS) do -- k == 0 and alpha == 0 through rung 3's epilogue
+      local a0, b0 = ck.empty({4, 0}, {dtype = dt}), ck.empty({0, 3}, {dtype = dt})
+      local a, b = make({4, 5}, dt), make({5, 3}, dt)
+      for _, beta in ipairs {2, -1, 0.5, 1e30} do
+        for _, ops in ipairs {{a0, b0, 1}, {a, b, 0}} do
+          local c0 = make({4, 3}, dt)
+          local oh, og = c0:clone(), c0:to("cuda")
+          ck.gemm(oh, ops[1], ops[2], ops[3], beta)
+          ck.gemm(og, ops[1]:to("cuda"), ops[2]:to("cuda"), ops[3], beta)
+          assert.is_true(ck.equal(og:host(), oh), ("%s k %d alpha %g beta %g"):format(dt, ops[1]:size(2), ops[3], beta))
         end
       end
     end

@@ -141,6 +141,10 @@ static ck_status mm_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, siz
   const int64_t k = p->in[0]->shape[p->in[0]->ndim - 1];
   const double alpha = p->call->alpha, beta = p->beta;
   if (k != 0 && alpha != 0.0) return CK_OK;
+  /* integer C with a beta other than 0 or 1: the product's own epilogue (the host's k == 0 path, rung 3's kernel with
+   * no k tile), whose rule for beta (exact when the dtype holds it, else f64 truncated and saturated) an elementwise
+   * product by a number would not follow (it refuses a result wider than C: u8 by -1 or 0.5) */
+  if ((CK_DT_INTS & CK_DT_BIT(p->out->dtype)) && beta != 0.0 && beta != 1.0) return CK_OK;
   *done = true;
   snprintf(note, n, "%s: C = beta*C, no matmul kernel launched", k == 0 ? "k == 0" : "alpha == 0");
   if (beta == 1.0) return CK_OK;
