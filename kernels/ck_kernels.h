@@ -44,6 +44,9 @@ typedef enum { /* one per row of kernels/dtypes.def, in row order */
 /* the real dtypes of 2, 4 and 8 bytes: what a kernel that moves bits by element size takes (the transpose ladder;
  * complex arrays are moved as real pairs by the core, ck_pair_view) */
 #define CK_DT_WORDS (CK_DT_ALL5 | CK_DT_BIT(CK_I16) | CK_DT_BIT(CK_U32) | CK_DT_BIT(CK_I64))
+/* the integer dtypes (bool not among them): what the integer matmul (wrapping modulo 2^bits) takes */
+#define CK_DT_INTS (CK_DT_BIT(CK_I32) | CK_DT_BIT(CK_U8) | CK_DT_BIT(CK_I8) | CK_DT_BIT(CK_I16) | CK_DT_BIT(CK_U32) | \
+                    CK_DT_BIT(CK_I64))
 
 #define CK_KERR_CUBLAS(s) (100000 + (int)(s))
 
@@ -191,7 +194,7 @@ enum { CK_MM_EXACT = 0, CK_MM_TF32 = 1 };
  * A[b,i,p] at a + b*a_bs + i*a_rs + p*a_cs (element strides). a_bs/b_bs may be 0 (broadcast batch).
  * Any m, n, k >= 0 (k == 0: C = beta*C). batch >= 1.                                                    */
 typedef struct ck_mm_desc {
-  int dtype;     /* of A and B */
+  int dtype;     /* of A (and of B, except in a mixed FP8 product: b_dtype below) */
   int c_dtype;   /* of C: dtype, or f32 for f16/bf16 inputs accumulated into an f32 output */
   int precision; /* CK_MM_EXACT, or CK_MM_TF32 (f32 inputs through the tensor cores' TF32 mode; opt-in) */
   int64_t batch, m, n, k;
@@ -202,6 +205,8 @@ typedef struct ck_mm_desc {
   void *c;
   int64_t c_bs, c_rs, c_cs;
   double alpha, beta;
+  int b_dtype; /* of B: dtype, or the other FP8 dtype for e4m3 x e5m2 / e5m2 x e4m3 (issue 37); every filler sets it
+                * (last, so that the fields before it keep their offsets) */
 } ck_mm_desc;
 
 /* ---------------------------------------------------------------- reduce

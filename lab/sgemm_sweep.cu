@@ -80,7 +80,7 @@ struct Ctx {
 static ck_mm_desc desc(const Ctx &x, int m, int n, int k) {
   ck_mm_desc d;
   memset(&d, 0, sizeof d);
-  d.dtype = d.c_dtype = CK_F32;
+  d.dtype = d.b_dtype = d.c_dtype = CK_F32;
   d.batch = 1, d.m = m, d.n = n, d.k = k;
   d.a = x.A, d.a_rs = k, d.a_cs = 1;
   d.b = x.B, d.b_rs = n, d.b_cs = 1;

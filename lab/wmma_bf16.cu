@@ -127,7 +127,7 @@ static void drop(Mat &x) { cudaFree(x.A), cudaFree(x.B), cudaFree(x.C); }
 static ck_mm_desc desc_of(const Mat &x) {
   ck_mm_desc d;
   memset(&d, 0, sizeof d);
-  d.dtype = x.dt, d.c_dtype = x.dt, d.precision = CK_MM_EXACT;
+  d.dtype = d.b_dtype = x.dt, d.c_dtype = x.dt, d.precision = CK_MM_EXACT;
   d.batch = 1, d.m = x.m, d.n = x.n, d.k = x.k;
   d.a = x.A, d.a_rs = x.k, d.a_cs = 1;
   d.b = x.B, d.b_rs = x.n, d.b_cs = 1;

@@ -171,8 +171,19 @@ describe("FP8 dtypes (e4m3, e5m2)", function()
       check_product("host " .. od, c, a, bt, 2)
     end
     assert.are.equal("bf16", ck.matmul(a, bt:t()):dtype())
-    local ok, err = pcall(ck.matmul, a, bt:t():to("e5m2"))
-    assert.is_false(ok); assert.matches("FP8 operands must share a dtype", err)
+    -- mixed e4m3 x e5m2 and e5m2 x e4m3, and e5m2 x e5m2: each operand read by its own dtype (no conversion)
+    local a5, bt5 = (H.rand({33, 64}, "f32") * 3):to("e5m2"), (H.rand({17, 64}, "f32") * 3):to("e5m2")
+    for _, pr in ipairs {{a, bt5, "e4m3 x e5m2"}, {a5, bt, "e5m2 x e4m3"}, {a5, bt5, "e5m2 x e5m2"}} do
+      for _, od in ipairs {"bf16", "f32"} do
+        local c = ck.matmul(pr[1], pr[2]:t(), {out = H.poison(ck.empty({33, 17}, {dtype = od, device = "host"})), scale_a = 2, scale_b = 0.25})
+        assert.are.equal(od, c:dtype())
+        check_product("host " .. pr[3] .. " " .. od, c, pr[1], pr[2], 0.5)
+      end
+      local v = ck.matmul(pr[1]:narrow(2, 1, 31), pr[2]:narrow(2, 1, 31):t()) -- odd k, a strided view
+      check_product("host " .. pr[3] .. " view", v, pr[1]:narrow(2, 1, 31), pr[2]:narrow(2, 1, 31), 1)
+    end
+    local ok, err = pcall(ck.matmul, a, bt:t():to("f32"))
+    assert.is_false(ok); assert.matches("FP8 operands pair only with FP8", err)
     ok, err = pcall(ck.matmul, a, bt:t(), {scale_a = -1})
     assert.is_false(ok); assert.matches("option scale_a must be a finite number > 0", err)
   end)
@@ -194,6 +205,34 @@ describe("FP8 dtypes (e4m3, e5m2)", function()
     for z = 1, 3 do check_product("batch " .. z, c:select(1, z), a:select(1, z), bt:select(1, z), 1) end
     local ok, err = pcall(ck.matmul, a:select(1, 1):to("cuda"), (H.rand({32, 16}, "f32")):to("e4m3"):to("cuda"))
     assert.is_false(ok); assert.matches("K%-major", err)
+  end))
+
+  it("mixed e4m3 x e5m2 and e5m2 x e4m3 on the GPU (cuBLASLt) match the host oracle; e5m2 x e5m2 is refused", gpu(function()
+    for _, case in ipairs {{m = 128, n = 256, k = 64}, {m = 33, n = 48, k = 1024}, {m = 1, n = 16, k = 16}} do
+      for _, dts in ipairs {{"e4m3", "e5m2"}, {"e5m2", "e4m3"}} do
+        local a = (H.rand({case.m, case.k}, "f32") * 4):to(dts[1])
+        local bt = (H.rand({case.n, case.k}, "f32") * 4):to(dts[2])
+        local ga, gbt = a:to("cuda"), bt:to("cuda")
+        for _, od in ipairs {"bf16", "f16", "f32"} do
+          local out = H.poison(ck.empty({case.m, case.n}, {dtype = od, device = "cuda"}))
+          local c = ck.matmul(ga, gbt:t(), {out = out, scale_a = 0.5, scale_b = 2})
+          assert.are.equal("cublaslt_fp8", ck.last_ran().name)
+          local label = ("cuda %s x %s %dx%dx%d %s"):format(dts[1], dts[2], case.m, case.n, case.k, od)
+          check_product(label, c, a, bt, 1)
+          -- and against the host backend's own mixed product, within the same bound
+          local h = ck.matmul(a, bt:t(), {out = ck.empty({case.m, case.n}, {dtype = "f32", device = "host"}), scale_a = 0.5, scale_b = 2})
+          check_product(label .. " (host)", h, a, bt, 1)
+        end
+      end
+    end
+    local a = (H.rand({3, 64, 32}, "f32")):to("e5m2")
+    local bt = (H.rand({3, 16, 32}, "f32")):to("e4m3")
+    local c = ck.matmul(a:to("cuda"), bt:to("cuda"):transpose(2, 3))
+    for z = 1, 3 do check_product("batch e5m2 x e4m3 " .. z, c:select(1, z), a:select(1, z), bt:select(1, z), 1) end
+    local a5 = (H.rand({32, 64}, "f32")):to("e5m2"):to("cuda")
+    local ok, err = pcall(ck.matmul, a5, (H.rand({16, 64}, "f32")):to("e5m2"):to("cuda"):t())
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("e5m2 x e5m2", 1, true) and tostring(err):find("matmul", 1, true), tostring(err))
   end))
 
   it("cuda casts equal the host's, bit for bit (every pattern, every source dtype, views)", gpu(function()

@@ -74,6 +74,14 @@ end
 local EPS = {f32 = 2^-23, f64 = 2^-52, i32 = 0}
 
 local function rnd_value(dt, kind)
+  if dt == "bool" then return random() < 0.5 end
+  local ib = H.INT_BITS[dt]
+  if ib and kind == "wide" then -- any value of the dtype (matmul_int: products and sums wrap); never 0
+    local v = ib[1] == 64 and random(math.mininteger, math.maxinteger) or
+      ib[2] and random(-(1 << (ib[1] - 1)), (1 << (ib[1] - 1)) - 1) or random(0, (1 << ib[1]) - 1)
+    return v ~= 0 and v or 1
+  end
+  if ib and dt ~= "i32" then local v = random(ib[2] and -20 or 1, 20); return v ~= 0 and v or 1 end
   if dt == "i32" then return random(-50, 50) end
   local v
   if kind == "int" then v = random(-3, 3) + 0.0
@@ -1303,11 +1311,85 @@ local function case_intdt(dev)
   return true
 end
 
+-- integer and bool matmul (issues 32 and 37) ---------------------------------------------------------------
+-- Operands of the integer dtypes and bool, of one dtype or two (promoted as elementwise ops do; bool x bool: i32),
+-- values over each dtype's whole range or small, through random views; the oracle sums in Lua integers (modulo
+-- 2^64) and wraps to the result dtype, so it is exact; gemm with integer alpha and beta the dtype holds.
+local MIDT = {"u8", "i8", "i16", "u32", "i64", "i32", "bool"}
+local function case_matmul_int(dev)
+  local dta = MIDT[random(#MIDT)]
+  local dtb = random() < 0.35 and MIDT[random(#MIDT)] or dta
+  local dt = dta == "bool" and (dtb == "bool" and "i32" or dtb) or dtb == "bool" and dta or ipromote(dta, dtb)
+  local m, n, k = MDIMS[random(#MDIMS)], MDIMS[random(#MDIMS)], MDIMS[random(#MDIMS)]
+  if m * n * k > 40000 then m, n = math.min(m, 13), math.min(n, 13) end
+  local ash, bsh = {m, k}, {k, n}
+  if random() < 0.4 then
+    local batch = ({0, 1, 2, 3, 5})[random(5)]
+    local w = random(4)
+    if w ~= 2 then table.insert(ash, 1, batch) end
+    if w ~= 1 then table.insert(bsh, 1, w == 3 and 1 or batch) end
+  end
+  local wide = random() < 0.6 -- the whole range (sums wrap) or small values (rnd_value's kinds "wide" and "small")
+  local kind = wide and "wide" or "small"
+  local a, ao, ad = build(ash, dta, dev, random(0, 2), false, kind)
+  local b, bo, bd = build(bsh, dtb, dev, random(0, 2), false, kind)
+  local variant = pick_variant("matmul", dev)
+  note("matmul_int %s%s x %s%s -> %s on %s via %s and %s, variant %s%s", dta, sstr(ash), dtb, sstr(bsh), dt, dev, ad,
+    bd, tostring(variant), wide and ", whole-range values" or "")
+  local B = (#ash == 3 or #bsh == 3) and math.max(#ash == 3 and ash[1] or 1, #bsh == 3 and bsh[1] or 1) or nil
+  if (#ash == 3 and ash[1] == 0) or (#bsh == 3 and bsh[1] == 0) then B = 0 end
+  local rshape = B and {B, m, n} or {m, n}
+  local function num(x) if type(x) == "boolean" then return x and 1 or 0 end; return x end
+  local function A(bi, i, p) local base = (#ash == 3 and ash[1] > 1) and bi * m * k or 0; return num(ao.v[1 + base + i * k + p]) end
+  local function Bv(bi, p, j) local base = (#bsh == 3 and bsh[1] > 1) and bi * k * n or 0; return num(bo.v[1 + base + p * n + j]) end
+  local gemm = random() < 0.3
+  local lo = irange(dt)
+  local alpha, beta = 1, 0
+  if gemm then alpha, beta = random(lo < 0 and -3 or 0, 3), random(0, 2) end
+  local c, co
+  local hi = select(2, irange(dt))
+  if gemm then
+    c, co = fresh(rshape, dt, dev, kind)
+    if beta == 0 then c:fill(hi); note("c poisoned (the dtype's largest value), beta 0") end
+    note("gemm alpha %d beta %d", alpha, beta)
+  end
+  local v, idx = {}, 0
+  for bi = 0, (B or 1) - 1 do
+    for i = 0, m - 1 do
+      for j = 0, n - 1 do
+        idx = idx + 1
+        local s = 0
+        for p = 0, k - 1 do s = s + A(bi, i, p) * Bv(bi, p, j) end -- Lua integers: modulo 2^64
+        s = H.wrap_int(dt, s)
+        if gemm then s = H.wrap_int(dt, alpha * s + beta * co.v[idx]) end
+        v[idx] = s
+      end
+    end
+  end
+  local res
+  if gemm then
+    res = ck.gemm(c, a, b, alpha, beta, opts_with({}, variant))
+    if res ~= nil and res ~= c then return false, "gemm did not return c" end
+    res = c
+  elseif random() < 0.3 then
+    local out = ck.full(rshape, hi, {dtype = dt, device = dev}) -- poisoned
+    res = ck.matmul(a, b, opts_with({out = out}, variant))
+    if res ~= out then return false, "out= not returned" end
+  else res = ck.matmul(a, b, opts_with({}, variant)) end
+  if sstr(res:shape()) ~= sstr(rshape) then return false, ("shape %s, expected %s"):format(sstr(res:shape()), sstr(rshape)) end
+  if res:dtype() ~= dt then return false, ("dtype %s, expected %s"):format(res:dtype(), dt) end
+  local g = res:numel() > 0 and res:to("host"):flat() or {}
+  for i = 1, #v do
+    if g[i] ~= v[i] then return false, ("element %d of %d: got %s, expected %s"):format(i, #v, tostring(g[i]), tostring(v[i])) end
+  end
+  return true
+end
+
 local FAMILIES = {
   {"unary", case_unary, 0.22}, {"binary", case_binary, 0.26}, {"reduce", case_reduce, 0.22},
   {"matmul", case_matmul, 0.12}, {"copy", case_copy, 0.18}, {"writes", case_writes, 0.08},
   {"numbers", case_numbers, 0.06}, {"operands", case_operands, 0.01}, {"index", case_index, 0.08},
-  {"intdt", case_intdt, 0.06},
+  {"intdt", case_intdt, 0.06}, {"matmul_int", case_matmul_int, 0.04},
 }
 
 local function run_family(fi)

@@ -74,7 +74,7 @@ static int chunk(const ck_attn_desc &d, const ck_env *env, void *s, void *p16, i
   const char *q = (const char *)d.q, *k = (const char *)d.k, *v = (const char *)d.v;
   const size_t ts = d.dtype == CK_F64 ? 8 : d.dtype == CK_F32 ? 4 : 2;
   ck_mm_desc mm = {};
-  mm.dtype = d.dtype, mm.c_dtype = acc, mm.batch = d.heads, mm.m = rows, mm.n = d.skv, mm.k = d.d;
+  mm.dtype = mm.b_dtype = d.dtype, mm.c_dtype = acc, mm.batch = d.heads, mm.m = rows, mm.n = d.skv, mm.k = d.d;
   mm.a = q + (z * d.q_st[0] + i0 * d.q_st[2]) * ts, mm.a_bs = d.q_st[1], mm.a_rs = d.q_st[2], mm.a_cs = 1;
   mm.b = k + z * d.k_st[0] * ts, mm.b_bs = d.k_st[1], mm.b_rs = 1, mm.b_cs = d.k_st[2];
   mm.c = s, mm.c_bs = (int64_t)an, mm.c_rs = d.skv, mm.c_cs = 1;
@@ -97,7 +97,7 @@ static int chunk(const ck_attn_desc &d, const ck_env *env, void *s, void *p16, i
     pm = p16;
   }
   ck_mm_desc pv = {};
-  pv.dtype = pv.c_dtype = d.dtype, pv.batch = d.heads, pv.m = rows, pv.n = d.dv, pv.k = d.skv;
+  pv.dtype = pv.b_dtype = pv.c_dtype = d.dtype, pv.batch = d.heads, pv.m = rows, pv.n = d.dv, pv.k = d.skv;
   pv.a = pm, pv.a_bs = (int64_t)an, pv.a_rs = d.skv, pv.a_cs = 1;
   pv.b = v + z * d.v_st[0] * ts, pv.b_bs = d.v_st[1], pv.b_rs = d.v_st[2], pv.b_cs = 1;
   pv.c = (char *)d.o + (z * d.o_st[0] + i0 * d.o_st[2]) * ts, pv.c_bs = d.o_st[1], pv.c_rs = d.o_st[2], pv.c_cs = 1;

@@ -125,7 +125,7 @@ template <typename T> int trsm_unit_lower(const ck_env *env, const T *l, T *b, i
 template <typename T> int gemm_minus(const ck_env *env, const T *pa, const T *pb, T *c, int lda, int m, int n, int k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   ck_mm_desc d = {};
-  d.dtype = d.c_dtype = sizeof(T) == 8 ? CK_F64 : CK_F32;
+  d.dtype = d.b_dtype = d.c_dtype = sizeof(T) == 8 ? CK_F64 : CK_F32;
   d.batch = 1, d.m = n, d.n = m, d.k = k;
   d.a = pb, d.a_rs = lda, d.a_cs = 1;
   d.b = pa, d.b_rs = lda, d.b_cs = 1;

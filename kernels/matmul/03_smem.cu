@@ -15,10 +15,14 @@
  * 65535); the kernel loops over what the caps cut off. Shared: 8 KB (f32) or 16 KB (f64).
  * Limits: none. Any m, n, k >= 0 (k == 0 gives C = beta*C), any leading dims, batch strides may be 0.
  * Operands (CK_VF_ROWMAJOR): A [m,k] at a + b*a_bs + i*a_rs + p, B [k,n] at b + b*b_bs + p*b_rs + j,
- * C [m,n] at c + b*c_bs + i*c_rs + j; f32 and f64 (accumulated in the operand type); i32 (issue 32: the only
- * GPU rung that takes it; the host's wrapping rule, below).
+ * C [m,n] at c + b*c_bs + i*c_rs + j; f32 and f64 (accumulated in the operand type); the integer dtypes i32, i64,
+ * u32, i16, i8, u8 (issue 32: the only GPU rung that takes them; the host's wrapping rule, below). Shared: 2 KB
+ * (i8/u8) to 16 KB (i64) for the integer kernels.
  */
 #include <math.h>
+
+#include <limits>
+#include <type_traits>
 
 #include "mm_common.cuh"
 #include "../ck_launch.cuh"
@@ -60,27 +64,38 @@ template <typename T> __global__ void __launch_bounds__(TS *TS) matmul_smem_kern
   }
 }
 
-/* i32 (issue 32) with the host's rule (src/host/host_matmul.c): the sum wraps modulo 2^32 (64-bit unsigned
- * accumulation); integer alpha and beta (exact) apply in the same wrapping arithmetic, others form alpha*sum +
- * beta*c in double, truncated toward zero and saturated to the i32 range (NaN: 0). The float kernel's tile loop
- * with another accumulator and epilogue; kept apart from it because the float kernel (the default for tiny
- * products) has run on the GPU and this one was written after the session's last device call. */
-__global__ void __launch_bounds__(TS *TS) matmul_smem_i32_kernel(const MmArgs<int32_t> p, double alpha, double beta,
+/* The integer dtypes (issue 32: i32, i64, u32, i16, i8, u8) with the host's rule (src/host/host_matmul.c): the
+ * sum wraps modulo 2^bits of T, accumulated in 64-bit unsigned arithmetic (each operand sign- or zero-extended to
+ * 64 bits, every product and sum taken modulo 2^64, of which 2^bits is a divisor: exact for i64, no signed
+ * overflow anywhere); alpha and beta that T holds (exact != 0: integers, signed ones of magnitude at most T's
+ * maximum) apply in the same wrapping arithmetic, others form alpha*sum + beta*c in double, truncated toward zero
+ * and saturated to T's range (NaN: 0). The float kernel's tile loop with another accumulator and epilogue; kept
+ * apart from it because the float kernel (the default for tiny products) has run on the GPU and is left as it
+ * ran. The i32 instantiation is the kernel the i32 path launched before the template (same operations). */
+template <typename T> struct IntTraits {
+  typedef typename std::make_unsigned<T>::type U;
+  static constexpr T lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+};
+
+template <typename T>
+__global__ void __launch_bounds__(TS *TS) matmul_smem_int_kernel(const MmArgs<T> p, double alpha, double beta,
                                                                  int exact) {
-  __shared__ int32_t As[TS][TS];
-  __shared__ int32_t Bs[TS][TS];
+  typedef typename IntTraits<T>::U U;
+  constexpr T LO = IntTraits<T>::lo, HI = IntTraits<T>::hi;
+  __shared__ T As[TS][TS];
+  __shared__ T Bs[TS][TS];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t mt = (p.m + TS - 1) / TS, nt = (p.n + TS - 1) / TS;
   for (int64_t z = blockIdx.z; z < p.batch; z += gridDim.z) {
-    const int32_t *A = p.a + z * p.a_bs, *B = p.b + z * p.b_bs;
-    int32_t *C = p.c + z * p.c_bs;
+    const T *A = p.a + z * p.a_bs, *B = p.b + z * p.b_bs;
+    T *C = p.c + z * p.c_bs;
     for (int64_t bx = blockIdx.x; bx < mt; bx += gridDim.x)
       for (int64_t by = blockIdx.y; by < nt; by += gridDim.y) {
         const int64_t i = bx * TS + ty, j = by * TS + tx;
         unsigned long long acc = 0;
         for (int64_t k0 = 0; k0 < p.k; k0 += TS) {
-          As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : 0;
-          Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : 0;
+          As[ty][tx] = (i < p.m && k0 + tx < p.k) ? A[i * p.a_rs + k0 + tx] : T(0);
+          Bs[ty][tx] = (k0 + ty < p.k && j < p.n) ? B[(k0 + ty) * p.b_rs + j] : T(0);
           __syncthreads();
 #pragma unroll
           for (int kk = 0; kk < TS; ++kk)
@@ -88,18 +103,33 @@ __global__ void __launch_bounds__(TS *TS) matmul_smem_i32_kernel(const MmArgs<in
           __syncthreads();
         }
         if (i < p.m && j < p.n) {
-          int32_t *cp = C + i * p.c_rs + j;
+          T *cp = C + i * p.c_rs + j;
           if (exact) {
             unsigned long long r = (unsigned long long)(long long)alpha * acc;
             if (beta != 0.0) r += (unsigned long long)(long long)beta * (unsigned long long)(long long)*cp;
-            *cp = (int32_t)(uint32_t)r;
+            *cp = (T)(U)r; /* wraps modulo 2^bits */
           } else {
-            const double v = alpha * (double)(int32_t)(uint32_t)acc + (beta == 0.0 ? 0.0 : beta * (double)*cp);
-            *cp = v != v ? 0 : v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+            const double v = alpha * (double)(T)(U)acc + (beta == 0.0 ? 0.0 : beta * (double)*cp);
+            *cp = v != v ? T(0) : v >= (double)HI ? HI : v <= (double)LO ? LO : (T)v;
           }
         }
       }
   }
+}
+
+/* Launch the integer kernel for T. alpha and beta are exact when T holds them as the host decides (int_exact in
+ * src/host/host_matmul.c): integers in [-max, max] (unsigned: [0, max]); for i64 the open interval (-2^63, 2^63),
+ * since (double)INT64_MAX rounds up to 2^63, which int64 does not hold. */
+template <typename T> int launch_int(const ck_mm_desc *d, const ck_env *env, dim3 grid, dim3 block) {
+  const double a = d->alpha, b = d->beta, hi = (double)IntTraits<T>::hi, lo = IntTraits<T>::lo == 0 ? 0.0 : -hi;
+  const bool wide = sizeof(T) == 8;
+  const auto holds = [&](double v) { return v == floor(v) && (wide ? v > lo && v < hi : v >= lo && v <= hi); };
+  const int exact = holds(a) && holds(b);
+  ck_mm_desc z = *d; /* MmArgs's alpha and beta unused: zeroed (a double past T's range has no conversion) */
+  z.alpha = z.beta = 0;
+  ck_note(env, matmul_smem_int_kernel<T>, TS * TS, 0);
+  return ck_launch_drv(matmul_smem_int_kernel<T>, grid, block, 0, (cudaStream_t)env->stream, mm_args<T>(&z), a, b,
+                       exact);
 }
 
 } // namespace
@@ -121,13 +151,14 @@ extern "C" int ck_matmul_smem(const void *desc, const ck_env *env) {
     ck_note(env, matmul_smem_kernel<double>, TS * TS, 0);
     return ck_launch_drv(matmul_smem_kernel<double>, grid, block, 0, s, mm_args<double>(d));
   }
-  if (d->dtype == CK_I32) {
-    const double a = d->alpha, b = d->beta;
-    const int exact = a == floor(a) && fabs(a) <= 2147483647.0 && b == floor(b) && fabs(b) <= 2147483647.0;
-    ck_mm_desc z = *d; /* MmArgs's alpha and beta unused: zeroed (a double past int's range has no conversion) */
-    z.alpha = z.beta = 0;
-    ck_note(env, matmul_smem_i32_kernel, TS * TS, 0);
-    return ck_launch_drv(matmul_smem_i32_kernel, grid, block, 0, s, mm_args<int32_t>(&z), a, b, exact);
+  switch (d->dtype) { /* the integer dtypes (issue 32) */
+  case CK_I32: return launch_int<int32_t>(d, env, grid, block);
+  case CK_I64: return launch_int<int64_t>(d, env, grid, block);
+  case CK_U32: return launch_int<uint32_t>(d, env, grid, block);
+  case CK_I16: return launch_int<int16_t>(d, env, grid, block);
+  case CK_I8: return launch_int<int8_t>(d, env, grid, block);
+  case CK_U8: return launch_int<uint8_t>(d, env, grid, block);
+  default: break;
   }
   return (int)cudaErrorInvalidValue;
 }

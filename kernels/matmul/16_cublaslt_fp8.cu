@@ -1,6 +1,7 @@
 /*
  * 16_cublaslt_fp8.cu — matmul ladder, the FP8 library row: cublasLtMatmul on e4m3 or e5m2 operands (issue 37),
- * f32 accumulation, a bf16, f16 or f32 result. The reference an FP8 rung of ours is measured against, and
+ * e4m3 x e4m3 or mixed (e4m3 x e5m2, e5m2 x e4m3: A's dtype is the descriptor's dtype, B's its b_dtype), f32
+ * accumulation, a bf16, f16 or f32 result. The reference an FP8 rung of ours is measured against, and
  * what PyTorch's torch._scaled_mm calls.
  *
  * Idea: Hopper's FP8 tensor-core GEMMs take both operands K-major ("TN": in cuBLASLt's column-major terms
@@ -12,7 +13,8 @@
  * so D = alpha * A B + beta * C with alpha, beta in f32 (CUBLASLT's scale type for FP8 is f32).
  * Changed from step 0 (cuBLAS): the device's cublasLt handle (env->cublaslt, made with its cuBLAS handle), the
  * layouts as descriptors, and the algorithm from cublasLt's heuristic for this shape, run with a 32 MiB workspace.
- * Limits (supports): e4m3 x e4m3 (the operands share a dtype here, and cuBLASLt has no e5m2 x e5m2), K-major operands as above, C row-major (c_cs == 1), k, lda, ldb multiples of 16 and 16-byte
+ * Limits (supports): e4m3 x e4m3, e4m3 x e5m2 or e5m2 x e4m3 (cuBLASLt has no e5m2 x e5m2 kernel), K-major
+ * operands as above, C row-major (c_cs == 1), k, lda, ldb multiples of 16 and 16-byte
  * aligned pointers (the FP8 kernels' rule), result bf16, f16 or f32.
  */
 #include <cublasLt.h>
@@ -66,7 +68,10 @@ cublasStatus_t layout(cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows,
 
 extern "C" const char *ck_matmul_cublaslt_fp8_supports(const void *desc) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
-  if (d->dtype != CK_E4M3) return d->dtype == CK_E5M2 ? "cuBLASLt has no e5m2 x e5m2 kernel (e4m3 x e4m3 here)" : "takes e4m3 only";
+  const bool fa = d->dtype == CK_E4M3 || d->dtype == CK_E5M2, fb = d->b_dtype == CK_E4M3 || d->b_dtype == CK_E5M2;
+  if (!fa || !fb) return "takes FP8 operands only (e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3)";
+  if (d->dtype == CK_E5M2 && d->b_dtype == CK_E5M2)
+    return "e5m2 x e5m2: cuBLASLt has no kernel for it (it takes e4m3 x e4m3, e4m3 x e5m2 and e5m2 x e4m3)";
   if (d->c_dtype != CK_BF16 && d->c_dtype != CK_F16 && d->c_dtype != CK_F32) return "the result must be bf16, f16 or f32";
   if (d->a_cs != 1 && d->k > 1) return "A must be K-major (its rows contiguous: unit column stride)";
   if (d->b_rs != 1 && d->k > 1)
@@ -89,10 +94,11 @@ extern "C" int ck_matmul_cublaslt_fp8(const void *desc, const ck_env *env) {
   const cublasOperation_t T = CUBLAS_OP_T, N = CUBLAS_OP_N;
   LT_TRY(cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_TRANSA, &T, sizeof T));
   LT_TRY(cublasLtMatmulDescSetAttribute(lt.op, CUBLASLT_MATMUL_DESC_TRANSB, &N, sizeof N));
-  const cudaDataType_t in = fp8_type(d->dtype), out = out_type(d->c_dtype);
-  // first operand: B as stored, k x n column-major (ld b_cs), transposed; second: A as stored, k x m (ld a_rs)
-  LT_TRY(layout(&lt.a, in, d->k, d->n, d->b_cs > d->k ? d->b_cs : d->k, d->batch, d->b_bs));
-  LT_TRY(layout(&lt.b, in, d->k, d->m, d->a_rs > d->k ? d->a_rs : d->k, d->batch, d->a_bs));
+  const cudaDataType_t in_a = fp8_type(d->dtype), in_b = fp8_type(d->b_dtype), out = out_type(d->c_dtype);
+  // first operand: B as stored, k x n column-major (ld b_cs), transposed; second: A as stored, k x m (ld a_rs);
+  // each layout carries its own operand's FP8 type (a mixed product: cuBLASLt's A is our B, of b_dtype)
+  LT_TRY(layout(&lt.a, in_b, d->k, d->n, d->b_cs > d->k ? d->b_cs : d->k, d->batch, d->b_bs));
+  LT_TRY(layout(&lt.b, in_a, d->k, d->m, d->a_rs > d->k ? d->a_rs : d->k, d->batch, d->a_bs));
   LT_TRY(layout(&lt.c, out, d->n, d->m, d->c_rs > d->n ? d->c_rs : d->n, d->batch, d->c_bs));
   LT_TRY(cublasLtMatmulPreferenceCreate(&lt.pref));
   const size_t ws_bytes = WORKSPACE;

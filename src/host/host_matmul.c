@@ -9,12 +9,14 @@
  *     them; partial sums for an MC x NC block of C stay in a double buffer across the k panels, and C is
  *     written once, rounded once. Loop order jc -> ic -> pc: the B panel is re-packed for every MC rows
  *     (1/MC extra traffic) so that no buffer grows with the problem.
- *   - i32 accumulates in 64-bit unsigned arithmetic, so the sum wraps modulo 2^32 like the i32 reductions.
- *     alpha and beta apply exactly when they are integers; otherwise the result alpha*sum + beta*c is formed in
- *     double and truncated toward zero (saturating at the i32 range).
+ *   - the integer dtypes (i32, i64, u32, i16, i8, u8) accumulate in 64-bit unsigned arithmetic, so the sum wraps
+ *     modulo 2^bits of the dtype (i64 exactly modulo 2^64). alpha and beta apply exactly when the dtype holds
+ *     them (int_exact); otherwise the result alpha*sum + beta*c is formed in double and truncated toward zero
+ *     (saturating at the dtype's range).
  * Shapes: A [m,k] or [ba,m,k], B [k,n] or [bb,k,n], C [m,n] or [batch,m,n]; a 2-D operand or a batch of 1 is
  * broadcast (batch stride 0). beta == 0 never reads C (it may hold NaN); k == 0 or alpha == 0 gives beta*C.
- * Takes what the dispatcher validated (op_matmul.c): shapes agree, one dtype throughout, C allocated and not
+ * Takes what the dispatcher validated (op_matmul.c): shapes agree, one dtype throughout (except a mixed FP8
+ * product, e4m3 x e5m2 or e5m2 x e4m3: each operand is read by its own dtype, get_d), C allocated and not
  * overlapping A or B.
  */
 #include <complex.h>
@@ -208,26 +210,103 @@ static ck_status matmul_float(ck_ctx *ctx, ck_tensor *c, const opnd *A, const op
   return CK_OK;
 }
 
-// ---------------------------------------------------------------- i32: wrapping 64-bit accumulation
+// ---------------------------------------------------------------- integers: wrapping 64-bit accumulation
 
-static int32_t i32_from_double(double v) {
-  if (v != v) return 0;
-  if (v >= 2147483647.0) return INT32_MAX;
-  if (v <= -2147483648.0) return INT32_MIN;
-  return (int32_t)v; /* truncates toward zero */
+/* The integer dtypes (issue 32: i32, i64, u32, i16, i8, u8; one dtype throughout, the dispatcher converted mixed
+ * operands, and bool x bool to i32). Every value is sign- or zero-extended to 64 bits and all arithmetic is
+ * unsigned 64-bit, which wraps modulo 2^64 without undefined behaviour; 2^bits divides 2^64, so keeping the low
+ * bits at the end gives the sum modulo 2^bits of the dtype (i64: exact modulo 2^64, as Lua integers wrap). */
+static inline uint64_t get_u(ck_dtype dt, const char *base, int64_t off) {
+  switch (dt) {
+  case CK_I32: return (uint64_t)(int64_t)((const int32_t *)base)[off];
+  case CK_I64: return (uint64_t)((const int64_t *)base)[off];
+  case CK_U32: return (uint64_t)((const uint32_t *)base)[off];
+  case CK_I16: return (uint64_t)(int64_t)((const int16_t *)base)[off];
+  case CK_I8: return (uint64_t)(int64_t)((const int8_t *)base)[off];
+  default: return (uint64_t)((const uint8_t *)base)[off]; /* u8 */
+  }
 }
 
-static bool is_i32_integer(double v) { return v == floor(v) && fabs(v) <= 2147483647.0; }
+/* n elements from off, step apart, widened (one switch per row: the inner loop stays a plain multiply-add) */
+static void get_row(uint64_t *dst, ck_dtype dt, const char *base, int64_t off, int64_t step, int n) {
+#define ROW(T, W)                                                                                                    \
+  for (int j = 0; j < n; ++j) dst[j] = (uint64_t)(W)((const T *)base)[off + j * step];                              \
+  return
+  switch (dt) {
+  case CK_I32: ROW(int32_t, int64_t);
+  case CK_I64: ROW(int64_t, int64_t);
+  case CK_U32: ROW(uint32_t, uint64_t);
+  case CK_I16: ROW(int16_t, int64_t);
+  case CK_I8: ROW(int8_t, int64_t);
+  default: ROW(uint8_t, uint64_t);
+  }
+#undef ROW
+}
 
-static ck_status matmul_i32(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,
+/* Store the low bits of r (wraps modulo 2^bits; the conversions to signed types are modular in gcc and clang) */
+static void put_u(ck_tensor *c, int64_t off, uint64_t r) {
+  char *base = (char *)ck_data(c);
+  switch (c->dtype) {
+  case CK_I32: ((int32_t *)base)[off] = (int32_t)(uint32_t)r; break;
+  case CK_I64: ((int64_t *)base)[off] = (int64_t)r; break;
+  case CK_U32: ((uint32_t *)base)[off] = (uint32_t)r; break;
+  case CK_I16: ((int16_t *)base)[off] = (int16_t)(uint16_t)r; break;
+  case CK_I8: ((int8_t *)base)[off] = (int8_t)(uint8_t)r; break;
+  default: ((uint8_t *)base)[off] = (uint8_t)r; break;
+  }
+}
+
+/* The dtype's value of a stored element, as a double (the inexact epilogue) */
+static double int_to_double(ck_dtype dt, uint64_t u) {
+  switch (dt) {
+  case CK_I32: return (double)(int32_t)(uint32_t)u;
+  case CK_I64: return (double)(int64_t)u;
+  case CK_U32: return (double)(uint32_t)u;
+  case CK_I16: return (double)(int16_t)(uint16_t)u;
+  case CK_I8: return (double)(int8_t)(uint8_t)u;
+  default: return (double)(uint8_t)u;
+  }
+}
+
+/* The dtype's largest value as a double (i64: 2^63, which it does not hold), and whether it is unsigned */
+static double int_max(ck_dtype dt) {
+  switch (dt) {
+  case CK_I32: return 2147483647.0;
+  case CK_I64: return 9223372036854775808.0;
+  case CK_U32: return 4294967295.0;
+  case CK_I16: return 32767.0;
+  case CK_I8: return 127.0;
+  default: return 255.0;
+  }
+}
+static bool int_unsigned(ck_dtype dt) { return dt == CK_U8 || dt == CK_U32; }
+
+/* A double, truncated toward zero and saturated to the dtype's range (NaN: 0), as the bits put_u stores */
+static uint64_t int_from_double(ck_dtype dt, double v) {
+  const double hi = int_max(dt), lo = int_unsigned(dt) ? 0.0 : dt == CK_I64 ? -hi : -hi - 1.0;
+  if (v != v) return 0;
+  if (v >= hi) return dt == CK_I64 ? (uint64_t)INT64_MAX : (uint64_t)(int64_t)hi;
+  if (v <= lo) return (uint64_t)(int64_t)lo;
+  return (uint64_t)(int64_t)v; /* truncates toward zero; |v| < 2^63 here */
+}
+
+/* alpha or beta applies exactly, in the wrapping arithmetic, when the dtype holds it: an integer in [-max, max]
+ * (unsigned: [0, max]; i64: the open interval (-2^63, 2^63)). i32: |v| <= 2^31 - 1 as before issue 32's other
+ * dtypes. 03_smem.cu's launch_int makes the same test. */
+static bool int_exact(ck_dtype dt, double v) {
+  const double hi = int_max(dt), lo = int_unsigned(dt) ? 0.0 : -hi;
+  if (v != floor(v)) return false;
+  return dt == CK_I64 ? v > lo && v < hi : v >= lo && v <= hi;
+}
+
+static ck_status matmul_int(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd *B, int64_t batch, int64_t m,
                             int64_t n, int64_t k, double alpha, double beta) {
   enum { JB = 256 };
-  uint64_t acc[JB];
-  const int32_t *a = (const int32_t *)A->base, *b = (const int32_t *)B->base;
-  int32_t *cp = (int32_t *)ck_data(c);
+  uint64_t acc[JB], brow[JB];
+  const ck_dtype dt = c->dtype;
   const int64_t cbs = c->ndim == 3 ? c->stride[0] : 0, crs = c->stride[c->ndim - 2], ccs = c->stride[c->ndim - 1];
-  const bool exact = is_i32_integer(alpha) && is_i32_integer(beta);
-  /* (converted only when they are i32 values: a double out of int64's range has no conversion in C) */
+  const bool exact = int_exact(dt, alpha) && int_exact(dt, beta);
+  /* (converted only when the dtype holds them: a double out of int64's range has no conversion in C) */
   const uint64_t ia = exact ? (uint64_t)(int64_t)alpha : 0, ib = exact ? (uint64_t)(int64_t)beta : 0;
   (void)ctx;
   for (int64_t z = 0; z < batch; ++z)
@@ -236,19 +315,20 @@ static ck_status matmul_i32(ck_ctx *ctx, ck_tensor *c, const opnd *A, const opnd
         const int nj = (int)(n - j0 < JB ? n - j0 : JB);
         memset(acc, 0, sizeof acc);
         for (int64_t p = 0; p < k; ++p) {
-          const uint64_t av = (uint64_t)(int64_t)a[z * A->bs + i * A->rs + p * A->cs];
-          const int32_t *brow = b + z * B->bs + p * B->rs + j0 * B->cs;
-          for (int j = 0; j < nj; ++j) acc[j] += av * (uint64_t)(int64_t)brow[j * B->cs];
+          const uint64_t av = get_u(A->dt, A->base, z * A->bs + i * A->rs + p * A->cs);
+          get_row(brow, B->dt, B->base, z * B->bs + p * B->rs + j0 * B->cs, B->cs, nj);
+          for (int j = 0; j < nj; ++j) acc[j] += av * brow[j];
         }
         for (int j = 0; j < nj; ++j) {
-          int32_t *o = cp + z * cbs + i * crs + (j0 + j) * ccs;
+          const int64_t off = z * cbs + i * crs + (j0 + j) * ccs;
           if (exact) {
             uint64_t r = ia * acc[j];
-            if (beta != 0.0) r += ib * (uint64_t)(int64_t)*o;
-            *o = (int32_t)(uint32_t)r; /* wraps modulo 2^32 */
+            if (beta != 0.0) r += ib * get_u(dt, (const char *)ck_data(c), off);
+            put_u(c, off, r); /* wraps modulo 2^bits */
           } else {
-            const double s = (double)(int32_t)(uint32_t)acc[j];
-            *o = i32_from_double(alpha * s + (beta == 0.0 ? 0.0 : beta * (double)*o));
+            const double s = int_to_double(dt, acc[j]);
+            const double o = beta == 0.0 ? 0.0 : beta * int_to_double(dt, get_u(dt, (const char *)ck_data(c), off));
+            put_u(c, off, int_from_double(dt, alpha * s + o));
           }
         }
       }
@@ -269,10 +349,10 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t off = z * cbs + i * crs + j * ccs;
-          if (c->dtype == CK_I32) {
-            int32_t *o = (int32_t *)ck_data(c) + off;
-            *o = beta == 0.0 ? 0 : is_i32_integer(beta) ? (int32_t)(uint32_t)((uint64_t)(int64_t)beta * (uint64_t)(int64_t)*o)
-                                                        : i32_from_double(beta * (double)*o);
+          if (CK_DT_INTS & CK_DT_BIT(c->dtype)) { /* the integer epilogue's rule, with a sum of 0 */
+            const uint64_t o = get_u(c->dtype, (const char *)ck_data(c), off);
+            put_u(c, off, beta == 0.0 ? 0 : int_exact(c->dtype, beta) ? (uint64_t)(int64_t)beta * o
+                                                                    : int_from_double(c->dtype, beta * int_to_double(c->dtype, o)));
           } else {
             store_c(c, off, beta == 0.0 ? 0.0 : beta * load_c(c, off));
           }
@@ -280,7 +360,7 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
     return CK_OK;
   }
   const opnd A = make_opnd(a), B = make_opnd(b);
-  if (a->dtype == CK_I32) return matmul_i32(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
+  if (CK_DT_INTS & CK_DT_BIT(a->dtype)) return matmul_int(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
   if (ck_dtype_is_complex(a->dtype)) return matmul_complex(c, &A, &B, batch, m, n, k, alpha, beta);
   return matmul_float(ctx, c, &A, &B, batch, m, n, k, alpha, beta);
 }

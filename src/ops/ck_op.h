@@ -29,6 +29,7 @@ typedef struct ck_plan {
   int nin;                /* array inputs read (0 .. CK_MAX_IN) */
   const ck_tensor *in[CK_MAX_IN]; /* inputs as the work sees them: the call's, or converted/contiguous temporaries */
   ck_dtype in_dt;         /* the dtype inputs are converted to */
+  bool keep_in_dtypes;    /* inputs keep their own dtypes, not converted to in_dt (matmul's mixed FP8 operands) */
   ck_dtype dt;            /* result dtype */
   int nd;                 /* result shape */
   int64_t shape[CK_MAX_DIMS];

@@ -341,7 +341,7 @@ static ck_status plan_and_run(ck_ctx *ctx, ck_plan *p, ck_ran *ran) {
 
   /* 5. inputs in the compute dtype */
   for (int i = 0; i < p->nin; ++i)
-    if (p->in[i]->dtype != p->in_dt) {
+    if (p->in[i]->dtype != p->in_dt && !p->keep_in_dtypes) {
       if ((st = ck_to(ctx, &p->tin[i], p->in[i], p->dev, p->in_dt))) return st;
       p->in[i] = &p->tin[i];
     }

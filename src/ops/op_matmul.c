@@ -5,9 +5,13 @@
  *   A [m,k] x B [k,n] -> C [m,n];  A [ba,m,k] x B [bb,k,n] -> C [batch,m,n]
  * where a 2-D operand, or a batch of 1, is broadcast over the other operand's batch (batch stride 0), and
  * batch is the other one's (so 0 against 1 is 0). 1-D operands are rejected with a hint to reshape them
- * ([1,n] or [n,1]); 0-d and 4-D+ likewise. Dtypes promote as elementwise ops do (f32 x f64 -> f64); f32
- * and f64 run everywhere, i32 on the host and on CUDA by rung 3 (smem: the registry's masks say so). The output may overlap A or
- * B: the dispatcher then computes into a temporary (holding C's values when beta != 0).
+ * ([1,n] or [n,1]); 0-d and 4-D+ likewise. Dtypes promote as elementwise ops do (f32 x f64 -> f64, u8 x i8 ->
+ * i16, u8 x f32 -> f32), and the dispatcher converts each operand to the promoted dtype before the product, as
+ * for mixed floats; bool x bool gives i32 (bool arithmetic promotes to i32 in this library: the count of true
+ * pairs), bool x x gives x. f32 and f64 run everywhere; the integer dtypes (i32, i64, u32, i16, i8, u8: sums wrap
+ * modulo 2^bits of the result) on the host and on CUDA by rung 3 (smem: the registry's masks say so). FP8: e4m3
+ * x e4m3, e5m2 x e5m2 and the mixed pairs, each operand read as its own dtype (no conversion). The output may
+ * overlap A or B: the dispatcher then computes into a temporary (holding C's values when beta != 0).
  * On CUDA the work is one ck_mm_desc (element strides, batch strides 0 where broadcast), and the picked
  * variant's layout flags are satisfied here:
  *   CK_VF_ROWMAJOR: contiguous copies of A/B whose last-dim stride is not 1; C through a contiguous
@@ -93,16 +97,26 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   /* promotion as for elementwise ops (ck_promote). f16/bf16 inputs give an f16/bf16 result, or f32 when the
    * call's out is f32 (accumulated into it). */
   p->in_dt = ck_promote(a->dtype, b->dtype);
+  if (p->in_dt == CK_BOOL) p->in_dt = CK_I32; /* bool arithmetic promotes to i32 (docs/api.md, Dtypes) */
   p->dt = p->in_dt;
   if ((p->in_dt == CK_F16 || p->in_dt == CK_BF16) && p->call->out && p->call->out->st && p->call->out->dtype == CK_F32)
     p->dt = CK_F32;
-  /* FP8 (issue 37): both operands of one FP8 dtype; the result is out's dtype (bf16, f16 or f32), bf16 without */
+  /* FP8 (issue 37): both operands FP8, of one dtype or mixed (e4m3 x e5m2, e5m2 x e4m3: each keeps its dtype,
+   * in_dt is A's); the result is out's dtype (bf16, f16 or f32), bf16 without */
   const bool f8a = (CK_DT_FP8 & CK_DT_BIT(a->dtype)) != 0, f8b = (CK_DT_FP8 & CK_DT_BIT(b->dtype)) != 0;
   if (f8a || f8b) {
-    if (a->dtype != b->dtype)
-      return ck_error(ctx, CK_ERR_DTYPE, "matmul: FP8 operands must share a dtype (e4m3 x e4m3 or e5m2 x e5m2), got %s x %s",
+    if (!f8a || !f8b)
+      return ck_error(ctx, CK_ERR_DTYPE, "matmul: FP8 operands pair only with FP8 (e4m3 or e5m2), got %s x %s; "
+                      "cast the other one, e.g. b:to(\"e4m3\"), or both to f32",
+                      ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
+    /* said here rather than by the registry's list of every rung's reason, which is cut at 512 characters before
+     * rung 16's (the only CUDA row that takes FP8; its supports() declines e5m2 x e5m2 too) */
+    if (p->dev.kind == CK_CUDA && a->dtype == CK_E5M2 && b->dtype == CK_E5M2)
+      return ck_error(ctx, CK_ERR_UNSUPPORTED, "matmul: e5m2 x e5m2 has no CUDA variant (cublaslt_fp8: cuBLASLt takes e4m3 x "
+                      "e4m3, e4m3 x e5m2 and e5m2 x e4m3), got %s x %s; cast one operand to e4m3, or use :host()",
                       ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
     p->in_dt = a->dtype;
+    p->keep_in_dtypes = a->dtype != b->dtype;
     const ck_tensor *o = p->call->out && p->call->out->st ? p->call->out : NULL;
     p->dt = o ? o->dtype : CK_BF16;
     if (p->dt != CK_BF16 && p->dt != CK_F16 && p->dt != CK_F32)
@@ -112,10 +126,11 @@ static ck_status mm_check(ck_ctx *ctx, ck_plan *p) {
   if (p->call->precision == CK_MM_TF32 && p->in_dt != CK_F32)
     return ck_error(ctx, CK_ERR_ARG, "matmul: precision \"tf32\" is for f32 operands (got %s x %s)",
                     ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
-  /* i32 products: alpha and beta scale integers, and an infinite or NaN one has no i32 meaning (docs/api.md) */
-  if (p->dt == CK_I32 && (!isfinite(p->call->alpha) || !isfinite(p->beta)))
-    return ck_error(ctx, CK_ERR_ARG, "matmul: alpha %g and beta %g must be finite for i32 operands (%s x %s)",
-                    p->call->alpha, p->beta, ck_describe(a, da, sizeof da), ck_describe(b, db, sizeof db));
+  /* integer products: alpha and beta scale integers, and an infinite or NaN one has no integer meaning (docs/api.md) */
+  if ((CK_DT_INTS & CK_DT_BIT(p->dt)) && (!isfinite(p->call->alpha) || !isfinite(p->beta)))
+    return ck_error(ctx, CK_ERR_ARG, "matmul: alpha %g and beta %g must be finite for %s operands (%s x %s)",
+                    p->call->alpha, p->beta, ck_dtype_name(p->dt), ck_describe(a, da, sizeof da),
+                    ck_describe(b, db, sizeof db));
   p->has_out = true;
   p->out_reads = p->beta != 0.0;
   return ck_check_shape(ctx, "matmul", p->nd, p->shape, p->dt);
@@ -126,6 +141,10 @@ static ck_status mm_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, siz
   const int64_t k = p->in[0]->shape[p->in[0]->ndim - 1];
   const double alpha = p->call->alpha, beta = p->beta;
   if (k != 0 && alpha != 0.0) return CK_OK;
+  /* integer C with a beta other than 0 or 1: the product's own epilogue (the host's k == 0 path, rung 3's kernel with
+   * no k tile), whose rule for beta (exact when the dtype holds it, else f64 truncated and saturated) an elementwise
+   * product by a number would not follow (it refuses a result wider than C: u8 by -1 or 0.5) */
+  if ((CK_DT_INTS & CK_DT_BIT(p->out->dtype)) && beta != 0.0 && beta != 1.0) return CK_OK;
   *done = true;
   snprintf(note, n, "%s: C = beta*C, no matmul kernel launched", k == 0 ? "k == 0" : "alpha == 0");
   if (beta == 1.0) return CK_OK;
@@ -146,7 +165,8 @@ static void mm_describe(const ck_plan *p, void *desc) {
   ck_mm_desc *d = (ck_mm_desc *)desc;
   const ck_tensor *a = p->in[0], *b = p->in[1];
   memset(d, 0, sizeof *d);
-  d->dtype = p->in_dt;
+  d->dtype = a->dtype;   /* p->in_dt, or A's own FP8 dtype in a mixed FP8 product */
+  d->b_dtype = b->dtype; /* the same, except in a mixed FP8 product */
   d->c_dtype = p->dt;
   d->precision = p->call->precision;
   d->batch = p->nd == 3 ? p->shape[0] : 1;
@@ -208,6 +228,6 @@ static const int *mm_preferred_for(const void *desc) {
   return tiny ? ck_matmul_preferred_tiny : ck_matmul_preferred;
 }
 
-const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5 | CK_DT_FP8 | CK_DT_COMPLEX, .check = mm_check,
+const ck_opdef ck_opdef_matmul = {CK_LADDER("matmul", ck_matmul), .host_dtypes = CK_DT_ALL5 | CK_DT_INTS | CK_DT_BIT(CK_BOOL) | CK_DT_FP8 | CK_DT_COMPLEX, .check = mm_check,
                                   .trivial = mm_trivial, .host = mm_host, .layout = mm_layout,
                                   .describe = mm_describe, .preferred_for = mm_preferred_for};
