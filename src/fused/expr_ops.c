@@ -7,10 +7,10 @@
  * come from the row (ck_ew_op_arity, ck_ew_op_float_only); the host evaluates it with the host backend's own
  * row function (ck_host_ew_run); the generator pastes the row's expressions, stringified, into every NVRTC
  * program with the table's helpers (kernels/elementwise/ew_helpers.h, the text the host backend compiles). So `max` in
- * an expression is `ck.maximum`, `x / y` on i32 is the DIV row's iw_div, and an op fixed in the table is fixed
+ * an expression is `ck.maximum`, `x / y` on integers is the DIV row's iw_div, and an op fixed in the table is fixed
  * in ck.map.
  *
- * The language is C, and keeps C's meanings where Lua's differ (docs/map.md): `/` is the DIV row (i32
+ * The language is C, and keeps C's meanings where Lua's differ (docs/map.md): `/` is the DIV row (integer
  * division truncates, as the ops' `div`; Lua's `/` on integers would give a float), `%` is C's fmod and
  * remainder (the MOD row is Lua's floor modulo, so `%` is expression-only, below), and comparisons and
  * `&& || !` give 1/0 in their operands' type (the EQ..GE rows; Lua's give booleans).
