@@ -228,6 +228,34 @@ describe("ck.map's generated kernels on every dtype", function()
     run_emu("x + n", {x = rnd("i64", {9}), n = math.maxinteger - 3}, "i64 number")
   end)
 
+  it("run reduce_map's kernels like the host evaluator (i64 accumulators exactly, halves to rounding)", function()
+    if not E.available() then return pending("g++ with C++20 <barrier> not found") end
+    local function check(spec, inputs, opts, layout, exact)
+      local ref = ck.reduce_map(spec, inputs, opts)
+      local out = ck.empty(ref:shape(), {dtype = ref:dtype()})
+      local o = {}
+      for k, v in pairs(opts) do o[k] = v end
+      o.out = out
+      local src, info = ck.map_source(spec, inputs, o)
+      assert.equals(layout, info.layout, spec.map)
+      local arrays = {}
+      for k, v in pairs(inputs) do if ck.is_array(v) then arrays[k] = v end end
+      local got, r = E.run(src, info, arrays, {out = out}).out, ref:flat()
+      for j = 1, #r do
+        local a, b = got[j], num(r[j])
+        assert(exact and a == b or math.abs(a - b) <= 2e-3 * math.abs(b) + 2e-3,
+          ("%s [%s] %s element %d: emulated %s, host %s"):format(spec.map, layout, ref:dtype(), j, tostring(a), tostring(b)))
+      end
+    end
+    local sum = {map = "x", reduce = "a + b", identity = 0}
+    check(sum, {x = rnd("u8", {33, 100})}, {dim = 2}, "rows_warp", true)
+    check(sum, {x = rnd("bool", {3, 9000})}, {dim = 1}, "cols", true)
+    check({map = "x * y", reduce = "max(a, b)", identity = -math.huge}, {x = rnd("i64", {5, 700}), y = rnd("i8", {700})},
+      {dim = 2}, "rows", true)
+    check({map = "x * s", reduce = "a + b", identity = 0, post = "r / n"}, {x = rnd("f16", {20000}), s = 3}, {}, "all", false)
+    check({map = "x", reduce = "a + b", identity = 0}, {x = rnd("u32", {20000})}, {}, "all", true)
+  end)
+
   it("compile with NVRTC for every dtype, input and output", function()
     local probe = pcall(ck.kernel_build, "extern \"C\" __global__ void k() {}", "k", {arch = "sm_90"})
     if not probe then return pending("NVRTC is not available here") end
