@@ -217,7 +217,7 @@ add("ck.map", {
   C("ck.map('x', setmetatable({}, {__index = function() return A end}))"),
   C("ck.map('x', (function() local t = {} for i = 1, 65 do t['x' .. i] = 1 end t.x = A return t end)())"),
   C("ck.map((function() local t = {} for i = 1, 17 do t[i] = 'o' .. i .. ' = x' end return table.concat(t, ';') end)(), {x = A})"),
-  C("ck.map('x', {x = A}, 'x')"), C("ck.map('x', {x = A}, {bogus = 1})"), C("ck.map('x', {x = A}, {dtype = 'f16'})"),
+  C("ck.map('x', {x = A}, 'x')"), C("ck.map('x', {x = A}, {bogus = 1})"), C("ck.map('x', {x = A}, {dtype = 'c64'})"),
   C("ck.map('x', {x = A}, {dtype = 7})"), C("ck.map('x', {x = A}, {variant = 'nope'})"),
   C("ck.map('x', {x = A}, {out = 'x'})"), C("ck.map('x', {x = A}, {out = F})"), C("ck.map('x', {x = A}, {out = ck.rand(7)})"),
   C("ck.map('x', {x = A}, {out = E})"), C("ck.map('x', {x = A}, {out = ck.zeros(3, 4, {dtype = 'i32'})})"),
@@ -246,7 +246,7 @@ add("ck.reduce_map", {
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 0})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 1.5})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 'x'})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = 1 << 40})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = (1 << 32) + 1})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dim = math.mininteger})"),
-  C("ck.reduce_map(" .. SPEC .. ", {x = A}, {bogus = 1})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dtype = 'f16'})"),
+  C("ck.reduce_map(" .. SPEC .. ", {x = A}, {bogus = 1})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {dtype = 'c64'})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {keepdim = 'yes'})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = 'x'})"), C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = F})"),
   C("ck.reduce_map(" .. SPEC .. ", {x = A}, {out = ck.rand(7)})"),
@@ -259,7 +259,7 @@ for _, f in ipairs {"map_info", "map_source"} do
     C(("ck.%s('exp(x)', {x = I})"):format(f)), C(("ck.%s('x', 'x')"):format(f)), C(("ck.%s('x', {x = F})"):format(f)),
     C(("ck.%s('x', {x = 'x'})"):format(f)), C(("ck.%s('x + y', {x = A, y = ck.rand(5)})"):format(f)),
     C(("ck.%s('x', {x = A}, 'x')"):format(f)), C(("ck.%s('x', {x = A}, {bogus = 1})"):format(f)),
-    C(("ck.%s('x', {x = A}, {dtype = 'f16'})"):format(f)), C(("ck.%s('x', {x = A}, {out = F})"):format(f)),
+    C(("ck.%s('x', {x = A}, {dtype = 'c64'})"):format(f)), C(("ck.%s('x', {x = A}, {out = F})"):format(f)),
     C(("ck.%s('x', {x = A}, {out = ck.rand(7)})"):format(f)),
   })
 end
@@ -267,7 +267,7 @@ add("ck.map_source", {
   C("ck.map_source({map = 'x *', reduce = 'a + b', identity = 0}, {x = A})"),
   C("ck.map_source({map = 'x', reduce = 'a + b'}, {x = A})"),
   C("ck.map_source(" .. SPEC .. ", {x = F})"), C("ck.map_source(" .. SPEC .. ", {x = A}, {dim = 3})"),
-  C("ck.map_source(" .. SPEC .. ", {x = A}, {bogus = 1})"), C("ck.map_source(" .. SPEC .. ", {x = A}, {dtype = 'f16'})"),
+  C("ck.map_source(" .. SPEC .. ", {x = A}, {bogus = 1})"), C("ck.map_source(" .. SPEC .. ", {x = A}, {dtype = 'c64'})"),
 })
 local KSRC = [['extern "C" __global__ void f(float *p) { p[0] = 1; }']]
 add("ck.kernel_build", {

@@ -38,6 +38,9 @@ template <class T> static inline T __shfl_down_sync(unsigned, T v, int s) {
   return r;
 }
 static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+static inline long long __double_as_longlong(double x) { long long d; std::memcpy(&d, &x, 8); return d; }
+static inline float __uint_as_float(unsigned x) { float f; std::memcpy(&f, &x, 4); return f; }
+static inline unsigned __float_as_uint(float x) { unsigned u; std::memcpy(&u, &x, 4); return u; }
 template <class F> static void ck_launch_fn(F f, unsigned grid, unsigned block) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
@@ -67,7 +70,9 @@ template <class P> static void ck_launch(void (*k)(P), const P &p, unsigned grid
 }
 ]]
 
-local CT = {f32 = "float", f64 = "double", i32 = "int"}
+local CT = {f32 = "float", f64 = "double", i32 = "int", i64 = "long long", u32 = "unsigned int", i16 = "short",
+  i8 = "signed char", u8 = "unsigned char", bool = "unsigned char", f16 = "unsigned short", bf16 = "unsigned short"}
+local HALF = {f16 = "h", bf16 = "b"} -- stored as bits: written and read through the program's own ckx_d2h/ckx_h2f
 
 local function cquote(v)
   if v ~= v then return "NAN" elseif v == math.huge then return "INFINITY" elseif v == -math.huge then return "-INFINITY" end
@@ -145,7 +150,13 @@ function E.run(src, info, inputs, outs)
     if bufs[name] then return end
     bufs[name] = true
     local vals = {}
-    for i, v in ipairs(values) do vals[i] = cquote(v) end
+    for i, v in ipairs(values) do
+      if type(v) == "boolean" then v = v and 1 or 0 end
+      if HALF[dtype] then vals[i] = ("k1::ckx_d2%s(%s)"):format(HALF[dtype], cquote(v))
+      elseif dtype ~= "f32" and dtype ~= "f64" then
+        vals[i] = v == math.mininteger and "(-9223372036854775807LL - 1)" or ("%dLL"):format(math.tointeger(v) or 0)
+      else vals[i] = cquote(v) end
+    end
     if #vals == 0 then vals[1] = "0" end
     lines[#lines + 1] = ("  alignas(64) static %s b_%s[] = {%s};\n"):format(CT[dtype], name, table.concat(vals, ", "))
   end
@@ -162,7 +173,10 @@ function E.run(src, info, inputs, outs)
       local o = outs[p.value]
       local vals = {}
       for j = 1, o:numel() do vals[j] = 0 / 0 end
-      if o:dtype() == "i32" then for j = 1, o:numel() do vals[j] = -2147483648 end end
+      if o:dtype() == "i32" then for j = 1, o:numel() do vals[j] = -2147483648 end
+      elseif CT[o:dtype()] and o:dtype() ~= "f32" and o:dtype() ~= "f64" and not HALF[o:dtype()] then
+        for j = 1, o:numel() do vals[j] = 77 end -- poison of the integer dtypes
+      end
       buffer("out_" .. p.value, o:dtype(), vals)
       slots[i] = ("(uint64_t)(uintptr_t)b_out_%s"):format(p.value)
     else
@@ -182,8 +196,12 @@ function E.run(src, info, inputs, outs)
     lines[#lines + 1] = ("  ck_launch(k2::%s, f, 1, 256, true);\n"):format(fentry)
   end
   for name, o in pairs(outs) do
-    lines[#lines + 1] = ("  printf(\"%s\");\n  for (unsigned j = 0; j < %d; ++j) printf(\" %%.17g\", (double)b_out_%s[j]);\n  printf(\"\\n\");\n")
-      :format(name, o:numel(), name)
+    local dt = o:dtype()
+    local fmt, val = " %.17g", "(double)b_out_" .. name .. "[j]"
+    if HALF[dt] then val = ("(double)k1::ckx_%s2f(b_out_%s[j])"):format(HALF[dt], name)
+    elseif dt ~= "f32" and dt ~= "f64" then fmt, val = " %lld", "(long long)b_out_" .. name .. "[j]" end
+    lines[#lines + 1] = ("  printf(\"%s\");\n  for (unsigned j = 0; j < %d; ++j) printf(\"%s\", %s);\n  printf(\"\\n\");\n")
+      :format(name, o:numel(), fmt, val)
   end
   lines[#lines + 1] = "  return 0;\n}\n"
   return compile_and_run(table.concat(lines))

@@ -568,10 +568,13 @@ ck_status ck_host_search(ck_ctx *ctx, const ck_search_desc *d); /* host_sort.c: 
 /* Row ops and attention (issue 37, host_rows.c) on their descriptors of host pointers; f64 throughout. */
 ck_status ck_host_rows(ck_ctx *ctx, const ck_rows_desc *d);
 ck_status ck_host_attention(ck_ctx *ctx, const ck_attn_desc *d);
-/* One dense run of a unary or binary elementwise op (f32, f64 or i32; b NULL for a unary op): out[i] =
+/* One dense run of a unary or binary elementwise op (any real dtype the row takes; b NULL for a unary op): out[i] =
  * op(a[i], b[i]) for i < n, by the host backend's own row function, the table's expression (ew_ops.def)
  * compiled for the host. ck.map's evaluator runs the operators and functions it shares with the table here. */
 void ck_host_ew_run(int op, ck_dtype dt, void *out, const void *a, const void *b, int64_t n);
+/* COPY's conversion of n contiguous elements from dtype `from` to `to` (any two real dtypes; the rules of
+ * host_elementwise.c's ew_cast_table): for ck.map's host evaluator, so its casts are the library's. */
+void ck_host_ew_cast(ck_dtype to, void *out, ck_dtype from, const void *a, int64_t n);
 ck_status ck_host_copy(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src); /* strided, with cast */
 /* The index ops' oracle (host_index.c) on a ck_ix_desc of host pointers: the scan of the index (the first
  * position out of range, the first that repeats a destination written by `first`; -1: none), and the op. */

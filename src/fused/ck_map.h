@@ -66,11 +66,14 @@ const char *ck_expr_input(const ck_expr *e, int i);
 #define CK_MAP_MAX_PARAMS 512
 
 /* One named input: an array (t != NULL) or a number. name: checked by ck_map (an identifier of the
- * language that is not one of its constants or functions). */
+ * language that is not one of its constants or functions). isint: the number is an integer (a Lua integer,
+ * or a float with an integral value in i64's range), exactly inum (so i64 arithmetic with it is exact). */
 typedef struct ck_map_input {
   const char *name;
   const ck_tensor *t;
   double num;
+  long long inum;
+  bool isint;
 } ck_map_input;
 
 /* What ran and how (for ck.last_ran, introspection and specs). */
@@ -107,6 +110,9 @@ bool ck_map_cache_has(const ck_map_cache *c, const char *key); /* c may be NULL 
  * kept. rep gets cache ("memory", or ck_rtc_build's), compiled and compile_ms. */
 ck_status ck_map_cache_get(ck_ctx *ctx, ck_map_cache *c, const char *key, const char *src, const char *entry,
                            const char *opts, ck_map_report *rep, ck_rtc_kernel **out);
+
+/* A dtype ck.map and ck.reduce_map take (every real dtype: not complex, not fp8); expr_ops.c. */
+bool ck_xdtype_ok(int dt);
 
 /* outs: e's outputs (ck_expr_noutputs); an entry with st == NULL is allocated. dtype: -1 = by promotion. */
 ck_status ck_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, const ck_map_input *in, int nin, ck_tensor *outs,

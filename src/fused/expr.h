@@ -7,9 +7,12 @@
  * The parser turns the text into a node array in post-order (children before parents), so every pass
  * (typing, host evaluation, CUDA generation) is one loop over the nodes.
  *
- * Types: every node has a dtype (f32, f64, i32) and may be "weak" (numbers and literals: a weak value takes
- * the type of the array it meets, so `x * 0.5` stays f32; an i32 array with a non-integral number gives f32,
- * the library's rule). Casts f32() f64() i32() are the only way to change a strong type downwards.
+ * Types: every node has a dtype (any real dtype: bool u8 i8 i16 i32 u32 i64 f16 bf16 f32 f64) and may be
+ * "weak" (numbers and literals: i64 for an integer, f64 otherwise; a weak value takes the type of the array it
+ * meets, so `x * 0.5` stays f32; an integer array with a number that is not a value of its dtype gives f64, the
+ * ops' rule). Casts (f32() u8() i64() ...) are the only way to change a strong type downwards.
+ * Node values: integers in their dtype (wrapped), f16/bf16 as their bits on the host and as a float holding
+ * the rounded value in generated code (expr_gen.c).
  */
 #ifndef CK_EXPR_H
 #define CK_EXPR_H
@@ -63,11 +66,17 @@ typedef struct ck_expr {
   xassign *asg; /* every assigned name, outputs and temporaries, in statement order */
 } ck_expr;
 
-/* A node's type: dt = value dtype; ct = dtype its operands are converted to before the op; weak: a number. */
+/* A node's type: dt = value dtype; ct = dtype its operands are converted to before the op; weak: a number;
+ * fits (weak integers): the integer dtypes (1 << dtype) whose range holds the value, for the ops' rule that a
+ * number keeps an integer array's dtype only when it is a value of it (a weak result of weak operands: the
+ * dtypes both hold). */
 typedef struct xtype {
   signed char dt, ct;
   unsigned char weak;
+  unsigned short fits;
 } xtype;
+/* The integer dtypes whose range holds v (bit 1 << dtype), for xtype.fits. */
+unsigned short ck_xfits(long long v);
 
 /* Parse `text`. `fixed` (may be NULL) lists the only names allowed (e.g. {"a", "b"} for a reduce); unknown
  * names are errors there. `single`: exactly one output (reduce expressions). */
@@ -81,7 +90,7 @@ ck_status ck_expr_check_input(ck_ctx *ctx, const ck_expr *e, const char *name);
 
 /* Type the nodes given the input types (per in_names). Fails on an operation the types cannot take. */
 ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty);
-/* The strong dtype a weak result becomes (i32 or f32), else dt. */
+/* The strong dtype a weak result becomes (i32, or i64 for an integer beyond i32; f32), else dt. */
 int ck_xtype_final(xtype t);
 /* Error text with a caret under `pos`. */
 ck_status ck_expr_error_at(ck_ctx *ctx, const ck_expr *e, ck_status st, int pos, const char *fmt, ...)
@@ -99,7 +108,8 @@ typedef struct xeval {
 ck_status xeval_init(ck_ctx *ctx, xeval *ev, const ck_expr *e, const xtype *ty);
 void xeval_run(xeval *ev, int n);
 void xeval_free(xeval *ev);
-/* dst[i] = (dt_dst) src[i] with the library's conversion rules (float -> i32 truncates, NaN -> INT32_MIN). */
+/* dst[i] = (dt_dst) src[i] with the library's conversion rules (COPY's: float -> integer truncates, NaN and out
+ * of range give the dtype's minimum; integer -> integer wraps; x -> bool is x != 0). Any two real dtypes. */
 void xconvert(void *dst, int dt_dst, const void *src, int dt_src, int n);
 
 // ---------------------------------------------------------------- CUDA generation
@@ -113,7 +123,14 @@ void xsb_free(xsb *b);
 /* Every program's helpers: the expression-only ones (ckx_mod_f, ...) and the op table's rows (ckx_add_f, ...),
  * from the same text as the host's (expr_ops.c). */
 void xgen_preamble(xsb *b);
-const char *xctype(int dt); /* "float", "double", "int" */
+/* A node's value type in generated code: "float" (f32, f16, bf16), "double", "int", "long long", "unsigned
+ * char" (u8, bool), ...; xstype: the storage type of arrays ("unsigned short" for f16 and bf16). */
+const char *xctype(int dt);
+const char *xstype(int dt);
+/* Load: a storage value (variable or expression `v`) as a node value (f16 bits -> float, bool -> 0/1). */
+void xgen_load(xsb *b, const char *v, int dt);
+/* Store: a node value as storage (float -> f16 bits; exact: the value is already rounded). */
+void xgen_store(xsb *b, const char *v, int dt);
 /* Statements computing every node: `const T v<i> = ...;` with inputs read from variables in<k>. */
 void xgen_nodes(xsb *b, const ck_expr *e, const xtype *ty, const char *indent);
 /* A C expression converting variable `var` of dtype `from` to `to`. */

@@ -1,57 +1,47 @@
 /*
  * expr_eval.c — the host evaluator of the expression language (the oracle, and the backend without a GPU):
  * every node computed over blocks of XBLK values: the op table's operators and functions by the host backend's
- * row functions (ck_host_ew_run, compiled from ew_ops.def), the expression-only ones by expr_ops.c's.
+ * row functions (ck_host_ew_run, compiled from ew_ops.def, for every real dtype), the expression-only ones by
+ * expr_ops.c's (float, double, long long). Values are stored in their node's dtype (f16/bf16 as bits), so each
+ * node is rounded or wrapped to its dtype as the built-in ops store their results.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ew_ops.h"
 #include "expr_ops.h"
+#include "half.h"
 
 
 void xconvert(void *dst, int dd, const void *src, int ds, int n) {
-#define CONV(TD, TS, EXPR)                                                                                    \
-  do {                                                                                                        \
-    TD *o = dst;                                                                                              \
-    const TS *s = src;                                                                                        \
-    for (int j = 0; j < n; ++j) o[j] = EXPR;                                                                  \
-  } while (0)
-  if (dd == ds) {
-    memmove(dst, src, (size_t)n * ck_dtype_size((ck_dtype)dd));
-    return;
-  }
-  switch (dd * 3 + ds) {
-  case CK_F32 * 3 + CK_F64: CONV(float, double, (float)s[j]); break;
-  case CK_F32 * 3 + CK_I32: CONV(float, int, (float)s[j]); break;
-  case CK_F64 * 3 + CK_F32: CONV(double, float, (double)s[j]); break;
-  case CK_F64 * 3 + CK_I32: CONV(double, int, (double)s[j]); break;
-  case CK_I32 * 3 + CK_F32: CONV(int, float, ck_ew_f2i((double)s[j])); break;
-  case CK_I32 * 3 + CK_F64: CONV(int, double, ck_ew_f2i(s[j])); break;
-  default: break;
-  }
-#undef CONV
+  if (dd == ds) memmove(dst, src, (size_t)n * ck_dtype_size((ck_dtype)dd));
+  else ck_host_ew_cast((ck_dtype)dd, dst, (ck_dtype)ds, src, n);
 }
+
+/* Scratch slots after the nodes' values: 0..2 the operands in the op's dtype, 3..5 widened (expression-only ops
+ * on halves compute in float, on integers in long long). */
+#define XSCRATCH 6
 
 ck_status xeval_init(ck_ctx *ctx, xeval *ev, const ck_expr *e, const xtype *ty) {
   memset(ev, 0, sizeof *ev);
   ev->e = e, ev->ty = ty;
-  /* node values + 3 scratch operands + inputs, XBLK doubles each */
-  size_t slots = (size_t)e->n + 3 + (size_t)e->nin;
+  /* node values + scratch + inputs, XBLK values of 8 bytes (the widest dtype) each */
+  size_t slots = (size_t)e->n + XSCRATCH + (size_t)e->nin;
   ev->mem = aligned_alloc(64, (slots * XBLK * sizeof(double) + slots * 2 * sizeof(void *) + 127) / 64 * 64);
   if (!ev->mem) return ck_error(ctx, CK_ERR_OOM, "%s: out of host memory", e->what);
   char *p = ev->mem + slots * XBLK * sizeof(double);
   ev->val = (void **)p;
-  ev->in_buf = ev->val + e->n + 3;
-  for (size_t i = 0; i < (size_t)e->n + 3; ++i) ev->val[i] = ev->mem + i * XBLK * sizeof(double);
-  for (int k = 0; k < e->nin; ++k) ev->in_buf[k] = ev->mem + ((size_t)e->n + 3 + (size_t)k) * XBLK * sizeof(double);
+  ev->in_buf = ev->val + e->n + XSCRATCH;
+  for (size_t i = 0; i < (size_t)e->n + XSCRATCH; ++i) ev->val[i] = ev->mem + i * XBLK * sizeof(double);
+  for (int k = 0; k < e->nin; ++k)
+    ev->in_buf[k] = ev->mem + ((size_t)e->n + XSCRATCH + (size_t)k) * XBLK * sizeof(double);
   for (int i = 0; i < e->n; ++i) {
     const xnode *x = &e->nodes[i];
     if (x->op == XOP_INPUT) ev->val[i] = ev->in_buf[x->input];
-    if (x->op == XOP_CONST) { /* filled once: constants never change */
-      if (ty[i].dt == CK_I32) {
-        int *o = ev->val[i];
-        for (int j = 0; j < XBLK; ++j) o[j] = (int)x->k;
+    if (x->op == XOP_CONST) { /* filled once: constants never change (weak: i64 or f64) */
+      if (ty[i].dt == CK_I64) {
+        long long *o = ev->val[i];
+        for (int j = 0; j < XBLK; ++j) o[j] = (long long)x->k;
       } else {
         double *o = ev->val[i];
         for (int j = 0; j < XBLK; ++j) o[j] = x->k;
@@ -74,24 +64,10 @@ static const void *operand(xeval *ev, int child, int ct, int s, int n) {
   return dst;
 }
 
-/* 1 where v is nonzero (NaN counts as true, as in C). */
-static void truth(int *o, const void *v, int dt, int n) {
-  if (dt == CK_F32)
-    for (int j = 0; j < n; ++j) o[j] = ((const float *)v)[j] != 0;
-  else if (dt == CK_F64)
-    for (int j = 0; j < n; ++j) o[j] = ((const double *)v)[j] != 0;
-  else
-    for (int j = 0; j < n; ++j) o[j] = ((const int *)v)[j] != 0;
-}
+/* 1 where v is nonzero (NaN counts as true, as in C): the cast to bool. */
+static void truth(uint8_t *o, const void *v, int dt, int n) { xconvert(o, CK_BOOL, v, dt, n); }
 
-static void from_truth(void *o, int dt, const int *t, int n) {
-  if (dt == CK_F32)
-    for (int j = 0; j < n; ++j) ((float *)o)[j] = (float)t[j];
-  else if (dt == CK_F64)
-    for (int j = 0; j < n; ++j) ((double *)o)[j] = (double)t[j];
-  else
-    memcpy(o, t, (size_t)n * sizeof(int));
-}
+static void from_truth(void *o, int dt, const uint8_t *t, int n) { xconvert(o, dt, t, CK_BOOL, n); }
 
 #define APPLY(T, F, ARITY)                                                                                     \
   do {                                                                                                         \
@@ -111,7 +87,7 @@ static void from_truth(void *o, int dt, const int *t, int n) {
 
 void xeval_run(xeval *ev, int n) {
   const ck_expr *e = ev->e;
-  int tA[XBLK], tB[XBLK];
+  uint8_t tA[XBLK], tB[XBLK];
   for (int i = 0; i < e->n; ++i) {
     const xnode *x = &e->nodes[i];
     const xtype t = ev->ty[i];
@@ -149,9 +125,29 @@ void xeval_run(xeval *ev, int n) {
         ck_host_ew_run(oi->row, (ck_dtype)t.ct, out, a0, a1, n);
         break;
       }
-      if (t.ct == CK_F32) APPLY(float, oi->f, arity);
-      else if (t.ct == CK_F64) APPLY(double, oi->d, arity);
-      else APPLY(int, oi->i, arity);
+      if (t.ct == CK_F32) {
+        APPLY(float, oi->f, arity);
+        break;
+      }
+      if (t.ct == CK_F64) {
+        APPLY(double, oi->d, arity);
+        break;
+      }
+      /* halves compute in float and round once (as the table's f16 rows); integers in long long, wrapped */
+      const bool half = t.ct == CK_F16 || t.ct == CK_BF16;
+      const int W = half ? CK_F32 : CK_I64;
+      void *w[3] = {ev->val[e->n + 3], ev->val[e->n + 4], ev->val[e->n + 5]};
+      const void *src[3] = {a0, a1, a2};
+      for (int k = 0; k < arity; ++k) xconvert(w[k], W, src[k], t.ct, n);
+      a0 = w[0], a1 = w[1], a2 = w[2];
+      out = w[0];
+      if (half) APPLY(float, oi->f, arity);
+      else APPLY(long long, oi->i, arity);
+      if (t.ct == CK_F16)
+        for (int j = 0; j < n; ++j) ((uint16_t *)ev->val[i])[j] = ck_f32_to_f16(((const float *)w[0])[j]);
+      else if (t.ct == CK_BF16)
+        for (int j = 0; j < n; ++j) ((uint16_t *)ev->val[i])[j] = ck_f32_to_bf16(((const float *)w[0])[j]);
+      else xconvert(ev->val[i], t.ct, w[0], CK_I64, n);
     }
     }
   }

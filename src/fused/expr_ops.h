@@ -10,7 +10,7 @@
 
 #include "expr.h"
 
-enum { XF_INT = 1, XF_FLOAT = 2 }; /* XF_INT: has an i32 form */
+enum { XF_INT = 1, XF_FLOAT = 2 }; /* XF_INT: has an integer form (long long, every integer dtype) */
 typedef void (*xfn)(void);
 typedef struct xopinfo {
   const char *name; /* function name in the language and helper stem; NULL for syntax-only ops */
@@ -20,7 +20,9 @@ typedef struct xopinfo {
 } xopinfo;
 extern const xopinfo ck_xops[XOP_N];
 int ck_xop_arity(int op);
-bool ck_xop_int(int op); /* has an i32 form (else floats only) */
+bool ck_xop_int(int op); /* has an integer form (else floats only) */
+/* A dtype expressions take (every real dtype; not complex, not fp8). */
+bool ck_xdtype_ok(int dt);
 
 /* The op's name in messages: the operator's symbol ("+", "unary -", "?:") or the function's name. */
 const char *ck_xop_symbol(int op);

@@ -185,7 +185,8 @@ static int p_primary(parser *P) {
     int n = add_node(P, XOP_CONST, -1, -1, -1, pos);
     if (n < 0) return -1;
     P->e->nodes[n].k = P->tnum;
-    P->e->nodes[n].kint = P->tint && P->tnum <= 2147483647.0;
+    /* an integer literal is a weak i64 (exact to 2^53: the lexer reads a double; a Lua integer input is exact) */
+    P->e->nodes[n].kint = P->tint && P->tnum < 9223372036854775808.0;
     next(P);
     return n;
   }

@@ -47,7 +47,7 @@ static ck_status host_map(ck_ctx *ctx, const ck_expr *e, const xtype *ty, mbind 
   ck_status st = xeval_init(ctx, &ev, e, ty);
   if (st) return st;
   map_fill_numbers(&ev, b);
-  double tmp[XBLK];
+  double tmp[XBLK]; /* (8 bytes a value: any dtype) */
   const int nd = g.nd;
   const int64_t L = nd ? g.shape[nd - 1] : 1;
   int64_t idx[CK_MAX_DIMS] = {0};
@@ -66,7 +66,7 @@ static ck_status host_map(ck_ctx *ctx, const ck_expr *e, const xtype *ty, mbind 
         int o = opk[k];
         size_t es = ck_dtype_size(ops[o]->dtype);
         int64_t s = nd ? g.st[o][nd - 1] : 0;
-        map_gather(ev.in_buf[k], base[o] + (off[o] + j0 * s) * (int64_t)es, s, n, es);
+        map_gather(ev.in_buf[k], base[o] + (off[o] + j0 * s) * (int64_t)es, s, n, ops[o]->dtype);
       }
       xeval_run(&ev, n);
       for (int i = 0; i < e->nout; ++i) {
@@ -100,27 +100,35 @@ static void gen_body(xsb *s, const ck_expr *e, const xtype *ty, const mbind *b, 
                      const int *roots) {
   xsb_printf(s, "static __device__ __forceinline__ void ck_body(");
   for (int k = 0; k < e->nin; ++k) xsb_printf(s, "%sconst %s in%d", k ? ", " : "", xctype(b->ity[k].dt), k);
-  for (int i = 0; i < nout; ++i) xsb_printf(s, "%s%s &out%d", (e->nin || i) ? ", " : "", xctype(odt[i]), i);
+  for (int i = 0; i < nout; ++i) xsb_printf(s, "%s%s &out%d", (e->nin || i) ? ", " : "", xstype(odt[i]), i);
   xsb_printf(s, ") {\n");
   xgen_nodes(s, e, ty, "  ");
-  for (int i = 0; i < nout; ++i) {
+  for (int i = 0; i < nout; ++i) { /* converted to the output's dtype (a node value), then stored */
     char v[24];
     snprintf(v, sizeof v, "v%d", roots[i]);
-    xsb_printf(s, "  out%d = ", i);
+    xsb_printf(s, "  const %s r%d = ", xctype(odt[i]), i);
     xgen_convert(s, v, ty[roots[i]].dt, odt[i]);
+    snprintf(v, sizeof v, "r%d", i);
+    xsb_printf(s, ";\n  out%d = ", i);
+    xgen_store(s, v, odt[i]);
     xsb_printf(s, ";\n");
   }
   xsb_printf(s, "}\n");
 }
 
-/* Load of input k at index expression `ix` (arrays) or its parameter (numbers). */
+/* Load of input k at index expression `ix` (arrays) or its parameter (numbers: a long long for an integer, so
+ * that i64 is exact, else a double), as a node value. */
 static void gen_load(xsb *s, const mbind *b, int k, const char *ix, bool bcast) {
-  const char *T = xctype(b->ity[k].dt);
+  const int dt = b->ity[k].dt;
+  const char *T = xstype(dt);
+  char v[96];
   if (!b->t[k]) {
-    if (b->ity[k].dt == CK_I32) xsb_printf(s, "(int)p.s%d", k);
-    else xsb_printf(s, "p.s%d", k);
-  } else if (bcast) xsb_printf(s, "*(const %s *)p.i%d", T, k);
-  else xsb_printf(s, "__ldg((const %s *)p.i%d + %s)", T, k, ix);
+    xsb_printf(s, "p.s%d", k);
+    return;
+  }
+  if (bcast) snprintf(v, sizeof v, "*(const %s *)p.i%d", T, k);
+  else snprintf(v, sizeof v, "__ldg((const %s *)p.i%d + %s)", T, k, ix);
+  xgen_load(s, v, dt);
 }
 
 /* bcast[k]: input k is one element for the whole launch (contiguous layouts). */
@@ -139,7 +147,7 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
   }
   for (int k = 0; k < e->nin; ++k) {
     if (!b->t[k]) {
-      xsb_printf(s, "  double s%d;\n", k);
+      xsb_printf(s, "  %s s%d;\n", b->ity[k].dt == CK_I64 ? "long long" : "double", k);
       continue;
     }
     xsb_printf(s, "  const void *i%d;\n", k);
@@ -172,7 +180,7 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
     }
     xsb_printf(s, "    ck_body(");
     for (int k = 0; k < e->nin; ++k) xsb_printf(s, "%sin%d", k ? ", " : "", k);
-    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "%s((%s *)p.o%d)[oo%d]", (e->nin || i) ? ", " : "", xctype(odt[i]), i, i);
+    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "%s((%s *)p.o%d)[oo%d]", (e->nin || i) ? ", " : "", xstype(odt[i]), i, i);
     xsb_printf(s, ");\n");
     xsb_printf(s, "  }\n}\n");
     return;
@@ -189,17 +197,23 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
     xsb_printf(s, "  const %s nv = (%s)(p.n >> 2);\n  for (%s v = tid; v < nv; v += step) {\n", I, I, I);
     for (int k = 0; k < e->nin; ++k)
       if (b->t[k] && !bcast[k])
-        xsb_printf(s, "    const CkV4<%s> x%d = ((const CkV4<%s> *)p.i%d)[v];\n", xctype(b->ity[k].dt), k,
-                   xctype(b->ity[k].dt), k);
-    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "    CkV4<%s> y%d;\n", xctype(odt[i]), i);
+        xsb_printf(s, "    const CkV4<%s> x%d = ((const CkV4<%s> *)p.i%d)[v];\n", xstype(b->ity[k].dt), k,
+                   xstype(b->ity[k].dt), k);
+    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "    CkV4<%s> y%d;\n", xstype(odt[i]), i);
     xsb_printf(s, "#pragma unroll\n    for (int j = 0; j < 4; ++j) {\n");
     for (int k = 0; k < e->nin; ++k)
-      if (b->t[k] && !bcast[k]) xsb_printf(s, "      const %s e%d = x%d.v[j];\n", xctype(b->ity[k].dt), k, k);
+      if (b->t[k] && !bcast[k]) {
+        char v[24];
+        snprintf(v, sizeof v, "x%d.v[j]", k);
+        xsb_printf(s, "      const %s e%d = ", xctype(b->ity[k].dt), k);
+        xgen_load(s, v, b->ity[k].dt);
+        xsb_printf(s, ";\n");
+      }
     xsb_printf(s, "      ck_body(");
     for (int k = 0; k < e->nin; ++k) xsb_printf(s, "%s%s%d", k ? ", " : "", (b->t[k] && !bcast[k]) ? "e" : "in", k);
     for (int i = 0; i < e->nout; ++i) xsb_printf(s, "%sy%d.v[j]", (e->nin || i) ? ", " : "", i);
     xsb_printf(s, ");\n    }\n");
-    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "    ((CkV4<%s> *)p.o%d)[v] = y%d;\n", xctype(odt[i]), i, i);
+    for (int i = 0; i < e->nout; ++i) xsb_printf(s, "    ((CkV4<%s> *)p.o%d)[v] = y%d;\n", xstype(odt[i]), i, i);
     xsb_printf(s, "  }\n");
     start = "(nv << 2) + tid";
   }
@@ -212,7 +226,7 @@ static void gen_map_source(xsb *s, const ck_expr *e, const xtype *ty, const mbin
     }
   xsb_printf(s, "    ck_body(");
   for (int k = 0; k < e->nin; ++k) xsb_printf(s, "%s%s%d", k ? ", " : "", (b->t[k] && !bcast[k]) ? "e" : "in", k);
-  for (int i = 0; i < e->nout; ++i) xsb_printf(s, "%s((%s *)p.o%d)[i]", (e->nin || i) ? ", " : "", xctype(odt[i]), i);
+  for (int i = 0; i < e->nout; ++i) xsb_printf(s, "%s((%s *)p.o%d)[i]", (e->nin || i) ? ", " : "", xstype(odt[i]), i);
   xsb_printf(s, ");\n  }\n}\n");
 }
 
@@ -282,7 +296,8 @@ static ck_status gpu_map(ck_ctx *ctx, ck_map_cache *cache, const ck_expr *e, con
   }
   for (int kk = 0; kk < b->nin; ++kk) {
     if (!b->t[kk]) {
-      map_pw_dbl(&w, b->num[kk]);
+      if (b->ity[kk].dt == CK_I64) map_pw_int(&w, b->inum[kk]);
+      else map_pw_dbl(&w, b->num[kk]);
       continue;
     }
     map_pw_ptr(&w, ck_data(b->t[kk]), 'i', kk);

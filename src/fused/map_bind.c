@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "map_bind.h"
 
+#include "expr_ops.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,15 +63,17 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
       const ck_tensor *t = in[f].t;
       ck_status st = ck_check_live(ctx, e->what, t);
       if (st || (st = ck_stream_touch(ctx, e->what, t))) return st; /* (streams: the use, the hazard check) */
-      if (t->dtype != CK_F32 && t->dtype != CK_F64 && t->dtype != CK_I32)
-        return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, e->in_pos[k], "input '%s' is %s; expressions take f32, f64 and i32",
-                                e->in_names[k], ck_dtype_name(t->dtype));
+      if (!ck_xdtype_ok(t->dtype))
+        return ck_expr_error_at(ctx, e, CK_ERR_DTYPE, e->in_pos[k],
+                                "input '%s' is %s; expressions take the real dtypes (bool u8 i8 i16 i32 u32 i64 f16 bf16 "
+                                "f32 f64)%s", e->in_names[k], ck_dtype_name(t->dtype),
+                                ck_dtype_is_complex(t->dtype) ? "; take real()/imag() first" : "; convert with :to()");
       if (have_dev && !ck_dev_eq(ck_dev(t), b->dev))
         return ck_error(ctx, CK_ERR_DEVICE, "%s: input '%s' is on %s, others on %s (move it with :to(\"%s\"))", e->what,
                         e->in_names[k], ck_device_name(ck_dev(t)).s, ck_device_name(b->dev).s, ck_device_name(b->dev).s);
       b->dev = ck_dev(t), have_dev = true;
       b->t[k] = t;
-      b->ity[k] = (xtype){(signed char)t->dtype, (signed char)t->dtype, 0};
+      b->ity[k] = (xtype){(signed char)t->dtype, (signed char)t->dtype, 0, 0};
       /* the broadcast shape: the elementwise ops' rule (tensor.c), with a message naming the input */
       if (ck_broadcast_dims(b->nd, b->shape, t->ndim, t->shape, &b->nd, b->shape) >= 0) {
         char s1[96], s2[96];
@@ -78,11 +82,16 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
                         ck_shape_str(b->nd, b->shape, s2, sizeof s2));
       }
     } else {
-      double v = in[f].num;
+      /* a number: a weak i64 when it is an integer (it keeps an integer array's dtype if it is a value of it,
+       * the ops' rule: xtype.fits), else a weak f64 */
+      const double v = in[f].num;
       b->num[k] = v;
-      bool integral = v == floor(v) && v >= -2147483648.0 && v <= 2147483647.0;
-      b->ity[k] = (xtype){(signed char)(integral ? CK_I32 : CK_F64), 0, 1};
-      b->ity[k].ct = b->ity[k].dt;
+      bool integral = in[f].isint;
+      long long iv = in[f].inum;
+      if (!integral && v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+        integral = true, iv = (long long)v;
+      b->inum[k] = iv;
+      b->ity[k] = integral ? (xtype){CK_I64, CK_I64, 1, ck_xfits(iv)} : (xtype){CK_F64, CK_F64, 1, 0};
     }
   }
   for (int k = 0; k < e->nin; ++k) {
@@ -168,8 +177,20 @@ void map_geom_build(mgeom *g, int nops, const ck_tensor *const *ops, int nd, con
 
 // ---------------------------------------------------------------- host execution
 
-void map_gather(void *dst, const char *base, int64_t st, int n, size_t es) {
-  if (es == 4) {
+void map_gather(void *dst, const char *base, int64_t st, int n, ck_dtype dt) {
+  const size_t es = ck_dtype_size(dt);
+  if (es == 1) {
+    const uint8_t *s = (const uint8_t *)base;
+    uint8_t *d = dst;
+    if (dt == CK_BOOL) /* a byte other than 0/1 is true (as the ops read bool) */
+      for (int j = 0; j < n; ++j) d[j] = s[j * st] != 0;
+    else
+      for (int j = 0; j < n; ++j) d[j] = s[j * st];
+  } else if (es == 2) {
+    const uint16_t *s = (const uint16_t *)base;
+    uint16_t *d = dst;
+    for (int j = 0; j < n; ++j) d[j] = s[j * st];
+  } else if (es == 4) {
     const uint32_t *s = (const uint32_t *)base;
     uint32_t *d = dst;
     for (int j = 0; j < n; ++j) d[j] = s[j * st];
@@ -180,7 +201,15 @@ void map_gather(void *dst, const char *base, int64_t st, int n, size_t es) {
   }
 }
 void map_scatter(char *base, int64_t st, const void *src, int n, size_t es) {
-  if (es == 4) {
+  if (es == 1) {
+    uint8_t *d = (uint8_t *)base;
+    const uint8_t *s = src;
+    for (int j = 0; j < n; ++j) d[j * st] = s[j];
+  } else if (es == 2) {
+    uint16_t *d = (uint16_t *)base;
+    const uint16_t *s = src;
+    for (int j = 0; j < n; ++j) d[j * st] = s[j];
+  } else if (es == 4) {
     uint32_t *d = (uint32_t *)base;
     const uint32_t *s = src;
     for (int j = 0; j < n; ++j) d[j * st] = s[j];
@@ -194,9 +223,9 @@ void map_scatter(char *base, int64_t st, const void *src, int n, size_t es) {
 void map_fill_numbers(xeval *ev, const mbind *b) {
   for (int k = 0; k < b->nin; ++k) {
     if (b->t[k]) continue;
-    if (b->ity[k].dt == CK_I32) {
-      int *o = ev->in_buf[k];
-      for (int j = 0; j < XBLK; ++j) o[j] = (int)b->num[k];
+    if (b->ity[k].dt == CK_I64) {
+      long long *o = ev->in_buf[k];
+      for (int j = 0; j < XBLK; ++j) o[j] = b->inum[k];
     } else {
       double *o = ev->in_buf[k];
       for (int j = 0; j < XBLK; ++j) o[j] = b->num[k];
@@ -235,7 +264,8 @@ void map_entry_name(char *buf, size_t n, const char *prefix, const char *key) {
 void map_append_sig(char *key, size_t n, const mbind *b, const bool *bcast) {
   for (int k = 0; k < b->nin; ++k) {
     size_t l = strlen(key);
-    snprintf(key + l, n - l, "%c%s%s,", b->t[k] ? 'a' : 'n', ck_dtype_name((ck_dtype)b->ity[k].dt),
-             bcast && bcast[k] ? "b" : "");
+    /* a number's type depends on which dtypes hold it (xtype.fits): part of the kernel's key */
+    snprintf(key + l, n - l, "%c%s%s%x,", b->t[k] ? 'a' : 'n', ck_dtype_name((ck_dtype)b->ity[k].dt),
+             bcast && bcast[k] ? "b" : "", b->t[k] ? 0u : (unsigned)b->ity[k].fits);
   }
 }

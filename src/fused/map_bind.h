@@ -20,6 +20,7 @@ typedef struct mbind {
   int nin;
   const ck_tensor *t[MAXOPS]; /* per expression input: the array, or NULL for a number */
   double num[MAXOPS];
+  long long inum[MAXOPS]; /* a number that is an integer (ity: weak i64), exactly */
   xtype ity[MAXOPS];
   ck_device dev;
   int nd;
@@ -54,8 +55,9 @@ ck_status map_prepare_outputs(ck_ctx *ctx, const ck_expr *e, mbind *b, int nout,
 void map_geom_raw(mgeom *g, int nops, int64_t (*st)[CK_MAX_DIMS], int nd, const int64_t *shape, bool order);
 void map_geom_build(mgeom *g, int nops, const ck_tensor *const *ops, int nd, const int64_t *shape, bool order);
 
-/* Host: n elements of es bytes (4 or 8) from/to a strided run; the numbers of the inputs into the evaluator. */
-void map_gather(void *dst, const char *base, int64_t st, int n, size_t es);
+/* Host: n elements of dtype dt from a strided run (bool read as 0/1), n elements of es bytes to one; the numbers
+ * of the inputs into the evaluator. */
+void map_gather(void *dst, const char *base, int64_t st, int n, ck_dtype dt);
 void map_scatter(char *base, int64_t st, const void *src, int n, size_t es);
 void map_fill_numbers(xeval *ev, const mbind *b);
 

@@ -31,24 +31,29 @@ static ck_status rprog_type(ck_ctx *ctx, rprog *p, const mbind *b, int dtype) {
   p->tpost = p->post ? malloc(sizeof(xtype) * (size_t)p->post->n) : NULL;
   if (!p->tmap || !p->tred || (p->post && !p->tpost)) return ck_error(ctx, CK_ERR_OOM, "out of host memory");
   if ((st = ck_expr_type(ctx, p->map, b->ity, p->tmap))) return st;
-  p->acc = ck_xtype_final(p->tmap[p->map->out_root[0]]);
+  /* the accumulator: integer and bool results accumulate in i64 (as ck.sum: a sum of u8 or bool does not wrap,
+   * issue 32), f16 and bf16 in f32 (and give their dtype back, as ck.sum) */
+  const int mdt = ck_xtype_final(p->tmap[p->map->out_root[0]]);
+  const bool half = mdt == CK_F16 || mdt == CK_BF16;
+  p->acc = half ? CK_F32 : ck_dtype_is_float((ck_dtype)mdt) ? mdt : CK_I64;
   /* reduce's inputs are a and b in the order the parser met them */
   xtype rin[2];
-  for (int k = 0; k < p->red->nin; ++k) rin[k] = (xtype){(signed char)p->acc, (signed char)p->acc, 0};
+  for (int k = 0; k < p->red->nin; ++k) rin[k] = (xtype){(signed char)p->acc, (signed char)p->acc, 0, 0};
   if ((st = ck_expr_type(ctx, p->red, rin, p->tred))) return st;
   int rdt = ck_xtype_final(p->tred[p->red->out_root[0]]);
   if (rdt != p->acc && !p->tred[p->red->out_root[0]].weak)
       return ck_expr_error_at(ctx, p->red, CK_ERR_DTYPE, 1,
                               "the reduction gives %s but the accumulator (the map's result) is %s; cast it",
                               ck_dtype_name((ck_dtype)rdt), ck_dtype_name((ck_dtype)p->acc));
-  p->odt = p->acc;
+  p->odt = half ? mdt : p->acc;
   if (p->post) {
     xtype pin[2];
     for (int k = 0; k < p->post->nin; ++k)
-      pin[k] = !strcmp(p->post->in_names[k], "r") ? (xtype){(signed char)p->acc, (signed char)p->acc, 0}
-                                                  : (xtype){CK_F64, CK_F64, 1}; /* n: a number */
+      pin[k] = !strcmp(p->post->in_names[k], "r") ? (xtype){(signed char)p->acc, (signed char)p->acc, 0, 0}
+                                                  : (xtype){CK_F64, CK_F64, 1, 0}; /* n: a number */
     if ((st = ck_expr_type(ctx, p->post, pin, p->tpost))) return st;
     p->odt = ck_xtype_final(p->tpost[p->post->out_root[0]]);
+    if (half && p->odt == p->acc) p->odt = mdt; /* (a post in f32 of a half map: the half back) */
   }
   if (dtype >= 0) p->odt = dtype;
   return CK_OK;
@@ -78,11 +83,8 @@ static void host_fold(xeval *rev, const rprog *p, void *v, int64_t n) {
   }
 }
 
-static void set_identity(void *v, int dt, double id) {
-  if (dt == CK_F32) *(float *)v = (float)id;
-  else if (dt == CK_F64) *(double *)v = id;
-  else xconvert(v, CK_I32, &id, CK_F64, 1);
-}
+/* The identity in the accumulator's dtype, by the cast rule (-math.huge for an integer max: the dtype's minimum). */
+static void set_identity(void *v, int dt, double id) { xconvert(v, dt, &id, CK_F64, 1); }
 
 /* Reduce geometry: kept dims K (the output; operand 0 = out, then array inputs) and reduced dims R (array
  * inputs only, in the first input's memory order). */
@@ -186,7 +188,7 @@ static ck_status host_reduce_map(ck_ctx *ctx, rprog *p, mbind *b, const rgeom *g
           int64_t roff = 0;
           for (int d = 0; d < nrd - 1; ++d) roff += ridx[d] * g->r.st[ro][d];
           int64_t s = nrd ? g->r.st[ro][nrd - 1] : 0;
-          map_gather(mev.in_buf[k], (const char *)ck_data(t) + (koff[g->opk[k]] + roff + j0 * s) * (int64_t)tes, s, n, tes);
+          map_gather(mev.in_buf[k], (const char *)ck_data(t) + (koff[g->opk[k]] + roff + j0 * s) * (int64_t)tes, s, n, t->dtype);
         }
         xeval_run(&mev, n);
         xconvert(blk, p->acc, mev.val[mroot], p->tmap[mroot].dt, n);
@@ -232,15 +234,25 @@ enum { R_ROWS_WARP, R_ROWS_BLOCK, R_COLS, R_ALL };
 static const char *const RLAYOUT_NAMES[] = {"rows_warp", "rows", "cols", "all"};
 
 /* The three device functions: ck_map (inputs -> acc), ck_red (a, b), ck_post (r, n -> out). */
-/* The body of a one-result function: every node, then `return <result as dtype to>;`. */
-static void gen_return(xsb *s, const ck_expr *e, const xtype *ty, int to) {
+/* The body of a one-result function: every node, then `return <result as dtype to>;` (store: as its storage,
+ * f16 bits for ck_post). */
+static void gen_return(xsb *s, const ck_expr *e, const xtype *ty, int to, bool store) {
   xgen_nodes(s, e, ty, "  ");
   int r = e->out_root[0];
   char v[24];
   snprintf(v, sizeof v, "v%d", r);
-  xsb_printf(s, "  return ");
+  xsb_printf(s, "  const %s res = ", xctype(to));
   xgen_convert(s, v, ty[r].dt, to);
+  xsb_printf(s, ";\n  return ");
+  xgen_store(s, "res", store ? to : CK_F32); /* (CK_F32: as is) */
   xsb_printf(s, ";\n}\n");
+}
+
+/* `const ACC ident = <the identity parameter in the accumulator's dtype>;` (the host's set_identity rule) */
+static void gen_ident(xsb *s, int acc) {
+  xsb_printf(s, "  const ACC ident = ");
+  xgen_convert(s, "p.ident", CK_F64, acc);
+  xsb_printf(s, ";\n");
 }
 
 static void gen_rfuncs(xsb *s, const rprog *p, const mbind *b) {
@@ -250,22 +262,24 @@ static void gen_rfuncs(xsb *s, const rprog *p, const mbind *b) {
     xsb_printf(s, "static __device__ __forceinline__ ACC ck_map(");
     for (int k = 0; k < p->map->nin; ++k) xsb_printf(s, "%sconst %s in%d", k ? ", " : "", xctype(b->ity[k].dt), k);
     xsb_printf(s, ") {\n");
-    gen_return(s, p->map, p->tmap, p->acc);
+    gen_return(s, p->map, p->tmap, p->acc, false);
   }
   xsb_printf(s, "static __device__ __forceinline__ ACC ck_red0(const ACC in0, const ACC in1) {\n");
-  gen_return(s, p->red, p->tred, p->acc);
+  gen_return(s, p->red, p->tred, p->acc, false);
   bool a_first = !strcmp(p->red->in_names[0], "a");
   xsb_printf(s, "static __device__ __forceinline__ ACC ck_red(const ACC a, const ACC b) { return ck_red0(%s); }\n",
              a_first ? "a, b" : "b, a");
-  xsb_printf(s, "static __device__ __forceinline__ %s ck_post(const ACC r, const double n) {\n", xctype(p->odt));
+  xsb_printf(s, "static __device__ __forceinline__ %s ck_post(const ACC r, const double n) {\n", xstype(p->odt));
   if (p->post) {
     for (int k = 0; k < p->post->nin; ++k)
       xsb_printf(s, "  const %s in%d = %s;\n", strcmp(p->post->in_names[k], "r") ? "double" : "ACC", k,
                  strcmp(p->post->in_names[k], "r") ? "n" : "r");
-    gen_return(s, p->post, p->tpost, p->odt);
+    gen_return(s, p->post, p->tpost, p->odt, true);
   } else {
-    xsb_printf(s, "  (void)n;\n  return ");
+    xsb_printf(s, "  (void)n;\n  const %s res = ", xctype(p->odt));
     xgen_convert(s, "r", p->acc, p->odt);
+    xsb_printf(s, ";\n  return ");
+    xgen_store(s, "res", p->odt);
     xsb_printf(s, ";\n}\n");
   }
   /* block-wide fold of `acc` over the block (256 threads, 8 warps); thread 0 gets the result */
@@ -304,7 +318,7 @@ static void gen_rmap_source(xsb *s, const rprog *p, const mbind *b, const rgeom 
   for (int d = 0; d < nk; ++d) xsb_printf(s, "  long long kst_o_%d;\n", d);
   for (int k = 0; k < b->nin; ++k) {
     if (!b->t[k]) {
-      xsb_printf(s, "  double s%d;\n", k);
+      xsb_printf(s, "  %s s%d;\n", b->ity[k].dt == CK_I64 ? "long long" : "double", k);
       continue;
     }
     xsb_printf(s, "  const void *i%d;\n", k);
@@ -314,7 +328,6 @@ static void gen_rmap_source(xsb *s, const rprog *p, const mbind *b, const rgeom 
   for (int d = 0; d < nk; ++d) xsb_printf(s, "  long long ksh%d;\n", d);
   for (int d = 0; d < nr; ++d) xsb_printf(s, "  long long rsh%d;\n", d);
   xsb_printf(s, "};\n");
-  const char *IDENT = p->acc == CK_I32 ? "ckx_f2i(p.ident)" : "(ACC)p.ident";
   /* the element step: acc = red(acc, map(inputs at koff + roff)) for reduced index `r` */
   xsb step = {0};
   xsb_printf(&step, "      long long roff_unused = 0; (void)roff_unused;\n");
@@ -323,13 +336,18 @@ static void gen_rmap_source(xsb *s, const rprog *p, const mbind *b, const rgeom 
   gen_decomp(&step, "      ", "r", nr, 'r', g, b, false);
   xsb_printf(&step, "      acc = ck_red(acc, ck_map(");
   for (int k = 0; k < b->nin; ++k) {
-    const char *T = xctype(b->ity[k].dt);
-    if (!b->t[k]) xsb_printf(&step, "%s%sp.s%d", k ? ", " : "", b->ity[k].dt == CK_I32 ? "(int)" : "", k);
-    else xsb_printf(&step, "%s__ldg((const %s *)p.i%d + koff%d + roff%d)", k ? ", " : "", T, k, k, k);
+    char v[112];
+    xsb_printf(&step, "%s", k ? ", " : "");
+    if (!b->t[k]) xsb_printf(&step, "p.s%d", k);
+    else {
+      snprintf(v, sizeof v, "__ldg((const %s *)p.i%d + koff%d + roff%d)", xstype(b->ity[k].dt), k, k, k);
+      xgen_load(&step, v, b->ity[k].dt);
+    }
   }
   xsb_printf(&step, "));\n");
-  const char *OT = xctype(p->odt);
-  xsb_printf(s, "extern \"C\" __global__ void __launch_bounds__(256) %s(const CkP p) {\n  const ACC ident = %s;\n", entry, IDENT);
+  const char *OT = xstype(p->odt);
+  xsb_printf(s, "extern \"C\" __global__ void __launch_bounds__(256) %s(const CkP p) {\n", entry);
+  gen_ident(s, p->acc);
   if (layout == R_COLS) {
     xsb_printf(s, "  for (long long o = blockIdx.x * 256LL + threadIdx.x; o < p.nout; o += (long long)gridDim.x * 256) {\n"
                   "    long long koff_o = 0;\n");
@@ -373,12 +391,13 @@ static void gen_rfin_source(xsb *s, const rprog *p, const char *entry) {
   xsb_printf(s, "\n");
   gen_rfuncs(s, p, NULL);
   xsb_printf(s, "struct CkF { const void *part; long long nparts; double len, ident; void *out; };\n"
-                "extern \"C\" __global__ void __launch_bounds__(256) %s(const CkF p) {\n"
-                "  const ACC ident = %s;\n  ACC acc = ident;\n"
+                "extern \"C\" __global__ void __launch_bounds__(256) %s(const CkF p) {\n", entry);
+  gen_ident(s, p->acc);
+  xsb_printf(s, "  ACC acc = ident;\n"
                 "  for (long long i = threadIdx.x; i < p.nparts; i += 256) acc = ck_red(acc, ((const ACC *)p.part)[i]);\n"
                 "  acc = ck_block_fold(acc, ident);\n"
                 "  if (threadIdx.x == 0) *(%s *)p.out = ck_post(acc, p.len);\n}\n",
-             entry, p->acc == CK_I32 ? "ckx_f2i(p.ident)" : "(ACC)p.ident", xctype(p->odt));
+             xstype(p->odt));
 }
 
 static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbind *b, const rgeom *g, ck_tensor *out,
@@ -459,7 +478,8 @@ static ck_status gpu_reduce_map(ck_ctx *ctx, ck_map_cache *cache, rprog *p, mbin
   for (int d = 0; d < g->k.nd; ++d) map_pw_int(&w, g->k.st[0][d]);
   for (int kk = 0; kk < b->nin; ++kk) {
     if (!b->t[kk]) {
-      map_pw_dbl(&w, b->num[kk]);
+      if (b->ity[kk].dt == CK_I64) map_pw_int(&w, b->inum[kk]);
+      else map_pw_dbl(&w, b->num[kk]);
       continue;
     }
     map_pw_ptr(&w, ck_data(b->t[kk]), 'i', kk);

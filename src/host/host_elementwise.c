@@ -469,6 +469,11 @@ ck_status ck_host_elementwise(ck_ctx *ctx, const ck_ew_desc *desc) {
   return CK_OK;
 }
 
+void ck_host_ew_cast(ck_dtype to, void *out, ck_dtype from, const void *a, int64_t n) {
+  const ew_row r = {.o = out, .a = a, .n = n, .os = 1, .as = 1};
+  ew_cast_fn(to, from)(&r);
+}
+
 void ck_host_ew_run(int op, ck_dtype dt, void *out, const void *a, const void *b, int64_t n) {
   if (ck_ew_op_dtypes(op) != CK_EWD_TOBOOL) {
     const ew_row r = {.o = out, .a = a, .b = b ? b : a, .n = n, .os = 1, .as = 1, .bs = b ? 1 : 0};

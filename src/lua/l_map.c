@@ -128,8 +128,11 @@ static void read_inputs(lua_State *L, int idx, linputs *li, const char *what) {
     if (strlen(m->name) != len)
       luaL_argerror(L, idx, lua_pushfstring(L, "%s: input name \"%s...\" contains a NUL byte", what, m->name));
     m->t = NULL;
-    m->num = 0;
-    if (lua_type(L, -1) == LUA_TNUMBER) m->num = lua_tonumber(L, -1);
+    m->num = 0, m->inum = 0, m->isint = false;
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      m->num = lua_tonumber(L, -1);
+      if (lua_isinteger(L, -1)) m->isint = true, m->inum = (long long)lua_tointeger(L, -1); /* exact for i64 */
+    }
     else if ((m->t = ckl_to_array(L, -1)) == NULL)
       luaL_argerror(L, idx, lua_pushfstring(L, "%s: input '%s' must be an array or a number, got %s", what, m->name,
                                             luaL_typename(L, -1)));
@@ -147,8 +150,9 @@ static int opt_dtype(lua_State *L, int idx) {
   if (lua_getfield(L, idx, "dtype") != LUA_TNIL) {
     ck_dtype d;
     const char *s = lua_tostring(L, -1);
-    if (!s || !ck_dtype_parse(s, &d) || (d != CK_F32 && d != CK_F64 && d != CK_I32))
-      luaL_argerror(L, idx, "dtype must be \"f32\", \"f64\" or \"i32\"");
+    if (!s || !ck_dtype_parse(s, &d) || !ck_xdtype_ok(d))
+      luaL_argerror(L, idx, lua_pushfstring(L, "dtype must be a real dtype (bool u8 i8 i16 i32 u32 i64 f16 bf16 f32 f64), "
+                                               "got %s", s ? s : luaL_typename(L, -1)));
     r = d;
   }
   lua_pop(L, 1);
