@@ -1,7 +1,7 @@
 #!/bin/bash
-# Round 3, session 7, the last GPU call (one H100/H200, ~280 s): build; ck.unique beside torch.unique (quiet GPU);
-# then the spec files of what the merges changed (ck.map on every dtype, matmul on every integer dtype and mixed
-# FP8), six at a time, each under the time left. Everything under $OUT/r (r.tgz at exit).
+# Round 3, session 7, the last GPU call (one H100/H200, ~280 s): build; the spec files of what the merges changed
+# (ck.map on every dtype, matmul on every integer dtype and mixed FP8), all at once, each under the time left;
+# then, with time left, ck.unique beside torch.unique. Everything under $OUT/r (r.tgz at exit).
 #   OUT=/dir CUKERN_COMMIT=abc END=270 bash lab/round7-final.sh
 set -u
 . .gpu-lua/env.sh 2>/dev/null || true
@@ -12,6 +12,12 @@ left() { echo $((END - ($(date +%s) - T0))); }
 log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$R/device.txt"; cat "$R/device.txt"
 timeout $(( $(left) - 40 )) make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"
+for f in ${SPECS:-map_dtypes matmul_int matmul fp8 map fuzz introspection attention linalg}; do
+  ( timeout $(( $(left) - 30 )) sh spec/run.sh "spec/${f}_spec.lua" > "$R/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$R/$f.txt")" ) &
+done
+wait
+for f in "$R"/*.txt; do grep -q "^[0-9]* passed, [1-9]" "$f" && grep -B1 -A12 "^FAIL\|^ERROR" "$f" | head -40; done
+if [ "$(left)" -gt 25 ]; then
 timeout 25 python3 - > "$R/torch_unique.txt" 2>&1 <<'PY'
 import sys, os, json
 sys.path.insert(0, "bench")
@@ -34,9 +40,5 @@ local tt = t["unique i32 n=2^26 (counts, inverse)"]
 print(("unique i32 2^26 (counts, inverse): ck.unique %.3f ms, torch.unique %s ms"):format(r.ms, tt and ("%.3f"):format(tt) or "?"))
 LUA
 log "unique rc=$? $(tail -1 "$R/unique.txt")"
-for f in ${SPECS:-map map_reliability matmul fp8 fuzz half}; do
-  ( timeout $(( $(left) - 5 )) sh spec/run.sh "spec/${f}_spec.lua" > "$R/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$R/$f.txt")" ) &
-done
-wait
-for f in "$R"/*.txt; do grep -q "^[0-9]* passed, [1-9]" "$f" && grep -B1 -A12 "^FAIL\|^ERROR" "$f" | head -40; done
+fi
 log done
