@@ -145,6 +145,11 @@ local function result_shape(a, b)
 end
 
 describe("integer matmul on the host against a plain-Lua oracle", function()
+  -- (on the GPU host the default device is cuda: these checks are of the host backend, so arrays made without a
+  -- device, like ck.empty's operands below, must be host arrays too)
+  local prev_default
+  setup(function() prev_default = ck.default_device(); ck.default_device("host") end)
+  teardown(function() ck.default_device(prev_default) end)
   for _, dt in ipairs(DTS) do
     it(dt .. ": sums wrap modulo 2^bits (whole-range inputs), views, batches, poisoned out", function()
       for _, c in ipairs(CASES) do

@@ -109,7 +109,9 @@ __global__ void __launch_bounds__(TS *TS) matmul_smem_int_kernel(const MmArgs<T>
             if (beta != 0.0) r += (unsigned long long)(long long)beta * (unsigned long long)(long long)*cp;
             *cp = (T)(U)r; /* wraps modulo 2^bits */
           } else {
-            const double v = alpha * (double)(T)(U)acc + (beta == 0.0 ? 0.0 : beta * (double)*cp);
+            /* rounded as the host rounds (separate products and a sum): nvcc would fuse them into an fma, which
+               differs from the host's result once alpha * sum is inexact (i64 sums; seen on an H100) */
+            const double v = __dadd_rn(__dmul_rn(alpha, (double)(T)(U)acc), beta == 0.0 ? 0.0 : __dmul_rn(beta, (double)*cp));
             *cp = v != v ? T(0) : v >= (double)HI ? HI : v <= (double)LO ? LO : (T)v;
           }
         }
