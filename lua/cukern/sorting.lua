@@ -187,18 +187,21 @@ local function unique_fn(where)
         end
         starts:narrow(1, 2, n):copy_(new)
       end
-      local values = ck.masked_select(s, starts)
+      -- one compaction (the run starts' positions), then a gather of the k values: a masked_select as well would
+      -- read the n sorted values and flags again and wait for a second count
+      local first = ck.find(starts)
+      local k = first:numel()
+      local values = s:index_select(1, first)
       local counts, inverse
       if o.counts then
-        local first = ck.find(starts)
-        local k = first:numel()
         local ends = ck.full({k}, n + 1, {dtype = "i64", device = dev})
         if k > 1 then ends:narrow(1, 1, k - 1):copy_(first:narrow(1, 2, k)) end
         counts = ck.sub(ends, first)
       end
       if o.inverse then
         local group = ck.cumsum(starts) -- i64: the 1-based value number of each sorted position
-        inverse = ck.scatter(ck.zeros({n}, {dtype = "i64", device = dev}), 1, perm, group):reshape(table.unpack(a:shape()))
+        -- perm is a permutation of 1..n, so the scatter writes every element: no zero fill first
+        inverse = ck.scatter(ck.empty({n}, {dtype = "i64", device = dev}), 1, perm, group):reshape(table.unpack(a:shape()))
       end
       return values, counts, inverse
     end)
