@@ -82,9 +82,18 @@ describe("ck.map on every real dtype", function()
       same(ck.map("x - n", {x = x, n = 3}), x:sub(3), dt .. " - n")
       same(ck.map("x * n", {x = x, n = 70000}), x:mul(70000), dt .. " * 70000")
       same(ck.map("x / n", {x = x, n = -2.5}), x:div(-2.5), dt .. " / -2.5")
+      -- a number computed from numbers keeps only an i64 array's dtype (its value is not known when typed): with
+      -- n = 0, n - 1 = -1 must not wrap into u8 or u32 (x:add(-1) is f64 there)
+      local want = dt == "i64" and x:add(-1) or x:to("f64"):add(-1)
+      if dt:match("^b?f") then want = x:add(-1) end
+      same(ck.map("x + (n - 1)", {x = x, n = 0}), want, dt .. " + (n - 1)")
+      same(ck.map("x + -n", {x = x, n = 1}), want, dt .. " + -n")
     end
-    -- an expression of numbers alone: i32 (i64 beyond i32's range), f32
-    assert.equals("i32", ck.map("a + 1", {a = 2}):dtype())
+    -- an expression of numbers alone: a number i32 holds is i32 (i64 beyond i32's range); one computed from
+    -- numbers is i64, its value unknown when the kernel is typed; floats f32
+    assert.equals("i32", ck.map("a", {a = 2}):dtype())
+    assert.equals("i64", ck.map("a + 1", {a = 2}):dtype())
+    assert.equals(4294967296, ck.map("a * a", {a = 65536}):item()) -- (was i32 0: the operands' dtypes)
     assert.equals("i64", ck.map("a + 1", {a = 1 << 40}):dtype())
     assert.equals((1 << 40) + 1, ck.map("a + 1", {a = 1 << 40}):item())
     assert.equals("f32", ck.map("a + 0.5", {a = 2}):dtype())
@@ -187,6 +196,22 @@ describe("ck.reduce_map on every real dtype", function()
     assert.equals(255000, sum({x = u}):item())
     same(sum({x = u}), ck.sum(u), "no wrap")
   end)
+
+  -- An integer accumulator's identity saturates: math.huge (or math.maxinteger, 2^63 once a double) is i64's
+  -- maximum and -math.huge its minimum; the cast rule would have made every one of them the minimum, so a min
+  -- reduction returned INT64_MIN whatever the data
+  it("saturates an integer identity (math.huge for a min, math.maxinteger, -math.huge for a max)", function()
+    local mn = ck.reduce_map{map = "x", reduce = "min(a, b)", identity = math.huge}
+    local mi = ck.reduce_map{map = "x", reduce = "min(a, b)", identity = math.maxinteger}
+    local mx = ck.reduce_map{map = "x", reduce = "max(a, b)", identity = -math.huge}
+    for _, dt in ipairs {"u8", "i8", "i16", "i32", "u32", "i64"} do
+      local x = rnd(dt, {9, 13}):t()
+      same(mn({x = x}, {dim = 2}), ck.min(x, 2):to("i64"), "min of " .. dt)
+      same(mi({x = x}), ck.min(x):to("i64"), "min (maxinteger) of " .. dt)
+      same(mx({x = x}, {dim = 1}), ck.max(x, 1):to("i64"), "max of " .. dt)
+    end
+    assert.equals(math.maxinteger, mn({x = ck.empty({0}, {dtype = "i32"})}):item()) -- (an empty min: the identity)
+  end)
 end)
 
 -- ---------------------------------------------------------------- generated kernels without a GPU
@@ -243,8 +268,8 @@ describe("ck.map's generated kernels on every dtype", function()
       local got, r = E.run(src, info, arrays, {out = out}).out, ref:flat()
       for j = 1, #r do
         local a, b = got[j], num(r[j])
-        assert(exact and a == b or math.abs(a - b) <= 2e-3 * math.abs(b) + 2e-3,
-          ("%s [%s] %s element %d: emulated %s, host %s"):format(spec.map, layout, ref:dtype(), j, tostring(a), tostring(b)))
+        local msg = ("%s [%s] %s element %d: emulated %s, host %s"):format(spec.map, layout, ref:dtype(), j, tostring(a), tostring(b))
+        if exact then assert(a == b, msg) else assert(math.abs(a - b) <= 2e-3 * math.abs(b) + 2e-3, msg) end
       end
     end
     local sum = {map = "x", reduce = "a + b", identity = 0}
@@ -288,19 +313,24 @@ end)
 -- ---------------------------------------------------------------- on the GPU, against the host
 
 describe("ck.map on every real dtype on the GPU", function()
-  it("matches the host: integers bit for bit, floats within the dtype's rounding", H.gpu(function()
+  -- Bit for bit, floats too: these expressions use only correctly rounded operations (+ - * /, fmod, max,
+  -- comparisons, casts), the generated code is compiled with --fmad=false, and halves round after every node on
+  -- both sides. Three layouts: a broadcast operand (the strided kernel), same-shape contiguous operands (the
+  -- vector loads of 1-, 2- and 8-byte dtypes) and an offset view (the contiguous kernel without them).
+  it("matches the host bit for bit: strided, contiguous and offset operands", H.gpu(function()
     for _, dx in ipairs(DT) do
       for _, dy in ipairs({"bool", "u8", "i64", "f16", "f32"}) do
-        local x, y = rnd(dx, {33, 9}), rnd(dy, {9})
-        for _, expr in ipairs({"x + y * 3", "x / (y + 1) - x % 3", "max(x, y) < 2 ? x : y", "i64(x) * u8(y)"}) do
-          local href = ck.map(expr, {x = x, y = y})
-          local got = ck.map(expr, {x = x:cuda(), y = y:cuda()}, {out = poisoned(href):cuda()}):host()
-          if FLOAT[href:dtype()] then
-            -- the same operations in the same order: only libm against CUDA's math (none here) could differ
-            local tol = ({f16 = 1e-3, bf16 = 8e-3, f32 = 1e-6, f64 = 1e-13})[href:dtype()]
-            H.assert_close(got:to("f64"), href:to("f64"), {rtol = tol, atol = tol}, dx .. "," .. dy .. " " .. expr)
-          else
-            same(got, href, dx .. "," .. dy .. " " .. expr)
+        local layouts = {
+          broadcast = {rnd(dx, {33, 9}), rnd(dy, {9})},
+          contiguous = {rnd(dx, {64, 9}), rnd(dy, {64, 9})},
+          offset = {rnd(dx, {34, 9}):narrow(1, 2, 34), rnd(dy, {33, 9})},
+        }
+        for name, xy in pairs(layouts) do
+          local x, y = xy[1], xy[2]
+          for _, expr in ipairs({"x + y * 3", "x / (y + 1) - x % 3", "max(x, y) < 2 ? x : y", "i64(x) * u8(y)"}) do
+            local href = ck.map(expr, {x = x, y = y})
+            local got = ck.map(expr, {x = x:cuda(), y = y:cuda()}, {out = poisoned(href):cuda()}):host()
+            same(got, href, ("%s,%s %s %s"):format(dx, dy, name, expr))
           end
         end
       end

@@ -200,7 +200,8 @@ describe("ck.map on the host", function()
       {"f64(i) / 2", {i = i}, "f64"},
       {"f32(b)", {b = a64}, "f32"},
       {"i32(a * 100)", {a = a32}, "i32"},
-      {"s * 2", {s = 3}, "i32"},                  -- only numbers: a 0-d array
+      {"s", {s = 3}, "i32"},                      -- only numbers: a 0-d array, i32 when i32 holds it
+      {"s * 2", {s = 3}, "i64"},                  -- computed from numbers: i64 (docs/map.md: any i64 value)
       {"s * 0.5", {s = 3}, "f32"},
       {"sqrt(2) * a", {a = a32}, "f32"},
       {"i < 2.5", {i = i}, "f64"},                -- (as i:lt(2.5))

@@ -68,8 +68,8 @@ typedef struct ck_expr {
 
 /* A node's type: dt = value dtype; ct = dtype its operands are converted to before the op; weak: a number;
  * fits (weak integers): the integer dtypes (1 << dtype) whose range holds the value, for the ops' rule that a
- * number keeps an integer array's dtype only when it is a value of it (a weak result of weak operands: the
- * dtypes both hold). */
+ * number keeps an integer array's dtype only when it is a value of it (a select or logic of weak operands: the
+ * dtypes both hold; arithmetic on them: i64 only, its value being unknown when the kernel is typed). */
 typedef struct xtype {
   signed char dt, ct;
   unsigned char weak;

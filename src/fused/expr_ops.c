@@ -334,6 +334,11 @@ ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty
       t = ty[x->a];
       if (arity >= 2) t = promote(t, ty[x->b]);
       if (arity >= 3) t = promote(t, ty[x->c]);
+      /* A weak integer computed from numbers (n - 1, a * a, -n) may hold any i64: its value is not known here,
+       * since kernels are built and cached by the numbers' types (which dtypes hold each), not their values, and
+       * the dtypes that hold the operands need not hold the result (65536 * 65536; 0 - 1 in u8). So it keeps only
+       * an i64 array's dtype; cast it (i32(n - 1)) to keep a narrower one. */
+      if (t.weak && t.dt == CK_I64) t.fits = 1u << CK_I64;
       /* arithmetic on bool computes in i32, as the ops do (x * (x > 0) keeps working); comparisons keep bool */
       const bool cmp = o->row >= 0 && ck_ew_op_dtypes(o->row) == CK_EWD_TOBOOL;
       if (t.dt == CK_BOOL && !cmp) t.dt = CK_I32;

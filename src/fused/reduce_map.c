@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "map_bind.h"
@@ -83,8 +84,17 @@ static void host_fold(xeval *rev, const rprog *p, void *v, int64_t n) {
   }
 }
 
-/* The identity in the accumulator's dtype, by the cast rule (-math.huge for an integer max: the dtype's minimum). */
-static void set_identity(void *v, int dt, double id) { xconvert(v, dt, &id, CK_F64, 1); }
+/* The identity in the accumulator's dtype. Integer accumulators (i64) saturate: +-math.huge and math.maxinteger
+ * (2^63 once a double) give i64's maximum and minimum, where the cast rule would give the minimum for every value
+ * out of range (an integer min reduction from math.huge returned INT64_MIN). gen_ident writes the same rule. */
+static void set_identity(void *v, int dt, double id) {
+  if (dt == CK_I64) {
+    const long long x = id >= 9223372036854775807.0 ? LLONG_MAX : id <= -9223372036854775808.0 ? LLONG_MIN : (long long)id;
+    memcpy(v, &x, sizeof x);
+    return;
+  }
+  xconvert(v, dt, &id, CK_F64, 1);
+}
 
 /* Reduce geometry: kept dims K (the output; operand 0 = out, then array inputs) and reduced dims R (array
  * inputs only, in the first input's memory order). */
@@ -250,6 +260,11 @@ static void gen_return(xsb *s, const ck_expr *e, const xtype *ty, int to, bool s
 
 /* `const ACC ident = <the identity parameter in the accumulator's dtype>;` (the host's set_identity rule) */
 static void gen_ident(xsb *s, int acc) {
+  if (acc == CK_I64) {
+    xsb_printf(s, "  const ACC ident = p.ident >= 9223372036854775807.0 ? 9223372036854775807LL : p.ident <= "
+                  "-9223372036854775808.0 ? (-9223372036854775807LL - 1) : (long long)p.ident;\n");
+    return;
+  }
   xsb_printf(s, "  const ACC ident = ");
   xgen_convert(s, "p.ident", CK_F64, acc);
   xsb_printf(s, ";\n");

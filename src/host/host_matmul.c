@@ -349,10 +349,12 @@ ck_status ck_host_matmul(ck_ctx *ctx, ck_tensor *c, const ck_tensor *a, const ck
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t off = z * cbs + i * crs + j * ccs;
-          if (CK_DT_INTS & CK_DT_BIT(c->dtype)) { /* the integer epilogue's rule, with a sum of 0 */
+          if (CK_DT_INTS & CK_DT_BIT(c->dtype)) { /* the integer epilogue's rule, with a sum of 0: exact only when
+                                                     the dtype holds alpha and beta both, as rung 3 decides */
             const uint64_t o = get_u(c->dtype, (const char *)ck_data(c), off);
-            put_u(c, off, beta == 0.0 ? 0 : int_exact(c->dtype, beta) ? (uint64_t)(int64_t)beta * o
-                                                                    : int_from_double(c->dtype, beta * int_to_double(c->dtype, o)));
+            const bool exact = int_exact(c->dtype, alpha) && int_exact(c->dtype, beta);
+            put_u(c, off, beta == 0.0 ? 0 : exact ? (uint64_t)(int64_t)beta * o
+                                                  : int_from_double(c->dtype, beta * int_to_double(c->dtype, o)));
           } else {
             store_c(c, off, beta == 0.0 ? 0.0 : beta * load_c(c, off));
           }
