@@ -192,6 +192,13 @@ describe("ck.reduce_map on every real dtype", function()
         same(mx({x = x}, {dim = 1}), ck.max(x, 1):to("i64"), "max of " .. dt)
       end
     end
+    for _, dt in ipairs {"f16", "bf16"} do -- a half's post in f32 gives the half back, unless it casts to f32
+      local h = rnd(dt, {5, 30})
+      local f = ck.reduce_map({map = "x", reduce = "a + b", identity = 0, post = "f32(r)"}, {x = h}, {dim = 2})
+      assert.equals("f32", f:dtype(), dt)
+      H.assert_close(f:to("f64"), ck.sum(h:to("f64"), 2), {rtol = 1e-5, atol = 1e-5}, dt .. " f32(r)")
+      assert.equals(dt, ck.reduce_map({map = "x", reduce = "a + b", identity = 0, post = "r / n"}, {x = h}):dtype())
+    end
     local u = ck.full({1000}, 255, {dtype = "u8"})
     assert.equals(255000, sum({x = u}):item())
     same(sum({x = u}), ck.sum(u), "no wrap")

@@ -53,8 +53,10 @@ static ck_status rprog_type(ck_ctx *ctx, rprog *p, const mbind *b, int dtype) {
       pin[k] = !strcmp(p->post->in_names[k], "r") ? (xtype){(signed char)p->acc, (signed char)p->acc, 0, 0}
                                                   : (xtype){CK_F64, CK_F64, 1, 0}; /* n: a number */
     if ((st = ck_expr_type(ctx, p->post, pin, p->tpost))) return st;
-    p->odt = ck_xtype_final(p->tpost[p->post->out_root[0]]);
-    if (half && p->odt == p->acc) p->odt = mdt; /* (a post in f32 of a half map: the half back) */
+    const int root = p->post->out_root[0];
+    p->odt = ck_xtype_final(p->tpost[root]);
+    /* a post in f32 of a half map gives the half back (as ck.mean of a half), unless it casts to f32 itself */
+    if (half && p->odt == p->acc && p->post->nodes[root].op != XOP_CAST) p->odt = mdt;
   }
   if (dtype >= 0) p->odt = dtype;
   return CK_OK;
