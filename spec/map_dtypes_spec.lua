@@ -82,6 +82,10 @@ describe("ck.map on every real dtype", function()
       same(ck.map("x - n", {x = x, n = 3}), x:sub(3), dt .. " - n")
       same(ck.map("x * n", {x = x, n = 70000}), x:mul(70000), dt .. " * 70000")
       same(ck.map("x / n", {x = x, n = -2.5}), x:div(-2.5), dt .. " / -2.5")
+      -- -0.0 is a value of every integer dtype (i32 + -0.0 stays i32) and stays -0 with floats (-0 + -0 is -0)
+      local xz = x:clone()
+      if dt:match("^b?f") then xz[1] = -0.0 end
+      same(ck.map("x + n", {x = xz, n = -0.0}), xz:add(-0.0), dt .. " + -0.0")
       -- a number computed from numbers keeps only an i64 array's dtype (its value is not known when typed): with
       -- n = 0, n - 1 = -1 must not wrap into u8 or u32 (x:add(-1) is f64 there)
       local want = dt == "i64" and x:add(-1) or x:to("f64"):add(-1)

@@ -297,7 +297,7 @@ static xtype promote(xtype a, xtype b) {
     r.dt = s.dt;
     if (!ck_dtype_is_float((ck_dtype)s.dt)) {
       const int want = s.dt == CK_BOOL ? CK_I32 : s.dt;
-      r.dt = (signed char)(w.dt == CK_I64 && (w.fits & (1u << want)) ? want : CK_F64);
+      r.dt = (signed char)(w.fits & (1u << want) ? want : CK_F64); /* (fits: an integer value; -0.0 is one) */
     }
   } else {
     r.dt = (signed char)ck_promote((ck_dtype)a.dt, (ck_dtype)b.dt); /* two arrays: the ops' rule */
@@ -339,6 +339,7 @@ ck_status ck_expr_type(ck_ctx *ctx, const ck_expr *e, const xtype *in, xtype *ty
        * the dtypes that hold the operands need not hold the result (65536 * 65536; 0 - 1 in u8). So it keeps only
        * an i64 array's dtype; cast it (i32(n - 1)) to keep a narrower one. */
       if (t.weak && t.dt == CK_I64) t.fits = 1u << CK_I64;
+      if (t.weak && t.dt == CK_F64) t.fits = 0; /* a float computed from numbers (log(-0.0)) is no integer value */
       /* arithmetic on bool computes in i32, as the ops do (x * (x > 0) keeps working); comparisons keep bool */
       const bool cmp = o->row >= 0 && ck_ew_op_dtypes(o->row) == CK_EWD_TOBOOL;
       if (t.dt == CK_BOOL && !cmp) t.dt = CK_I32;

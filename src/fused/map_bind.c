@@ -92,6 +92,9 @@ ck_status map_bind_inputs(ck_ctx *ctx, const ck_expr *e, const ck_map_input *in,
         integral = true, iv = (long long)v;
       b->inum[k] = iv;
       b->ity[k] = integral ? (xtype){CK_I64, CK_I64, 1, ck_xfits(iv)} : (xtype){CK_F64, CK_F64, 1, 0};
+      /* -0.0: a value of every integer dtype for the ops' rule (i32 + -0.0 stays i32), but a float where it meets
+       * a float (f32 + -0.0 keeps a -0 element, as the ops do; as an integer it would be +0) */
+      if (v == 0 && signbit(v)) b->ity[k] = (xtype){CK_F64, CK_F64, 1, ck_xfits(0)};
     }
   }
   for (int k = 0; k < e->nin; ++k) {
