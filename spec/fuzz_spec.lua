@@ -1110,13 +1110,18 @@ end
 
 local MAP_LIMIT = 48
 
+-- Integer dtypes too (issue 32: ck.map on every real dtype): any value of the dtype, so the sums wrap; each node
+-- of x1 + x2 + ... wraps to the dtype, which is the exact sum wrapped once; reduce_map sums those in i64.
+local OPERAND_DTS = {"f32", "f64", "f32", "f64", "i32", "u8", "i16", "u32", "i64", "i8"}
+
 local function case_operands(dev)
   local k = random() < 0.5 and random(38, 50) or random(1, 70)
-  local dt = random() < 0.5 and "f32" or "f64"
+  local dt = OPERAND_DTS[random(#OPERAND_DTS)]
+  local int = H.INT_BITS[dt] ~= nil
   local shape = rnd_shape(3, 60)
   local inputs, names, vals = {}, {}, {}
   for i = 1, k do
-    local a, o = build(shape, dt, dev, random(0, 2), false, "u")
+    local a, o = build(shape, dt, dev, random(0, 2), false, int and "wide" or "u")
     names[i] = "x" .. i
     inputs[names[i]] = a
     vals[i] = o.v
@@ -1134,6 +1139,17 @@ local function case_operands(dev)
   end
   if not ok then return false, "error: " .. tostring(r) end
   local n = numel(shape)
+  if int then -- exact: Lua integers wrap modulo 2^64, then once to the dtype
+    local ref, total = {}, 0
+    for j = 1, n do
+      local acc = 0
+      for i = 1, k do acc = acc + vals[i][j] end
+      ref[j] = H.wrap_int(dt, acc)
+      total = total + ref[j]
+    end
+    if reduce then return compare(r, {shape = {}, v = {total}, dt = "i64"}, 0, "i64") end
+    return compare(r, {shape = shape, v = ref, dt = dt}, 0, dt)
+  end
   local ref, mag = {}, {}
   for j = 1, n do
     local acc, m = 0, 0
