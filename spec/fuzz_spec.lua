@@ -1231,12 +1231,7 @@ end
 -- integer op, comparison, logical op and reduction against Lua integers (which wrap modulo 2^64, so the oracle
 -- is exact), the result wrapped to its dtype (H.wrap_int).
 local IDT = {"u8", "i8", "i16", "u32", "i64", "i32"}
-local function irange(dt)
-  local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
-  if bits == 64 then return math.mininteger, math.maxinteger end
-  if signed then return -(1 << (bits - 1)), (1 << (bits - 1)) - 1 end
-  return 0, (1 << bits) - 1
-end
+local irange = H.int_range
 local function ipromote(a, b) -- docs/api.md's table for two integer dtypes
   if a == b then return a end
   local ba, sa, bb, sb = H.INT_BITS[a][1], H.INT_BITS[a][2], H.INT_BITS[b][1], H.INT_BITS[b][2]

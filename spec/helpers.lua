@@ -14,6 +14,14 @@ function H.devices() return H.has_cuda and {"host", "cuda"} or {"host"} end
 --- The integer dtypes: {bits, signed}; and a Lua integer wrapped to one of them (modulo 2^bits, two's complement),
 -- the oracle of integer arithmetic and casts (issue 32). Lua's own integers are i64.
 H.INT_BITS = {u8 = {8, false}, i8 = {8, true}, i16 = {16, true}, i32 = {32, true}, u32 = {32, false}, i64 = {64, true}}
+--- The smallest and largest value of an integer dtype (Lua integers).
+function H.int_range(dt)
+  local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
+  if bits == 64 then return math.mininteger, math.maxinteger end
+  if signed then return -(1 << (bits - 1)), (1 << (bits - 1)) - 1 end
+  return 0, (1 << bits) - 1
+end
+
 function H.wrap_int(dt, v)
   local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
   if bits == 64 then return v end

@@ -6,8 +6,6 @@ local ck = H.ck
 
 local DT = {"bool", "u8", "i8", "i16", "i32", "u32", "i64", "f16", "bf16", "f32", "f64"}
 local FLOAT = {f16 = true, bf16 = true, f32 = true, f64 = true}
-local RANGE = {u8 = {0, 255}, i8 = {-128, 127}, i16 = {-32768, 32767}, i32 = {-2147483648, 2147483647},
-  u32 = {0, 4294967295}, i64 = {math.mininteger, math.maxinteger}}
 
 --- Fresh random values of a dtype (never all zeros): integers over their whole range half of the time, small
 -- (so that products and quotients are not all wraps) otherwise; floats in [-4, 4) rounded by the dtype.
@@ -18,8 +16,8 @@ local function rnd(dt, shape, device)
   local v = {}
   for i = 1, n do
     if dt == "bool" then v[i] = math.random(0, 1) == 1
-    elseif math.random() < 0.5 then v[i] = math.random(RANGE[dt][1], RANGE[dt][2])
-    else v[i] = math.random(math.max(RANGE[dt][1], -20), 20) end
+    elseif math.random() < 0.5 then v[i] = math.random(H.int_range(dt))
+    else v[i] = math.random(math.max((H.int_range(dt)), -20), 20) end
   end
   if dt == "bool" then v[1] = true end
   return ck.array(v, {dtype = dt, device = device}):reshape(shape)

@@ -13,12 +13,7 @@ local gpu = H.gpu
 local DTS = {"i64", "u32", "i16", "i8", "u8", "i32"}
 local POISON = {i64 = math.mininteger + 7, u32 = 0xdeadbeef, i16 = -12345, i8 = -99, u8 = 0xa5, i32 = -2147483000}
 
-local function range(dt)
-  local bits, signed = H.INT_BITS[dt][1], H.INT_BITS[dt][2]
-  if bits == 64 then return math.mininteger, math.maxinteger end
-  if signed then return -(1 << (bits - 1)), (1 << (bits - 1)) - 1 end
-  return 0, (1 << bits) - 1
-end
+local range = H.int_range
 
 --- Random values of dt: the whole range (wrapping guaranteed), or small ones (|v| <= 9); never all zeros.
 local function vals(dt, n, small)
