@@ -19,6 +19,9 @@ using namespace ckscan;
 /* Lane 0 waits for the previous tile's inclusive prefix, then publishes its own (a row's first tile starts
  * the chain). */
 struct Chained {
+  using Layout = FlagArrays;
+  static constexpr bool stream = false;
+  template <class A> static constexpr int items() { return SP_ITEMS; }
   template <class P>
   __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
                                           typename P::acc_t total) {

@@ -7,8 +7,12 @@
  * status of the 32 tiles before it at once, combines aggregates, and stops at the nearest tile that has
  * published its inclusive prefix (flag 2); it then publishes its own inclusive prefix. A tile waits only for
  * predecessors that have not even finished their local scan, so the chain's latency overlaps with the loads:
- * one read and one write of each element, at memory speed. Rows are separate chains (the look-back stops at
- * the row's first tile). Tiles of 256 x 16 elements through 16-byte vector loads (scan_common.cuh's Tile).
+ * one read and one write of each element. Rows are separate chains (the look-back stops at the row's first
+ * tile). Changed from step 5 besides the look-back: a tile's status is one word, flag and value together
+ * (single_pass.cuh's PackedWords: one load per look-back step, no fence), tiles of 256 x 32 elements (8192;
+ * 256 x 16 for 8-byte accumulators) and streaming 16-byte loads and stores. On an H100 (2^28 f32,
+ * lab/scan_lookback_probe.cu) the separate flag and value with a fence between took 1.46-1.54 ms, one word
+ * ~1.0, 8192-element tiles and streaming 0.96, CUB 0.88, memcpy 0.72.
  * Launch: 256 threads, one tile per ticket (single_pass.cuh). Limits: rows only (inner == 1).
  * Operands: x contiguous [outer, len], out contiguous [outer, len]; any len >= 1.
  */
@@ -29,41 +33,36 @@ template <class P> __device__ __forceinline__ typename P::acc_t warp_all(typenam
 }
 
 /* The first warp: publish the tile's aggregate (a row's first tile: its inclusive prefix), look back over the
- * predecessors 32 at a time until one has its inclusive prefix, publish ours. */
+ * predecessors 32 at a time until one has its inclusive prefix, publish ours. Each status is one word (flag and
+ * value, single_pass.cuh's PackedWords): a look-back step is one load per lane, publishing one store. */
 struct LookBack {
+  using Layout = PackedWords;
+  static constexpr bool stream = true;
+  /* tiles of 256 x 32 elements for 4-byte accumulators (8192: 33 KB of shared memory), 256 x 16 for 8-byte */
+  template <class A> static constexpr int items() { return sizeof(A) == 4 ? 32 : 16; }
   template <class P>
-  __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
+  __device__ static typename P::acc_t get(const Words<typename P::acc_t> &st, int64_t g, int64_t t,
                                           typename P::acc_t total) {
     using acc_t = typename P::acc_t;
     const int lane = threadIdx.x & 31;
-    if (lane == 0) {
-      st_volatile(t == 0 ? st.inc + g : st.agg + g, total);
-      __threadfence();
-      st_volatile(st.flags + g, t == 0 ? 2 : 1);
-    }
+    if (lane == 0) word_put(st, g, t == 0 ? 2u : 1u, total);
     acc_t prefix = P::identity();
     if (t == 0) return prefix;
     const int64_t first = g - t; /* the row's first tile: the look-back stops there */
     for (int64_t end = g;; end -= 32) {
       const int64_t at = end - 1 - lane; /* lane 0: the nearest predecessor */
-      int f = 2;
-      if (at >= first)
-        do f = ld_volatile(st.flags + at);
-        while (f == 0);
-      __threadfence();
+      unsigned f = 2;
       acc_t v = P::identity();
-      if (at >= first) v = ld_volatile(f == 2 ? st.inc + at : st.agg + at);
+      if (at >= first)
+        do f = word_get(st, at, v);
+        while (f == 0);
       const unsigned inc_lanes = __ballot_sync(0xffffffffu, f == 2);
       const int stop = inc_lanes ? __ffs(inc_lanes) - 1 : 32;
       if (lane > stop) v = P::identity(); /* behind the nearest inclusive prefix: already in it */
       prefix = P::combine(warp_all<P>(v), prefix);
       if (inc_lanes) break;
     }
-    if (lane == 0) {
-      st_volatile(st.inc + g, P::combine(prefix, total));
-      __threadfence();
-      st_volatile(st.flags + g, 2);
-    }
+    if (lane == 0) word_put(st, g, 2u, P::combine(prefix, total));
     return prefix;
   }
 };

@@ -248,10 +248,11 @@ __device__ __forceinline__ typename P::acc_t block_excl(typename P::acc_t v, typ
 
 /* A tile in shared memory, one accumulator per element, padded by one word per 32 (pad()) so that a thread
  * reading its ITEMS consecutive elements does not conflict with its neighbours. Loads and stores are striped
- * (coalesced), with 16-byte vectors when the tile is full and aligned. */
+ * (coalesced), with 16-byte vectors when the tile is full and aligned; STREAM makes those vectors streaming
+ * (__ldcs/__stcs: each element is touched once, so it need not stay in L1 or L2). */
 __device__ __forceinline__ int pad(int j) { return j + (j >> 5); }
 
-template <class P, int BLOCK, int ITEMS>
+template <class P, int BLOCK, int ITEMS, bool STREAM = false>
 struct Tile {
   using acc_t = typename P::acc_t;
   using in_t = typename P::in_t;
@@ -268,7 +269,7 @@ struct Tile {
 #pragma unroll
         for (int k = 0; k < N / (V * BLOCK); ++k) {
           const int v = k * BLOCK + threadIdx.x;
-          const uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p) + v);
+          const uint4 raw = STREAM ? __ldcs(reinterpret_cast<const uint4 *>(p) + v) : __ldg(reinterpret_cast<const uint4 *>(p) + v);
           in_t e[V];
           memcpy(e, &raw, 16);
 #pragma unroll
@@ -298,7 +299,8 @@ struct Tile {
           for (int m = 0; m < V; ++m) e[m] = P::store(s[pad(v * V + m)]);
           uint4 raw;
           memcpy(&raw, e, 16);
-          reinterpret_cast<uint4 *>(p)[v] = raw;
+          if (STREAM) __stcs(reinterpret_cast<uint4 *>(p) + v, raw);
+          else reinterpret_cast<uint4 *>(p)[v] = raw;
         }
         return;
       }

@@ -1,12 +1,22 @@
 /*
  * single_pass.cuh — what the two single-pass rungs (05_chained, 06_lookback) share: tiles handed out in launch
  * order by an atomic ticket (so a tile's predecessors are always running or done: no deadlock, whatever the
- * scheduler does), and per-tile status words in global memory, written value-then-flag with a fence between
- * and read flag-then-value (volatile loads, which bypass L1).
- *   flags[g]: 0 nothing yet, 1 the tile's aggregate is in agg[g], 2 its inclusive prefix is in inc[g]
- * The status block is [ticket | flags[total] | agg[total * width] | inc[total * width]] in one workspace, ticket
- * and flags zeroed per launch (status_zero_bytes). width is how many values a tile publishes: 1 for the row rungs,
- * a strip of columns for 10_cols_lookback (one flag covers the tile's whole vector).
+ * scheduler does), and per-tile status in global memory. Two layouts:
+ *   Status (05_chained, 10_cols_lookback): flags[g] (0 nothing yet, 1 the tile's aggregate is in agg[g], 2 its
+ *     inclusive prefix is in inc[g]), written value-then-flag with a fence between and read flag-then-value
+ *     (volatile loads, which bypass L1): [ticket | flags[total] | agg[total * width] | inc[total * width]], ticket
+ *     and flags zeroed per launch (status_zero_bytes). width is how many values a tile publishes: 1 for the
+ *     row rungs, a strip of columns for 10_cols_lookback (one flag covers the tile's whole vector).
+ *   Words (06_lookback): flag and value in one word (8 bytes for a 4-byte accumulator, 16 for an 8-byte one),
+ *     stored and loaded whole, so a look-back step is one load and publishing needs no fence: [ticket |
+ *     words[total]], all zeroed per launch. This is what took rung 6 from 1.46-1.54 ms to ~1.0 ms on 2^28 f32
+ *     (H100, lab/scan_lookback_probe.cu): the fence and the second dependent load were most of a tile's wait.
+ *     The 16-byte word relies on an aligned 16-byte access being one transaction, as CUB's ScanTileState does
+ *     for 8-byte values (its TxnWord); a 4-byte accumulator's 8-byte word is single-copy atomic by the PTX
+ *     memory model.
+ * A prefix policy (Chained, LookBack) names its layout (Prefix::Layout: FlagArrays or PackedWords, each with
+ * State<A>, bytes(), zero_bytes() and at()), its tile (Prefix::items<A>() elements a thread) and whether its loads
+ * and stores stream (Prefix::stream).
  */
 #ifndef CK_SCAN_SINGLE_PASS_CUH
 #define CK_SCAN_SINGLE_PASS_CUH
@@ -16,8 +26,8 @@
 namespace ckscan {
 
 #define SP_BLOCK 256
+/* Elements per thread: 16 (tiles of 4096) by default; a policy may ask for more (Prefix::items<A>). */
 #define SP_ITEMS 16
-#define SP_TILE (SP_BLOCK * SP_ITEMS)
 
 template <class A> __device__ __forceinline__ A ld_volatile(const A *p) { return *(const volatile A *)p; }
 template <class A> __device__ __forceinline__ void st_volatile(A *p, A v) { *(volatile A *)p = v; }
@@ -45,6 +55,70 @@ template <class A> static Status<A> status_at(void *p, int64_t total, int64_t wi
   return st;
 }
 
+/* The flag-and-value arrays as a prefix policy's layout (05_chained). */
+struct FlagArrays {
+  template <class A> using State = Status<A>;
+  template <class A> static size_t bytes(int64_t total) { return status_bytes<A>(total); }
+  template <class A> static size_t zero_bytes(int64_t total) { return status_zero_bytes(total); }
+  template <class A> static Status<A> at(void *p, int64_t total) { return status_at<A>(p, total); }
+};
+
+// ---------------------------------------------------------------- packed status words (06_lookback)
+
+template <class A> struct WordOf {
+  static_assert(sizeof(A) == 4 || sizeof(A) == 8, "scan accumulators are 4 or 8 bytes");
+  using type = std::conditional_t<sizeof(A) == 4, unsigned long long, ulonglong2>;
+};
+
+template <class A>
+struct Words {
+  using W = typename WordOf<A>::type;
+  unsigned long long *ticket;
+  W *w;
+};
+
+/* Tile g's word <- (flag, v), one store. */
+template <class A> __device__ __forceinline__ void word_put(const Words<A> &st, int64_t g, unsigned flag, A v) {
+  if constexpr (sizeof(A) == 4) {
+    unsigned bits;
+    memcpy(&bits, &v, 4);
+    const unsigned long long w = ((unsigned long long)flag << 32) | bits;
+    asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(st.w + g), "l"(w) : "memory");
+  } else {
+    unsigned long long bits;
+    memcpy(&bits, &v, 8);
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(st.w + g), "l"((unsigned long long)flag), "l"(bits)
+                 : "memory");
+  }
+}
+/* Tile g's word, one load: its flag (0 while nothing is published), its value in v. */
+template <class A> __device__ __forceinline__ unsigned word_get(const Words<A> &st, int64_t g, A &v) {
+  if constexpr (sizeof(A) == 4) {
+    unsigned long long w;
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(w) : "l"(st.w + g) : "memory");
+    const unsigned bits = (unsigned)w;
+    memcpy(&v, &bits, 4);
+    return (unsigned)(w >> 32);
+  } else {
+    unsigned long long f, bits;
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(f), "=l"(bits) : "l"(st.w + g) : "memory");
+    memcpy(&v, &bits, 8);
+    return (unsigned)f;
+  }
+}
+
+struct PackedWords {
+  template <class A> using State = Words<A>;
+  template <class A> static size_t bytes(int64_t total) { return 16 + (size_t)total * sizeof(typename Words<A>::W); }
+  template <class A> static size_t zero_bytes(int64_t total) { return bytes<A>(total); }
+  template <class A> static Words<A> at(void *p, int64_t total) {
+    Words<A> st;
+    st.ticket = (unsigned long long *)p;
+    st.w = (typename Words<A>::W *)((char *)p + 16); /* 16-byte aligned: the allocator's blocks are */
+    return st;
+  }
+};
+
 /* The next tile for this block (all threads get it). */
 __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t *sh) {
   if (threadIdx.x == 0) *sh = (int64_t)atomicAdd(ticket, 1ull);
@@ -54,13 +128,14 @@ __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t
 
 /* The single-pass kernel: each ticket's tile is loaded and scanned locally, then Prefix::get (run by the first
  * warp, lane 0's result counts) finds everything before the tile and publishes the tile's own status; the tile
- * is written after its carry. Prefix is what steps 5 and 6 differ in (05_chained.cu, 06_lookback.cu). */
-template <class P, class Prefix>
-__global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(const typename P::in_t *__restrict__ x,
-                                                                    typename P::out_t *out, int64_t outer, int64_t len,
-                                                                    int64_t ntiles, int exclusive,
-                                                                    Status<typename P::acc_t> st) {
-  using T = Tile<P, SP_BLOCK, SP_ITEMS>;
+ * is written after its carry. Prefix is what steps 5 and 6 differ in (05_chained.cu, 06_lookback.cu): its
+ * layout (Prefix::Layout), its tile (Prefix::items<acc_t>() elements a thread, Prefix::stream: streaming loads
+ * and stores) and its wait. */
+template <class P, class Prefix, int ITEMS>
+__global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(
+    const typename P::in_t *__restrict__ x, typename P::out_t *out, int64_t outer, int64_t len, int64_t ntiles,
+    int exclusive, typename Prefix::Layout::template State<typename P::acc_t> st) {
+  using T = Tile<P, SP_BLOCK, ITEMS, Prefix::stream>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t s[T::SMEM];
   __shared__ acc_t wsum[SP_BLOCK / 32];
@@ -70,9 +145,9 @@ __global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(const typena
     const int64_t g = next_tile(st.ticket, &gsh);
     if (g >= outer * ntiles) break;
     const int64_t row = g / ntiles, t = g % ntiles;
-    T::load(x + row * len, t * SP_TILE, len, s);
+    T::load(x + row * len, t * T::N, len, s);
     __syncthreads();
-    acc_t r[SP_ITEMS];
+    acc_t r[ITEMS];
     const acc_t mine = T::thread_scan(s, r);
     acc_t total;
     const acc_t ex = block_excl<P, SP_BLOCK>(mine, total, wsum);
@@ -83,7 +158,7 @@ __global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(const typena
     __syncthreads();
     T::put_back(s, r, P::combine(carry, ex), exclusive != 0);
     __syncthreads();
-    T::store(out + row * len, t * SP_TILE, len, s);
+    T::store(out + row * len, t * T::N, len, s);
     __syncthreads();
   }
 }
@@ -91,18 +166,19 @@ __global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(const typena
 /* Launch the single-pass kernel over outer x ntiles tiles with a zeroed status block. */
 template <class P, class Prefix>
 static int run_single_pass(const ck_env *env, const ck_scan_desc &d) {
-  const auto kernel = scan_single_pass_kernel<P, Prefix>;
   using acc_t = typename P::acc_t;
+  using L = typename Prefix::Layout;
+  constexpr int items = Prefix::template items<acc_t>();
+  const auto kernel = scan_single_pass_kernel<P, Prefix, items>;
   cudaStream_t s = (cudaStream_t)env->stream;
-  const int64_t ntiles = cdiv(d.len, SP_TILE), total = d.outer * ntiles;
-  const size_t bytes = status_bytes<acc_t>(total);
-  Ws w(env, bytes);
+  const int64_t ntiles = cdiv(d.len, (int64_t)SP_BLOCK * items), total = d.outer * ntiles;
+  Ws w(env, L::template bytes<acc_t>(total));
   if (!w.p) return (int)cudaErrorMemoryAllocation;
-  int err = (int)cudaMemsetAsync(w.p, 0, status_zero_bytes(total), s);
+  int err = (int)cudaMemsetAsync(w.p, 0, L::template zero_bytes<acc_t>(total), s);
   if (err) return err;
   ck_note(env, kernel, SP_BLOCK, 0);
   kernel<<<grid_for(total), SP_BLOCK, 0, s>>>((const typename P::in_t *)d.x, (typename P::out_t *)d.out, d.outer,
-                                              d.len, ntiles, d.exclusive, status_at<acc_t>(w.p, total));
+                                              d.len, ntiles, d.exclusive, L::template at<acc_t>(w.p, total));
   return (int)cudaGetLastError();
 }
 

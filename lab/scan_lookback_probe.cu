@@ -1,0 +1,337 @@
+// lab/scan_lookback_probe.cu — issue 33: why the single-pass scan (rung 6, lookback) reads 2^28 f32 at 47% of
+// memcpy while a block per row (rung 8) reaches 97%, and which change brings the flat scan to >= 90%.
+// One kernel template, four knobs, each configuration timed on 2^28 f32 (CUDA events, 3 warm-ups, median of 15)
+// beside CUB's DeviceScan::InclusiveSum and cudaMemcpyAsync of the same bytes, and checked first:
+//   i32 (wraps mod 2^32) bit for bit against CUB, f32 against CUB within 1e-4 relative to the running |sum|.
+// Knobs:
+//   BLOCK, ITEMS  tile = BLOCK * ITEMS elements
+//   PACK          1: flag and value in one 64-bit word (one load per look-back step, no fence between value and
+//                 flag); 0: rung 6's separate flag and value arrays with a __threadfence between
+//   PF            1: the block publishes its aggregate, takes its next ticket and loads that tile into registers
+//                 before waiting on its look-back (see scan_k)
+//   PERSIST       1: resident blocks take tickets in a loop; 0: a block per tile (one ticket each)
+//   CS            1: streaming loads and stores (__ldcs/__stcs)
+// First run (H100, 2^28 f32): memcpy 0.716 ms, CUB 0.880; rung 6 as is 1.459; packed status words 0.997; the
+// first prefetch form (next ticket taken before publishing) 1.409; thread-blocked register loads 1.2-4.0.
+// Second run (another H100): memcpy 0.720, CUB 0.882; packed B256 I16 1.055 (persistent), 1.011 (a block per
+// tile), B256 I32 0.979, prefetch after publishing 1.110, streaming hints 1.017, other shapes 1.09-1.42.
+// PROBE3=1 runs the third set (tiles of 8192, a block per tile, __nanosleep backoff in the spin: NS).
+//   nvcc -O3 -std=c++17 -arch=sm_90a -o /tmp/slp lab/scan_lookback_probe.cu && /tmp/slp [log2 n]
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
+
+template <class T> __device__ __forceinline__ unsigned long long pack(T v, unsigned flag) {
+  unsigned bits;
+  memcpy(&bits, &v, 4);
+  return ((unsigned long long)flag << 32) | bits;
+}
+template <class T> __device__ __forceinline__ T unpack(unsigned long long w) {
+  unsigned bits = (unsigned)w;
+  T v;
+  memcpy(&v, &bits, 4);
+  return v;
+}
+
+template <class T> __device__ __forceinline__ T warp_incl(T v) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    T n = __shfl_up_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) >= o) v += n;
+  }
+  return v;
+}
+
+struct St {
+  unsigned long long *ticket;
+  unsigned long long *word; /* PACK */
+  int *flags;               /* !PACK */
+  void *agg, *inc;          /* !PACK */
+};
+
+/* warp 0, after publish_agg: look back, publish the inclusive prefix; returns the exclusive prefix */
+template <class T, int PACK, int NS> __device__ T look_back(const St &st, int64_t g, T total) {
+  const int lane = threadIdx.x & 31;
+  T *agg = (T *)st.agg, *inc = (T *)st.inc;
+  T prefix = 0;
+  if (g == 0) return prefix;
+  for (int64_t end = g;; end -= 32) {
+    const int64_t at = end - 1 - lane;
+    unsigned f = 2;
+    T v = 0;
+    if (at >= 0) {
+      if (PACK) {
+        unsigned long long w;
+        unsigned ns = NS;
+        for (;;) {
+          w = *(volatile unsigned long long *)(st.word + at);
+          if ((w >> 32) != 0) break;
+          if (NS) { __nanosleep(ns); ns = ns < 512 ? 2 * ns : ns; }
+        }
+        f = (unsigned)(w >> 32);
+        v = unpack<T>(w);
+      } else {
+        do f = ((volatile int *)st.flags)[at];
+        while (f == 0);
+        __threadfence();
+        v = ((volatile T *)(f == 2 ? inc : agg))[at];
+      }
+    }
+    const unsigned incl = __ballot_sync(0xffffffffu, f == 2);
+    const int stop = incl ? __ffs(incl) - 1 : 32;
+    if (lane > stop) v = 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    prefix += v;
+    if (incl) break;
+  }
+  if (lane == 0) {
+    const T ip = prefix + total;
+    if (PACK) *(volatile unsigned long long *)(st.word + g) = pack(ip, 2u);
+    else {
+      ((volatile T *)inc)[g] = ip;
+      __threadfence();
+      ((volatile int *)st.flags)[g] = 2;
+    }
+  }
+  return prefix;
+}
+
+/* publish the tile's aggregate (lane 0 of warp 0) */
+template <class T, int PACK> __device__ __forceinline__ void publish_agg(const St &st, int64_t g, T total) {
+  if (PACK) *(volatile unsigned long long *)(st.word + g) = pack(total, g == 0 ? 2u : 1u);
+  else {
+    ((volatile T *)(g == 0 ? (T *)st.inc : (T *)st.agg))[g] = total;
+    __threadfence();
+    ((volatile int *)st.flags)[g] = g == 0 ? 2 : 1;
+  }
+}
+
+template <class T, int CS> __device__ __forceinline__ uint4 ld4(const uint4 *p) { return CS ? __ldcs(p) : __ldg(p); }
+template <class T, int CS> __device__ __forceinline__ void st4(uint4 *p, uint4 v) { if (CS) __stcs(p, v); else *p = v; }
+
+/* PF 0: load, scan, look back, store, then the next ticket (rung 6's order).
+ * PF 1: after publishing this tile's aggregate the block takes its next ticket and issues that tile's loads into
+ *       registers, then waits on its look-back and stores: loads stay in flight across the wait, and a tile's
+ *       aggregate is published before its block takes another ticket (so successors never wait on a tile whose
+ *       holder is still busy with an earlier one before publishing). */
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0>
+__global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__restrict__ y, int64_t ntiles, St st) {
+  constexpr int N = BLOCK * ITEMS, V = ITEMS / 4, NW = BLOCK / 32;
+  __shared__ T s[N + N / 32];
+  __shared__ T wsum[NW];
+  __shared__ T carry;
+  __shared__ int64_t tk[2];
+  auto pad = [](int i) { return i + (i >> 5); };
+  uint4 raw[V];
+  auto fetch = [&](int64_t g) {
+    const uint4 *p = reinterpret_cast<const uint4 *>(x + g * N);
+#pragma unroll
+    for (int k = 0; k < V; ++k) raw[k] = ld4<T, CS>(p + k * BLOCK + threadIdx.x);
+  };
+  if (threadIdx.x == 0) tk[0] = (int64_t)atomicAdd(st.ticket, 1ull);
+  __syncthreads();
+  int64_t g = tk[0];
+  if (g < ntiles) fetch(g);
+  for (int it = 0;; ++it) {
+    if (g >= ntiles) break;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      T e[4];
+      memcpy(e, &raw[k], 16);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) s[pad((k * BLOCK + threadIdx.x) * 4 + m)] = e[m];
+    }
+    __syncthreads();
+    T r[ITEMS];
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) r[m] = s[pad(threadIdx.x * ITEMS + m)];
+#pragma unroll
+    for (int m = 1; m < ITEMS; ++m) r[m] += r[m - 1];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const T wi = warp_incl(r[ITEMS - 1]);
+    if (lane == 31) wsum[w] = wi;
+    __syncthreads();
+    T before = 0, total = 0;
+#pragma unroll
+    for (int k = 0; k < NW; ++k) {
+      if (k < w) before += wsum[k];
+      total += wsum[k];
+    }
+    before += wi - r[ITEMS - 1];
+    int64_t gn = ntiles;
+    if (PF) {
+      if (threadIdx.x == 0) {
+        publish_agg<T, PACK>(st, g, total);
+        tk[(it + 1) & 1] = (int64_t)atomicAdd(st.ticket, 1ull);
+      }
+      __syncthreads();
+      gn = tk[(it + 1) & 1];
+      if (gn < ntiles) fetch(gn);
+    }
+    if (threadIdx.x < 32) {
+      if (!PF && threadIdx.x == 0) publish_agg<T, PACK>(st, g, total);
+      const T pre = look_back<T, PACK, NS>(st, g, total);
+      if (threadIdx.x == 0) carry = pre;
+    }
+    __syncthreads();
+    before += carry;
+#pragma unroll
+    for (int m = 0; m < ITEMS; ++m) s[pad(threadIdx.x * ITEMS + m)] = before + r[m];
+    __syncthreads();
+    uint4 *q = reinterpret_cast<uint4 *>(y + g * N);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      T e[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) e[m] = s[pad((k * BLOCK + threadIdx.x) * 4 + m)];
+      uint4 o;
+      memcpy(&o, e, 16);
+      st4<T, CS>(q + k * BLOCK + threadIdx.x, o);
+    }
+    if (PF) g = gn;
+    else if (!PERSIST) break;
+    else {
+      if (threadIdx.x == 0) tk[0] = (int64_t)atomicAdd(st.ticket, 1ull);
+      __syncthreads();
+      g = tk[0];
+      if (g < ntiles) fetch(g);
+    }
+    __syncthreads();
+  }
+}
+
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0>
+void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) {
+  constexpr int N = BLOCK * ITEMS;
+  const int64_t nt = n / N;
+  St st;
+  char *c = (char *)ws;
+  st.ticket = (unsigned long long *)c;
+  st.word = (unsigned long long *)(c + 256);
+  st.flags = (int *)(c + 256);
+  st.agg = c + 256 + 8 * nt;
+  st.inc = c + 256 + 16 * nt;
+  CK(cudaMemsetAsync(ws, 0, 256 + 8 * nt, s));
+  static int grid = 0;
+  const auto k = scan_k<T, BLOCK, ITEMS, PACK, PF, PERSIST, CS, NS>;
+  if (!grid) {
+    int per = 0, sms = 0, dev = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, BLOCK, 0));
+    grid = per * sms;
+    printf("      (%d blocks/SM)\n", per);
+  }
+  /* not persistent: a block per tile (still by ticket, so predecessors are running or done) */
+  const int64_t gr = PERSIST ? std::min<int64_t>(grid, nt) : nt;
+  k<<<(unsigned)gr, BLOCK, 0, s>>>((const T *)x, (T *)y, nt, st);
+  CK(cudaGetLastError());
+}
+
+template <class T> std::vector<void (*)(const void *, void *, int64_t, void *, cudaStream_t, bool)> fns() {
+  if (getenv("PROBE3"))
+    return {run_cfg<T, 256, 32, 1, 0, 1, 0>,     run_cfg<T, 256, 32, 1, 0, 0, 0>,    run_cfg<T, 256, 32, 1, 0, 0, 0, 32>,
+            run_cfg<T, 256, 16, 1, 0, 0, 0, 32>, run_cfg<T, 128, 32, 1, 0, 0, 0>,    run_cfg<T, 256, 32, 1, 0, 0, 1>,
+            run_cfg<T, 256, 32, 1, 0, 1, 0, 32>, run_cfg<T, 128, 32, 1, 0, 0, 0, 32>, run_cfg<T, 256, 32, 1, 0, 0, 1, 32>};
+  return {run_cfg<T, 256, 16, 0, 0, 1, 0>, run_cfg<T, 256, 16, 1, 0, 1, 0>, run_cfg<T, 256, 16, 1, 0, 0, 0>,
+          run_cfg<T, 256, 16, 1, 1, 1, 0>, run_cfg<T, 256, 16, 1, 0, 1, 1>, run_cfg<T, 256, 16, 1, 1, 1, 1>,
+          run_cfg<T, 256, 32, 1, 0, 1, 0>, run_cfg<T, 256, 24, 1, 0, 1, 0>, run_cfg<T, 512, 16, 1, 0, 1, 0>,
+          run_cfg<T, 512, 8, 1, 0, 1, 0>,  run_cfg<T, 128, 16, 1, 0, 1, 0>, run_cfg<T, 1024, 8, 1, 0, 1, 0>,
+          run_cfg<T, 256, 8, 1, 0, 1, 0>,  run_cfg<T, 512, 8, 1, 1, 1, 0>,  run_cfg<T, 128, 32, 1, 1, 1, 0>,
+          run_cfg<T, 256, 24, 1, 1, 1, 0>};
+}
+static const char *names2[] = {"B256 I16 pack0 (rung 6)", "B256 I16", "B256 I16 one tile/block", "B256 I16 pf",
+                               "B256 I16 cs", "B256 I16 pf cs", "B256 I32", "B256 I24", "B512 I16", "B512 I8", "B128 I16",
+                               "B1024 I8", "B256 I8", "B512 I8 pf", "B128 I32 pf", "B256 I24 pf"};
+static const char *names3[] = {"B256 I32", "B256 I32 one tile/block", "B256 I32 one tile ns32", "B256 I16 one tile ns32",
+                               "B128 I32 one tile", "B256 I32 one tile cs", "B256 I32 ns32", "B128 I32 one tile ns32",
+                               "B256 I32 one tile cs ns32"};
+static const char **names = names2;
+
+template <class F> float time_ms(F f, cudaStream_t s) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i) f();
+  std::vector<float> t;
+  for (int i = 0; i < 15; ++i) {
+    CK(cudaEventRecord(a, s));
+    f();
+    CK(cudaEventRecord(b, s));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+int main(int argc, char **argv) {
+  const int lg = argc > 1 ? atoi(argv[1]) : 28;
+  if (getenv("PROBE3")) names = names3;
+  const int64_t n = (int64_t)1 << lg;
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, 0));
+  printf("scan look-back probe on %s, n = 2^%d\n", pr.name, lg);
+  void *x, *y, *ref, *ws;
+  CK(cudaMalloc(&x, n * 4));
+  CK(cudaMalloc(&y, n * 4));
+  CK(cudaMalloc(&ref, n * 4));
+  CK(cudaMalloc(&ws, 256 + 16 * (n / 1024 + 1)));
+  void *cubws = nullptr;
+  size_t cubb = 0;
+  CK(cub::DeviceScan::InclusiveSum(nullptr, cubb, (float *)x, (float *)y, n, s));
+  CK(cudaMalloc(&cubws, cubb));
+  std::vector<int> h(n), hy(n), hr(n);
+  srand(7);
+  for (int64_t i = 0; i < n; ++i) h[i] = rand() % 2001 - 1000;
+  auto fs_i = fns<int>();
+  auto fs_f = fns<float>();
+  /* i32: bit for bit against CUB (sums wrap mod 2^32 alike) */
+  CK(cudaMemcpy(x, h.data(), n * 4, cudaMemcpyHostToDevice));
+  CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (int *)x, (int *)ref, n, s));
+  CK(cudaMemcpy(hr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
+  bool ok_i[32];
+  for (size_t c = 0; c < fs_i.size(); ++c) {
+    CK(cudaMemset(y, 0xff, n * 4));
+    fs_i[c](x, y, n, ws, s, true);
+    CK(cudaStreamSynchronize(s));
+    CK(cudaMemcpy(hy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+    ok_i[c] = memcmp(hy.data(), hr.data(), n * 4) == 0;
+  }
+  /* f32 data: uniform [0, 1) */
+  std::vector<float> hf(n), hfy(n), hfr(n);
+  for (int64_t i = 0; i < n; ++i) hf[i] = (float)(rand() & 0xffff) / 65536.0f;
+  CK(cudaMemcpy(x, hf.data(), n * 4, cudaMemcpyHostToDevice));
+  CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (float *)x, (float *)ref, n, s));
+  CK(cudaMemcpy(hfr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
+  const float t_cub = time_ms([&] { CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (float *)x, (float *)y, n, s)); }, s);
+  const float t_cpy = time_ms([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice, s)); }, s);
+  const double gb = 2.0 * n * 4 / 1e9;
+  printf("  %-36s %8.3f ms %7.1f GB/s\n", "memcpy", t_cpy, gb / t_cpy * 1e3);
+  printf("  %-36s %8.3f ms %7.1f GB/s  %5.1f%% memcpy\n", "CUB InclusiveSum", t_cub, gb / t_cub * 1e3, 100 * t_cpy / t_cub);
+  for (size_t c = 0; c < fs_f.size(); ++c) {
+    CK(cudaMemset(y, 0xff, n * 4));
+    fs_f[c](x, y, n, ws, s, true);
+    CK(cudaStreamSynchronize(s));
+    CK(cudaMemcpy(hfy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) worst = std::max(worst, (double)fabsf(hfy[i] - hfr[i]) / (fabsf(hfr[i]) + 1.0));
+    const float t = time_ms([&] { fs_f[c](x, y, n, ws, s, false); }, s);
+    printf("  %-36s %8.3f ms %7.1f GB/s  %5.1f%% memcpy  %5.1f%% CUB   i32 %s, f32 rel %.1e%s\n", names[c], t,
+           gb / t * 1e3, 100 * t_cpy / t, 100 * t_cub / t, ok_i[c] ? "exact" : "DIFFERS", worst,
+           worst < 1e-4 ? "" : " BAD");
+  }
+  return 0;
+}
