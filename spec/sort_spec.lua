@@ -105,11 +105,12 @@ local function first_diff(g, w)
   return "(the bytes differ)"
 end
 
--- nil when (gv, gi) equal the host's (rv, ri) bit for bit, else a message that starts with label
+-- nil when (gv, gi) equal the host's (rv, ri) bit for bit (gi nil: the values only), else a message that starts
+-- with label
 local function differs(label, gv, gi, rv, ri)
   local shape_g, shape_r = table.concat(gv:shape(), "x"), table.concat(rv:shape(), "x")
   if shape_g ~= shape_r then return ("%s: shape %s, expected %s"):format(label, shape_g, shape_r) end
-  if not ck.equal(gi:host(), ri) then return label .. ": indices, " .. first_diff(gi, ri) end
+  if gi and not ck.equal(gi:host(), ri) then return label .. ": indices, " .. first_diff(gi, ri) end
   local gh = gv:host():contiguous()
   if not ck.equal(ck.view_as_bytes(gh), ck.view_as_bytes(rv:contiguous())) then
     return label .. ": values, " .. first_diff(gv, rv)
@@ -135,6 +136,8 @@ describe("sorts on the host backend against a plain-Lua oracle", function()
             local wv, wi = oracle(vals, shape, d, desc)
             check(v, i, wv, wi, label)
             check(ck.argsort(a, d, {descending = desc}):to("f64"), i, wi, wi, label .. " argsort")
+            local only = ck.sort(a, d, {descending = desc, indices = false})
+            check(only, i, wv, wi, label .. " values only")
           end
         end
       end
@@ -221,6 +224,13 @@ describe("sorts on the host backend against a plain-Lua oracle", function()
     assert.is_false(ok); assert.matches("idx is i32 but the result is i64", e)
     ok, e = pcall(ck.argsort, a, 1, {variant = "quick"})
     assert.is_false(ok); assert.matches("unknown variant 'quick'", e)
+    ok, e = pcall(ck.sort, a, 1, {indices = false, idx = ck.empty({3, 4}, {dtype = "i64"})})
+    assert.is_false(ok); assert.matches("ck.sort: options idx and indices = false contradict each other", e)
+    assert.matches("sort_spec.lua", e)
+    ok, e = pcall(ck.sort, a, 1, {indices = "no"})
+    assert.is_false(ok); assert.matches("option indices must be true or false", e)
+    ok, e = pcall(ck.argsort, a, 1, {indices = false})
+    assert.is_false(ok); assert.matches("unknown option \"indices\"", e)
   end)
 
   it("lists the ladder", function()
@@ -260,6 +270,12 @@ describe("the sort ladder on the GPU", function()
                 if ck.last_ran().name == v.name then ran[v.name] = true end
                 failures[#failures + 1] = differs(label, out, idx, rv, ri)
               end
+              -- the values only ({indices = false}: CUB sorts integers as themselves), poisoned first
+              local vo = FLOATS[dt] and H.poison(ck.empty(rv:shape(), {dtype = dt, device = "cuda"}))
+                or ck.full(rv:shape(), dt == "bool" and 1 or 99, {dtype = dt, device = "cuda"})
+              ok, e = pcall(ck.sort, ga, d, {descending = desc, variant = v.name, out = vo, indices = false})
+              if not ok then failures[#failures + 1] = label .. " values only: " .. tostring(e)
+              else failures[#failures + 1] = differs(label .. " values only", vo, nil, rv) end
             end
           end
           local k = math.min(3, c.shape[#c.shape])

@@ -5,7 +5,8 @@
  * element numbers as values; many lines: cub::DeviceSegmentedSort::StableSortPairs with each line a segment
  * (begin offsets l * len from a counting iterator). Both are stable, so equal keys keep their order as in the
  * other rungs. Keys and values go through our make_keys and gather kernels; temporary storage from
- * env->ws_alloc.
+ * env->ws_alloc. A sort of integers without indices along contiguous lines sorts the values themselves
+ * (cub::DeviceRadixSort::SortKeys, DeviceSegmentedSort::SortKeys): no mapping, payload or gather.
  * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -40,8 +41,42 @@ struct CubSorter {
   }
 };
 
+/* A sort without indices ({indices = false}) of integers along contiguous lines: CUB sorts the values themselves,
+ * with no key mapping, payload or gather (equal integers are indistinguishable, so stability is moot). Floats
+ * keep the pair sort: -0 and +0 compare equal and keep their order, and NaNs keep their bits. */
+template <class T> static int sort_values_only(const ck_sort_desc &d, const ck_env *env) {
+  ck_order_check(env);
+  cudaStream_t s = (cudaStream_t)env->stream;
+  const T *x = (const T *)d.x;
+  T *out = (T *)d.out;
+  const int64_t n = d.outer * d.len;
+  if (d.outer == 1)
+    return with_temp(env, [&](void *t, size_t &b) {
+      return d.descending ? cub::DeviceRadixSort::SortKeysDescending(t, b, x, out, n, 0, (int)sizeof(T) * 8, s)
+                          : cub::DeviceRadixSort::SortKeys(t, b, x, out, n, 0, (int)sizeof(T) * 8, s);
+    });
+  auto begins = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LineStart{d.len});
+  return with_temp(env, [&](void *t, size_t &b) {
+    return d.descending ? cub::DeviceSegmentedSort::SortKeysDescending(t, b, x, out, n, d.outer, begins, begins + 1, s)
+                        : cub::DeviceSegmentedSort::SortKeys(t, b, x, out, n, d.outer, begins, begins + 1, s);
+  });
+}
+
 extern "C" int ck_sort_cub(const void *desc, const ck_env *env) {
-  return run_sort(*(const ck_sort_desc *)desc, env, CubSorter{});
+  const ck_sort_desc &d = *(const ck_sort_desc *)desc;
+  if (!d.idx && d.out && d.inner == 1 && d.k == d.len) {
+    switch (d.dtype) {
+    case CK_BOOL:
+    case CK_U8: return sort_values_only<uint8_t>(d, env);
+    case CK_I8: return sort_values_only<int8_t>(d, env);
+    case CK_I16: return sort_values_only<int16_t>(d, env);
+    case CK_I32: return sort_values_only<int32_t>(d, env);
+    case CK_U32: return sort_values_only<uint32_t>(d, env);
+    case CK_I64: return sort_values_only<int64_t>(d, env);
+    default: break;
+    }
+  }
+  return run_sort(d, env, CubSorter{});
 }
 
 extern "C" const char *ck_sort_cub_supports(const void *desc) { return check_n((const ck_sort_desc *)desc); }

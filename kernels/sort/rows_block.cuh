@@ -15,7 +15,8 @@
  * 2.5 bytes moved per byte of output for f32 pairs); this kernel moves the input once and the outputs once.
  * The block shape (NT threads, IPT keys each, RB bits a digit) is a template: 07_rows_block.cu picks it from the
  * line's length, from lab/segsort_probe.cu's sweep.
- * Operands: x contiguous [lines, len] (inner == 1); out (may be NULL: argsort) and idx contiguous [lines, k].
+ * Operands: x contiguous [lines, len] (inner == 1); out (may be NULL: argsort) and idx (may be NULL: a sort without
+ * indices) contiguous [lines, k].
  */
 #ifndef CK_SORT_ROWS_BLOCK_CUH
 #define CK_SORT_ROWS_BLOCK_CUH
@@ -54,13 +55,13 @@ __global__ void __launch_bounds__(NT) sort_rows_fused_kernel(const K *__restrict
     __syncthreads(); /* tmp.load becomes tmp.sort */
     Sort(tmp.sort).SortBlockedToStriped(key, v, 0, (int)sizeof(K) * 8);
     K *ol = out ? out + l * k : nullptr;
-    int64_t *il = idx + l * k;
+    int64_t *il = idx ? idx + l * k : nullptr; /* a sort without indices passes none */
 #pragma unroll
     for (int i = 0; i < IPT; ++i) {
       const int64_t j = (int64_t)i * NT + threadIdx.x;
       if (j < k) {
         if (ol) ol[j] = xl[v[i]];
-        il[j] = (int64_t)v[i] + 1;
+        if (il) il[j] = (int64_t)v[i] + 1;
       }
     }
     __syncthreads(); /* tmp is the next line's */

@@ -110,14 +110,15 @@ template <class C, int NT> __device__ void block_sort(C *v, int k) {
     }
 }
 
-/* The j-th winner of line l (composite c) to out[o, j, i] (the value read from the line's copy xl) and idx. */
+/* The j-th winner of line l (composite c) to out[o, j, i] (the value read from the line's copy xl) and idx (each
+ * only where given). */
 template <class K, class C>
 __device__ __forceinline__ void put(const K *__restrict__ xl, K *out, int64_t *idx, int64_t l, int64_t j, C c, int ib,
                                     int64_t k, int64_t inner) {
   const uint32_t r = ib ? (uint32_t)(c & (C)((((uint64_t)1) << ib) - 1)) : 0u;
   const int64_t o = l / inner, i = l % inner, q = (o * k + j) * inner + i;
   if (out) out[q] = xl[r];
-  idx[q] = (int64_t)r + 1;
+  if (idx) idx[q] = (int64_t)r + 1;
 }
 
 } // namespace cksel

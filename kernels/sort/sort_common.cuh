@@ -94,7 +94,8 @@ __global__ void __launch_bounds__(256) sort_make_keys_kernel(const K *__restrict
   }
 }
 
-/* out[o, j, i] = x[o, r, i], idx[o, j, i] = r + 1 for j < k, r = sorted[l*len + j] - l*len. */
+/* out[o, j, i] = x[o, r, i], idx[o, j, i] = r + 1 for j < k, r = sorted[l*len + j] - l*len (each output only
+ * where given). */
 template <class E>
 __global__ void __launch_bounds__(256) sort_gather_kernel(const E *__restrict__ x, const uint32_t *__restrict__ sorted,
                                                           E *out, int64_t *idx, int64_t outer, int64_t len,
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(256) sort_gather_kernel(const E *__restrict__ 
     const int64_t l = o * inner + i;
     const int64_t r = (int64_t)sorted[l * len + j] - l * len;
     if (out) out[q] = x[(o * len + r) * inner + i];
-    idx[q] = r + 1;
+    if (idx) idx[q] = r + 1; /* a sort without indices ({indices = false}) passes none */
   }
 }
 

@@ -1,6 +1,8 @@
 --- cukern.sorting: scans and sorts (issue 33) as functions and methods.
 --   ck.cumsum(a [, dim] [, {exclusive, variant, out}])    and cumprod, cummax, cummin; a:cumsum(...)
 --   ck.sort(a [, dim] [, {descending, variant, out, idx}]) -> values, indices (1-based i64), stable
+--     ({indices = false}: the values only, as MATLAB's B = sort(A) and NumPy's np.sort; integers then sort as
+--     themselves on CUDA, with no indices carried: CUB's radix sort of the keys alone)
 --   ck.argsort(a [, dim] [, {descending, variant, out}])   -> indices
 --   ck.topk(a, k [, dim] [, {variant, out, idx}])          -> the k largest along dim, largest first, and indices
 --     (the stable descending sort's first k: NaN largest, -0 equal to +0, ties in index order; on CUDA the sort
@@ -29,13 +31,14 @@ local RULES = {
   idx = function(v) return is_array(v) and not v:is_freed(), "a (live) i64 cukern array" end,
 }
 local SCAN = options.set("exclusive", "variant", "out")
-local SORT = options.set("descending", "variant", "out", "idx")
+local SORT = options.set("descending", "variant", "out", "idx", "indices")
 local ARGSORT = options.set("descending", "variant", "out")
 local TOPK = options.set("variant", "out", "idx")
 local HISTC = options.set("variant", "out")
 local HISTOGRAM = options.set("bins", "range", "variant")
 local SEARCH = options.set("side", "variant", "out")
 local UNIQUE = options.set("counts", "inverse")
+RULES.indices = function(v) return type(v) == "boolean", "true or false" end
 RULES.counts = function(v) return type(v) == "boolean", "true or false" end
 RULES.inverse = function(v) return type(v) == "boolean", "true or false" end
 RULES.side = function(v) return v == "left" or v == "right", '"left" or "right"' end
@@ -81,9 +84,11 @@ local function sort_fn(where, what, allowed, values)
     end
     local out, idx = o.out, o.idx
     if not values then out, idx = nil, o.out end
-    local ok, v, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, values, out, idx)
+    local indices = o.indices ~= false
+    if not indices and idx then raise(where .. ": options idx and indices = false contradict each other") end
+    local ok, v, i = pcall(core_sort, a, dim, o.descending, 0, o.variant, values, out, idx, indices)
     if ok then
-      if values then return v, i end
+      if values and indices then return v, i end
       return v
     end
     explain(where, a, what, dim, v)
@@ -161,7 +166,8 @@ local function search_fn(where)
 end
 
 -- NumPy's np.unique(a, return_counts, return_inverse) and MATLAB's unique, composed from the ladders' ops on
--- either backend (no kernel of its own): a stable sort of the flattened array; a bool "starts a new value" per
+-- either backend (no kernel of its own): a stable sort of the flattened array (without indices unless the
+-- inverse is asked for); a bool "starts a new value" per
 -- sorted position (NaNs count as one value, as NumPy's equal_nan; -0 and +0 as one, the first kept); the values
 -- are the masked selection, the counts the differences of the starts' positions (ck.find), and the inverse the
 -- running count of starts (cumsum, i64) scattered back through the sort's permutation. Results: values (a's
@@ -177,7 +183,9 @@ local function unique_fn(where)
       if n == 0 then
         return flat, ck.empty({0}, {dtype = "i64", device = dev}), ck.empty(a:shape(), {dtype = "i64", device = dev})
       end
-      local s, perm = ck.sort(flat)
+      -- the permutation only where the inverse needs it (integers then sort as themselves: CUB's keys-only sort)
+      local s, perm
+      if o.inverse then s, perm = ck.sort(flat) else s = ck.sort(flat, 1, {indices = false}) end
       local starts = ck.ones({n}, {dtype = "bool", device = dev})
       if n > 1 then
         local hi, lo = s:narrow(1, 2, n), s:narrow(1, 1, n - 1)

@@ -70,7 +70,7 @@ ck_status ck_host_sort(ck_ctx *ctx, const ck_sort_desc *d) {
       for (int64_t j = 0; j < d->k; ++j) {
         const int64_t q = (o * d->k + j) * d->inner + i, from = (o * d->len + items[j].pos) * d->inner + i;
         if (d->out) memcpy((char *)d->out + q * (int64_t)es, (const char *)d->x + from * (int64_t)es, es);
-        d->idx[q] = items[j].pos + 1;
+        if (d->idx) d->idx[q] = items[j].pos + 1;
       }
     }
   free(items);

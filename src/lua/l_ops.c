@@ -205,8 +205,9 @@ static void parse_scan(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
-/* sort: x [, dim [, descending [, k [, variant [, values [, out [, idx]]]]]]] -> [values,] indices (issue 33):
- * values = false gives the indices only (argsort); k > 0 keeps the first k (topk, largest first). */
+/* sort: x [, dim [, descending [, k [, variant [, values [, out [, idx [, indices]]]]]]]] -> [values,] [indices]
+ * (issue 33): values = false gives the indices only (argsort), indices = false the values only; k > 0 keeps the
+ * first k (topk, largest first). */
 static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   c->kind = CK_OP_SORT;
@@ -219,8 +220,10 @@ static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
   const bool values = lua_isnoneornil(L, base + 5) || lua_toboolean(L, base + 5);
   oc->out_at = opt_out(L, base + 6);
   oc->idx_at = opt_out(L, base + 7);
+  const bool indices = lua_isnoneornil(L, base + 8) || lua_toboolean(L, base + 8);
+  if (!values && !indices) luaL_argerror(L, base + 8, "a sort gives the values, the indices or both");
   oc->nout = values ? 1 : 0;
-  oc->want_idx = true;
+  oc->want_idx = indices;
 }
 
 /* histc: x, bins, lo, hi [, variant [, out]] -> i64 counts (issue 33) */
@@ -340,7 +343,7 @@ const ckl_opdesc ckl_ops[] = {
     {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant"}},
     {"cat", parse_cat, {"list", "dim", "out", "variant"}},
     {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
-    {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx"}},
+    {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx", "indices"}},
     {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
     {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
     {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out"}},

@@ -1,8 +1,9 @@
 /*
  * op_sort.c — sorting as the dispatcher sees it (ck_opdef_sort): sort, argsort and topk along a dim (issue 33).
  *
- * What is sort-specific: the outputs (values in out when the caller gives one — sort, topk — and always the
- * indices, 1-based i64 positions along the dim, in idx: the plan's idx_dt), k (topk keeps the first k of each
+ * What is sort-specific: the outputs (values in out when the caller gives one — sort, topk — and the indices,
+ * 1-based i64 positions along the dim, in idx when the caller gives one: the plan's idx_dt; a sort without
+ * indices, {indices = false}, gives out only), k (topk keeps the first k of each
  * descending line; k larger than the dim is an error; k == 0 is an empty result), the dim (0-based; a 0-d
  * array sorts as its one element) and the layout: on CUDA x is a contiguous [outer, len, inner] (a view is
  * copied first, CK_NEED_A) and the outputs are contiguous [outer, k, inner] (temporaries otherwise); the rungs
@@ -37,8 +38,9 @@ static ck_status sort_check(ck_ctx *ctx, ck_plan *p) {
   if (c->k > p->len)
     return ck_error(ctx, CK_ERR_SHAPE, "%s: k = %lld is larger than the %lld elements along dim %d of %s", p->name,
                     (long long)c->k, (long long)p->len, dim + 1, ck_describe(x, d, sizeof d));
+  if (!c->out && !c->idx) return ck_error(ctx, CK_ERR_ARG, "%s: needs an output for the values or the indices", p->name);
   p->has_out = c->out != NULL;
-  p->has_idx = true;
+  p->has_idx = c->idx != NULL;
   p->nd = x->ndim;
   memcpy(p->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
   if (c->k > 0 && dim >= 0) p->shape[dim] = c->k;
@@ -60,7 +62,7 @@ static void sort_describe(const ck_plan *p, void *desc) {
   d->k = p->call->k > 0 ? p->call->k : p->len;
   d->x = ck_data(x);
   d->out = p->out ? ck_data(p->out) : NULL;
-  d->idx = (int64_t *)ck_data(p->idx);
+  d->idx = p->idx ? (int64_t *)ck_data(p->idx) : NULL;
 }
 
 /* The oracle takes the descriptor too, on contiguous host operands (ck_host_contiguous). */
@@ -75,13 +77,20 @@ static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
   return v ? CK_NEED_OUT | CK_NEED_IDX : CK_NEED_A;
 }
 
-/* topk keeping at most half of each line: radix select first (a few reads of the line and a sort of k items,
+/* A sort of integers without indices: CUB's values-only sort first. topk keeping at most half of each line: radix select first (a few reads of the line and a sort of k items,
  * against a sort of all of it; kernels/sort/05_radix_select.cu); sorts and larger k: the default order. Except
  * contiguous lines of 256..1024, where rows_block's whole sort in one kernel was faster still (H100, same run:
  * 65536 x 1024, k = 10: 1.04 ms against radix select's 1.30; k = 256: 1.06 against 2.03; but 16384 x 4096,
  * k = 10: 1.07 against 0.91), so they take the default order, rows_block first. */
 static const int *sort_preferred_for(const void *desc) {
   const ck_sort_desc *d = (const ck_sort_desc *)desc;
+  /* integers sorted without indices along one line or lines longer than rows_block takes: CUB sorts the values
+   * themselves (00_cub.cu), where every other rung still sorts (key, position) pairs and gathers (ids of
+   * kernels/sort/rungs.def) */
+  static const int values_only[] = {0 /* cub */, 6 /* onesweep */, 4, 3, 1, 2, -1};
+  if (!d->idx && d->out && d->inner == 1 && d->k == d->len && (d->outer == 1 || d->len > 4096) &&
+      !ck_dtype_is_float((ck_dtype)d->dtype))
+    return values_only;
   const bool rows_block_wins = d->inner == 1 && d->len >= 256 && d->len <= 1024;
   return d->k <= d->len / 2 && !rows_block_wins ? ck_sort_preferred_topk : ck_sort_preferred;
 }
