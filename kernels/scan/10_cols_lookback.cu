@@ -10,22 +10,25 @@
  * adjacent columns, one vector load of up to 16 bytes when inner allows) and ITEMS consecutive rows, scanned down each
  * column in registers; the 8 warps' column totals go through shared memory; then the tile publishes its vector
  * of C column aggregates and warp 0 looks back along the scan dim over the tiles above it in the same strip
- * (step 6's decoupled look-back, per column: one flag per tile covers its whole vector), publishes its C
- * inclusive prefixes, and every thread writes its rows after its carry. One read and one write of each element;
- * the status vectors add 2 x C accumulators per tile of R x C elements (f32: 1.6% more traffic).
+ * (step 6's decoupled look-back, each column a chain of its own), publishes its C inclusive prefixes, and every
+ * thread writes its rows after its carry. One read and one write of each element; the status words add 2 x C
+ * word stores per tile of R x C elements (f32: 8-byte words, 3% more traffic, plus their zeroing).
  * Tickets (single_pass.cuh) run the tiles row band by row band (ticket = tile row x strips + strip), so the tiles
  * in flight sweep the array like a copy and a tile's predecessor is issued one band earlier; a predecessor's
- * ticket is always smaller, so it is running or done: no deadlock.
+ * ticket is always smaller, so it is running or done: no deadlock. Each column of a tile has its own status word
+ * (flag and value together, single_pass.cuh's PackedWords): publishing is one store per column and needs no
+ * fence (the first form, one flag per tile with fences around it, ran cumsum of 16384 x 16384 f32 along dim 1 at
+ * 73.7% of memcpy on an H100; rung 6 lost most of its wait to the same fences).
  * Changed from step 9: one pass whatever the number of columns (no chunk totals, no carry pass), 16-byte vector
- * loads and stores across columns, the single-pass status machinery of steps 5-6 with a vector per tile.
+ * loads and stores across columns, the single-pass status machinery of step 6 with a word per column.
  * Launch: 256 threads (8 warps x 32 lanes), one tile of R = 8 x ITEMS rows (64, or 32 for 8-byte accumulators of
  * 4-byte-or-narrower inputs) x C columns per ticket; the vector kernel when inner % V == 0 and the pointers are
  * aligned, else the same kernel with scalar loads (lane l takes columns l, l + 32, ...: still coalesced).
  * Limits: supports() takes inner > 1 only (rows go to the row rungs). Narrow strips and short columns waste lanes
  * (inner = 3 uses 3 of 128 columns, len = 4 uses 4 of 64 rows), so the default order picks it only for large
- * arrays with inner >= 128 and len >= 64 (op_scan.c); it runs any shape when asked for. Workspace: 8 + 4 x tiles
- * bytes zeroed + 2 x tiles x C accumulators, whatever the strip's width (f32: 1/32 of the data's bytes for full
- * strips; for inner = 2, asked for by name, 2x).
+ * arrays with inner >= 128 and len >= 64 (op_scan.c); it runs any shape when asked for. Workspace, all zeroed: 16 +
+ * tiles x C words (8 bytes for 4-byte accumulators, 16 for 8-byte ones), whatever the strip's width (f32: 1/32
+ * of the data's bytes for full strips; for inner = 2, asked for by name, 4x).
  * Operands: x contiguous [outer, len, inner], out contiguous [outer, len, inner]; any len >= 1, 64-bit indices.
  */
 #include <utility>
@@ -78,61 +81,50 @@ template <int N, class F> __device__ __forceinline__ void unrolled(F &&f) {
 // ---------------------------------------------------------------- the look-back, per column
 
 /* Warp 0 of tile g (row band t of its strip; the tile above it is g - chains): publish the tile's C column
- * aggregates (a strip's first tile: its inclusive prefixes), look back over the tiles above 32 at a time (lane k
- * waits for the flag of the k-th one up), combine per column up to the nearest one with inclusive prefixes, and
- * publish ours. Lane l holds slots l, l + 32, ... of the vector. Returns the carry of each slot in pre. */
+ * aggregates (a strip's first tile: its inclusive prefixes), then look back up each column: lane l holds slots
+ * l, l + 32, ... of the vector, and each column is a chain of its own, so a lane walks up its columns' words
+ * together (waiting until each has something), combining until each column meets an inclusive prefix, and
+ * publishes its inclusive prefixes. Every slot is one word (flag and value, single_pass.cuh's PackedWords), so
+ * nothing is fenced and a step is one load per column. The tile above was ticketed a band earlier (chains tiles
+ * before), so it has usually published its inclusive prefixes already: a step or two. Returns each slot's carry in
+ * pre. */
 template <class P, int V>
-__device__ __forceinline__ void look_back(const Status<typename P::acc_t> &st, int64_t g, int64_t t, int64_t chains,
+__device__ __forceinline__ void look_back(const Words<typename P::acc_t> &st, int64_t g, int64_t t, int64_t chains,
                                           const typename P::acc_t (&agg)[V], typename P::acc_t (&pre)[V]) {
   using acc_t = typename P::acc_t;
   constexpr int C = 32 * V;
   const int lane = threadIdx.x & 31;
-  acc_t *mine = (t == 0 ? st.inc : st.agg) + g * C;
 #pragma unroll
-  for (int v = 0; v < V; ++v) st_volatile(mine + v * 32 + lane, agg[v]);
-  __threadfence(); /* every lane's values, then the one flag */
-  __syncwarp();
-  if (lane == 0) {
-    __threadfence();
-    st_volatile(st.flags + g, t == 0 ? 2 : 1);
-  }
+  for (int v = 0; v < V; ++v) word_put(st, g * C + v * 32 + lane, t == 0 ? 2u : 1u, agg[v]);
 #pragma unroll
   for (int v = 0; v < V; ++v) pre[v] = P::identity();
   if (t == 0) return;
-  for (int64_t back = 0;; back += 32) {
-    const int64_t up = back + 1 + lane; /* this lane's tile: `up` bands above */
-    int f = 2;                          /* above the strip's first tile: an empty inclusive prefix */
-    if (up <= t)
-      do f = ld_volatile(st.flags + (g - up * chains));
-      while (f == 0);
-    __threadfence(); /* flags, then values: lane l reads the values of the tiles whose flags other lanes saw, */
-    __syncwarp();    /* so the barrier orders every lane's flag read before every lane's value reads */
-    const unsigned incs = __ballot_sync(0xffffffffu, f == 2);
-    const int stop = incs ? __ffs(incs) - 1 : 31; /* the nearest tile with inclusive prefixes */
-    acc_t part[V];
+  unsigned open = (1u << V) - 1; /* the columns still looking back (the strip's first tile is inclusive) */
+  for (int64_t tile = g - chains; open; tile -= chains) {
+    acc_t x[V];
+    unsigned f[V];
+    bool wait;
+    do {
+      wait = false;
 #pragma unroll
-    for (int v = 0; v < V; ++v) part[v] = P::identity();
-    for (int k = stop; k >= 0; --k) { /* the earliest first */
-      const int fk = __shfl_sync(0xffffffffu, f, k);
-      const int64_t upk = back + 1 + k;
-      if (upk <= t) { /* the same for every lane */
-        const acc_t *src = (fk == 2 ? st.inc : st.agg) + (g - upk * chains) * C;
-#pragma unroll
-        for (int v = 0; v < V; ++v) part[v] = P::combine(part[v], ld_volatile(src + v * 32 + lane));
+      for (int v = 0; v < V; ++v) {
+        f[v] = 2;
+        x[v] = P::identity();
+        if (open >> v & 1) {
+          f[v] = word_get(st, tile * C + v * 32 + lane, x[v]);
+          wait |= f[v] == 0;
+        }
       }
-    }
+    } while (wait);
 #pragma unroll
-    for (int v = 0; v < V; ++v) pre[v] = P::combine(part[v], pre[v]);
-    if (incs) break;
+    for (int v = 0; v < V; ++v)
+      if (open >> v & 1) {
+        pre[v] = P::combine(x[v], pre[v]); /* the tile above comes first */
+        if (f[v] == 2) open &= ~(1u << v);
+      }
   }
 #pragma unroll
-  for (int v = 0; v < V; ++v) st_volatile(st.inc + g * C + v * 32 + lane, P::combine(pre[v], agg[v]));
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) {
-    __threadfence();
-    st_volatile(st.flags + g, 2);
-  }
+  for (int v = 0; v < V; ++v) word_put(st, g * C + v * 32 + lane, 2u, P::combine(pre[v], agg[v]));
 }
 
 // ---------------------------------------------------------------- kernel
@@ -142,7 +134,7 @@ template <class P, bool VEC>
 __global__ void __launch_bounds__(CL_BLOCK)
     scan_cols_lookback_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ out, int64_t len,
                               int64_t inner, int64_t nstrips, int64_t chains, int64_t total, int exclusive,
-                              Status<typename P::acc_t> st) {
+                              Words<typename P::acc_t> st) {
   using G = ColsGeom<P>;
   using acc_t = typename P::acc_t;
   using in_t = typename P::in_t;
@@ -249,16 +241,16 @@ template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
   using out_t = typename P::out_t;
   cudaStream_t s = (cudaStream_t)env->stream;
   const int64_t nstrips = cdiv(d.inner, G::C), chains = d.outer * nstrips, total = chains * cdiv(d.len, G::R);
-  Ws w(env, status_bytes<acc_t>(total, G::C));
+  Ws w(env, PackedWords::bytes<acc_t>(total * G::C)); /* a word per column of each tile */
   if (!w.p) return (int)cudaErrorMemoryAllocation;
-  int err = (int)cudaMemsetAsync(w.p, 0, status_zero_bytes(total), s);
+  int err = (int)cudaMemsetAsync(w.p, 0, PackedWords::zero_bytes<acc_t>(total * G::C), s);
   if (err) return err;
   const bool vec = d.inner % G::V == 0 && aligned(d.x, G::V * sizeof(in_t)) &&
                    aligned(d.out, StoreChunk<G::V * (int)sizeof(out_t)>::value);
   const auto kernel = vec ? scan_cols_lookback_kernel<P, true> : scan_cols_lookback_kernel<P, false>;
   ck_note(env, kernel, CL_BLOCK, 0);
   kernel<<<grid_for(total), CL_BLOCK, 0, s>>>((const in_t *)d.x, (out_t *)d.out, d.len, d.inner, nstrips, chains,
-                                              total, d.exclusive, status_at<acc_t>(w.p, total, G::C));
+                                              total, d.exclusive, PackedWords::at<acc_t>(w.p, total * G::C));
   return (int)cudaGetLastError();
 }
 

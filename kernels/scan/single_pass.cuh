@@ -2,12 +2,12 @@
  * single_pass.cuh — what the two single-pass rungs (05_chained, 06_lookback) share: tiles handed out in launch
  * order by an atomic ticket (so a tile's predecessors are always running or done: no deadlock, whatever the
  * scheduler does), and per-tile status in global memory. Two layouts:
- *   Status (05_chained, 10_cols_lookback): flags[g] (0 nothing yet, 1 the tile's aggregate is in agg[g], 2 its
+ *   Status (05_chained): flags[g] (0 nothing yet, 1 the tile's aggregate is in agg[g], 2 its
  *     inclusive prefix is in inc[g]), written value-then-flag with a fence between and read flag-then-value
  *     (volatile loads, which bypass L1): [ticket | flags[total] | agg[total * width] | inc[total * width]], ticket
- *     and flags zeroed per launch (status_zero_bytes). width is how many values a tile publishes: 1 for the
- *     row rungs, a strip of columns for 10_cols_lookback (one flag covers the tile's whole vector).
- *   Words (06_lookback): flag and value in one word (8 bytes for a 4-byte accumulator, 16 for an 8-byte one),
+ *     and flags zeroed per launch (status_zero_bytes). width is how many values a tile publishes (one flag
+ *     covers the tile's whole vector).
+ *   Words (06_lookback; 10_cols_lookback, a word per column of a tile): flag and value in one word (8 bytes for a 4-byte accumulator, 16 for an 8-byte one),
  *     stored and loaded whole, so a look-back step is one load and publishing needs no fence: [ticket |
  *     words[total]], all zeroed per launch. This is what took rung 6 from 1.46-1.54 ms to ~1.0 ms on 2^28 f32
  *     (H100, lab/scan_lookback_probe.cu): the fence and the second dependent load were most of a tile's wait.
