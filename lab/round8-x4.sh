@@ -29,42 +29,8 @@ specs)
   for f in "$R"/*.txt; do grep -q "^[0-9]* passed, [1-9]" "$f" && grep -B1 -A14 "^FAIL\|^ERROR" "$f" | head -50; done
   CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/scan_ladder.lua > "$R/scan_ladder.txt" 2>&1; log "scan ladder rc=$?"
   grep -E "n=2\^28|16384x16384|1024x262144" "$R/scan_ladder.txt" | head -24
-  timeout 40 python3 - > "$R/torch_unique.txt" 2>&1 <<'PY'
-import sys, json
-sys.path.insert(0, "bench")
-from torch_scan_sort import timed
-import torch
-u = torch.randint(0, 2**20, (2**26,), device="cuda", dtype=torch.int32)
-w = torch.randint(-2**31, 2**31 - 1, (2**26,), device="cuda", dtype=torch.int32)
-print(json.dumps({"unique i32 n=2^26 (counts, inverse)": timed(lambda: torch.unique(u, return_inverse=True, return_counts=True)),
-                  "unique i32 n=2^26": timed(lambda: torch.unique(u)),
-                  "unique i32 n=2^26 (counts)": timed(lambda: torch.unique(u, return_counts=True)),
-                  "sort i32 n=2^26 values": timed(lambda: torch.sort(w)[0])}))
-PY
-  tail -1 "$R/torch_unique.txt" > "$R/torch_unique.json"
-  timeout 60 lua5.4 - > "$R/unique.txt" 2>&1 <<'LUA'
-local ck, bench, json = require "cukern", require "cukern.bench", require "cukern.json"
-local f = io.open(os.getenv("R") .. "/torch_unique.json"); local t = f and json.decode(f:read("a")) or {}
-local n = math.tointeger(2 ^ 26)
-local u = ck.randint(0, 2 ^ 20 - 1, n, {device = "cuda"})
-local v, c, j = ck.unique(u, {counts = true, inverse = true})
-assert(ck.sum(c):item() == n and ck.equal(v:index_select(1, j), u), "unique: wrong")
-assert(ck.equal(ck.unique(u), v), "unique without inverse differs")
-local w = ck.randint(-(1 << 31), (1 << 31) - 1, n, {device = "cuda"})
-local sv = ck.sort(w, 1, {indices = false})
-local ran = ck.last_ran().name
-assert(ran == "cub" and ck.equal(sv, (ck.sort(w))), "sort values only: " .. ran .. " or differs")
-for _, o in ipairs {{function() ck.unique(u, {counts = true, inverse = true}) end, "unique i32 n=2^26 (counts, inverse)"},
-                    {function() ck.unique(u) end, "unique i32 n=2^26"},
-                    {function() ck.unique(u, {counts = true}) end, "unique i32 n=2^26 (counts)"},
-                    {function() ck.sort(w, 1, {indices = false}) end, "sort i32 n=2^26 values"},
-                    {function() ck.sort(w) end, "sort i32 n=2^26 values and indices (ours only)"}} do
-  local r = bench.run{fn = o[1], device = "cuda", warmup = 3, reps = 10}
-  local tt = t[o[2]]
-  print(("%s: cukern %.3f ms, torch %s ms%s"):format(o[2], r.ms, tt and ("%.3f"):format(tt) or "-",
-    tt and (" (%.2fx)"):format(tt / r.ms) or ""))
-end
-LUA
+  timeout 40 python3 lab/unique_torch.py > "$R/torch_unique.json" 2> "$R/torch_unique.err"
+  timeout 60 lua5.4 lab/unique_time.lua "$R/torch_unique.json" > "$R/unique.txt" 2>&1
   log "unique rc=$?"; cat "$R/unique.txt"
   ;;
 scale)

@@ -26,7 +26,8 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1); } } while (0)
+#include "probe_time.cuh"
+
 
 template <class T> __device__ __forceinline__ unsigned long long pack(T v, unsigned flag) {
   unsigned bits;
@@ -256,24 +257,6 @@ static const char *names3[] = {"B256 I32", "B256 I32 one tile/block", "B256 I32 
                                "B256 I32 one tile cs ns32"};
 static const char **names = names2;
 
-template <class F> float time_ms(F f, cudaStream_t s) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < 15; ++i) {
-    CK(cudaEventRecord(a, s));
-    f();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 int main(int argc, char **argv) {
   const int lg = argc > 1 ? atoi(argv[1]) : 28;
@@ -316,8 +299,8 @@ int main(int argc, char **argv) {
   CK(cudaMemcpy(x, hf.data(), n * 4, cudaMemcpyHostToDevice));
   CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (float *)x, (float *)ref, n, s));
   CK(cudaMemcpy(hfr.data(), ref, n * 4, cudaMemcpyDeviceToHost));
-  const float t_cub = time_ms([&] { CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (float *)x, (float *)y, n, s)); }, s);
-  const float t_cpy = time_ms([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice, s)); }, s);
+  const float t_cub = probe_ms([&] { CK(cub::DeviceScan::InclusiveSum(cubws, cubb, (float *)x, (float *)y, n, s)); }, s);
+  const float t_cpy = probe_ms([&] { CK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice, s)); }, s);
   const double gb = 2.0 * n * 4 / 1e9;
   printf("  %-36s %8.3f ms %7.1f GB/s\n", "memcpy", t_cpy, gb / t_cpy * 1e3);
   printf("  %-36s %8.3f ms %7.1f GB/s  %5.1f%% memcpy\n", "CUB InclusiveSum", t_cub, gb / t_cub * 1e3, 100 * t_cpy / t_cub);
@@ -328,7 +311,7 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(hfy.data(), y, n * 4, cudaMemcpyDeviceToHost));
     double worst = 0;
     for (int64_t i = 0; i < n; ++i) worst = std::max(worst, (double)fabsf(hfy[i] - hfr[i]) / (fabsf(hfr[i]) + 1.0));
-    const float t = time_ms([&] { fs_f[c](x, y, n, ws, s, false); }, s);
+    const float t = probe_ms([&] { fs_f[c](x, y, n, ws, s, false); }, s);
     printf("  %-36s %8.3f ms %7.1f GB/s  %5.1f%% memcpy  %5.1f%% CUB   i32 %s, f32 rel %.1e%s\n", names[c], t,
            gb / t * 1e3, 100 * t_cpy / t, 100 * t_cub / t, ok_i[c] ? "exact" : "DIFFERS", worst,
            worst < 1e-4 ? "" : " BAD");

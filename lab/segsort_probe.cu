@@ -14,16 +14,9 @@
 
 #include "rows_block.cuh"
 
-using namespace cksort;
+#include "probe_time.cuh"
 
-#define CK(x)                                                                                                      \
-  do {                                                                                                             \
-    cudaError_t e_ = (x);                                                                                          \
-    if (e_ != cudaSuccess) {                                                                                       \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                         \
-      exit(1);                                                                                                     \
-    }                                                                                                              \
-  } while (0)
+using namespace cksort;
 
 struct Start {
   int64_t len;
@@ -37,26 +30,6 @@ __global__ void keys_kernel(const uint32_t *x, uint32_t *keys, uint32_t *vals, i
   }
 }
 
-template <class F> static float timed(F &&f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  for (int i = 0; i < 3; ++i) f();
-  std::vector<float> t;
-  for (int i = 0; i < 10; ++i) {
-    CK(cudaEventRecord(a));
-    f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  return t[t.size() / 2];
-}
 
 struct Case {
   int64_t lines, len;
@@ -82,7 +55,7 @@ template <int NT, int IPT, int RB> static void probe(Case &c) {
   CK(cudaMemcpy(out.data(), c.out, n * 4, cudaMemcpyDeviceToHost));
   int64_t bad = 0;
   for (int64_t g = 0; g < n; ++g) bad += (idx[g] != (int64_t)c.ref_v[g] + 1) || (out[g] != c.ref_x[g]);
-  const float ms = timed(run);
+  const float ms = probe_ms(run, 0, 3, 10);
   printf("  %7lldx%-5lld NT=%3d IPT=%2d RB=%d  %8.3f ms  %6.1f GB/s (x in, out+idx out)  %s\n", (long long)c.lines,
          (long long)c.len, NT, IPT, RB, ms, n * 16.0 / (ms * 1e6), bad ? "WRONG" : "ok");
   if (bad) printf("    %lld of %lld differ from CUB\n", (long long)bad, (long long)n);
@@ -131,7 +104,7 @@ int main() {
     c.ref_x.resize(n);
     for (int64_t g = 0; g < n; ++g) c.ref_x[g] = hx[(g / c.len) * c.len + c.ref_v[g]];
     printf("  %7lldx%-5lld cub segmented (keys + sort, no gather) %8.3f ms\n", (long long)c.lines, (long long)c.len,
-           timed(cubrun));
+           probe_ms(cubrun, 0, 3, 10));
     probe<32, 1, 4>(c);
     probe<32, 2, 4>(c);
     probe<32, 4, 4>(c);

@@ -21,6 +21,14 @@
 
 using namespace ckfft;
 
+/* Knobs for lab/fft_r8_probe.cu: the blocks per SM the registers are capped for, and the twiddle's form. */
+#ifndef R8_MINB
+#define R8_MINB 1
+#endif
+#ifndef R8_TWP2
+#define R8_TWP2 0
+#endif
+
 #define R8_MAX_N 4096
 #define R8_THREADS 256     /* threads a block of short lines fills */
 #define R8_MAX_THREADS 512 /* n / 8 at n = 4096: one line per block */
@@ -41,7 +49,7 @@ __device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool a
 #pragma unroll
       for (int r = 0; r < R; ++r) v[q][r] = src[j + r * (n / R)];
       if (Ns > 1) {
-        const C w = twiddle(Rl(), sign, k, (int64_t)Ns * R);
+        const C w = R8_TWP2 ? twiddle_p2(Rl(), sign, k, Ns * R) : twiddle(Rl(), sign, k, (int64_t)Ns * R);
         C wr = w;
 #pragma unroll
         for (int r = 1; r < R; ++r) v[q][r] = cmul(v[q][r], wr), wr = cmul(wr, w);
@@ -62,7 +70,7 @@ __device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool a
 }
 
 template <class Rl>
-__global__ void __launch_bounds__(R8_MAX_THREADS) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
+__global__ void __launch_bounds__(R8_MAX_THREADS, R8_MINB) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
                                                                  int64_t outer, int n, int sign, Rl scale) {
   using C = typename Cx<Rl>::T;
   extern __shared__ __align__(16) unsigned char raw[];

@@ -37,6 +37,19 @@ __device__ __forceinline__ double2 twiddle(double, int sign, int64_t a, int64_t 
   return make_double2(c, sign * s);
 }
 
+/* exp(sign 2 pi i a / b) for b a power of two and 0 <= a < b <= 2^24: a / b is exact in float, so no double
+ * division (the general twiddle's, whose quotient can need it) and the same value as twiddle() gives. */
+__device__ __forceinline__ float2 twiddle_p2(float, int sign, int a, int b) {
+  float s, c;
+  sincospif(2.0f * ((float)a / (float)b), &s, &c);
+  return make_float2(c, sign * s);
+}
+__device__ __forceinline__ double2 twiddle_p2(double, int sign, int a, int b) {
+  double s, c;
+  sincospi(2.0 * ((double)a / (double)b), &s, &c);
+  return make_double2(c, sign * s);
+}
+
 /* The constant twiddles of an R-point transform (R <= 8): exp(sign 2 pi i k / 8) from a table, folded at compile
  * time once the loops below are unrolled. */
 template <class C> __device__ __forceinline__ C w8(int k, int sign) {

@@ -259,7 +259,7 @@ __global__ void __launch_bounds__(OS_BLOCK, 2)
         if (j < k) {
           const int64_t q = l * k + j;
           if (keys_out) keys_out[q] = u;
-          idx_out[q] = (int64_t)gi - l * len + 1;
+          if (idx_out) idx_out[q] = (int64_t)gi - l * len + 1; /* none: a sort without indices */
         }
       } else {
         keys_out[pos] = u;
