@@ -6,14 +6,16 @@
  * autosort). Radix 8 needs log8 n passes instead of log2 n, so a 4096-point line makes 4 trips through shared
  * memory instead of 12 and a thread does 3 stages of butterflies per trip; the first pass reads global memory and
  * the last writes it directly (both coalesced: consecutive threads, consecutive elements), so the line touches
- * DRAM once each way and shared memory only between passes. A pass's twiddles are one sincospi per thread, the
- * other R - 2 powers by multiplication, all in registers. Lines shorter than 8^k end with a radix-4 or -2 pass;
+ * DRAM once each way and shared memory only between passes. A pass's twiddles are one sincospi per thread (its
+ * argument k / (Ns R) in float: exact, the divisor a power of two), the other R - 2 powers by multiplication, all in
+ * registers. Lines shorter than 8^k end with a radix-4 or -2 pass;
  * short lines share a block (256 / (n / 8) of them), so blocks stay full at n = 256.
  * Change from step 3: radix 8 instead of 2, twiddles in registers, global memory read and written by the first
  * and last passes, several lines per block.
  * Launch: (n/8, F) threads (512 at n = 4096), F = max(1, 256 / (n/8)) lines per block; F n sizeof(complex) bytes of
- * shared memory. __launch_bounds__(512) caps registers at 128: c64 needs 110, c128 spills a little (c128 is not
- * what this rung is tuned for).
+ * shared memory. c64 is capped at 64 registers (__launch_bounds__(512, 2): four blocks of 256 an SM, so more lines'
+ * loads in flight; 76 bytes spill), which took batched lines of 256 and 512 from 58-60% of cuFFT to 80-82% on an
+ * H100 (R8_MINB below); c128 keeps 128 and spills a little (it is not what this rung is tuned for).
  * Limits: complex-to-complex rows (inner == 1), n a power of two, 8 <= n <= 4096.
  * Operands: x, out contiguous complex [outer, n].
  */
@@ -21,12 +23,16 @@
 
 using namespace ckfft;
 
-/* Knobs for lab/fft_r8_probe.cu: the blocks per SM the registers are capped for, and the twiddle's form. */
+/* Knobs for lab/fft_r8_probe.cu: the blocks an SM the registers of the c64 kernel are capped for (c128 keeps 1),
+ * and the twiddle's form (1: the quotient in float, exact for a power-of-two divisor; 0: in double). Measured on
+ * an H100 (round 3 session 8, 2^28 c64 in lines of 256..4096, % of cuFFT): 1/0 (108 registers, two blocks of 256
+ * an SM, one of 512) 58, 60, 45, 48, 40; 2/1 (64 registers, 76 bytes spilled, four blocks, two of 512) 80, 82,
+ * 64, 67, 60; 2/0 and 3/x (more spills) 39-60. */
 #ifndef R8_MINB
-#define R8_MINB 1
+#define R8_MINB 2
 #endif
 #ifndef R8_TWP2
-#define R8_TWP2 0
+#define R8_TWP2 1
 #endif
 
 #define R8_MAX_N 4096
@@ -70,7 +76,7 @@ __device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool a
 }
 
 template <class Rl>
-__global__ void __launch_bounds__(R8_MAX_THREADS, R8_MINB) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
+__global__ void __launch_bounds__(R8_MAX_THREADS, sizeof(Rl) == 4 ? R8_MINB : 1) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
                                                                  int64_t outer, int n, int sign, Rl scale) {
   using C = typename Cx<Rl>::T;
   extern __shared__ __align__(16) unsigned char raw[];
