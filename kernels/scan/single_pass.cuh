@@ -132,7 +132,7 @@ __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t
  * layout (Prefix::Layout), its tile (Prefix::items<acc_t>() elements a thread, Prefix::stream: streaming loads
  * and stores) and its wait. */
 template <class P, class Prefix, int ITEMS>
-__global__ void __launch_bounds__(SP_BLOCK) scan_single_pass_kernel(
+__global__ void __launch_bounds__(SP_BLOCK, ITEMS >= 32 ? 3 : 1) scan_single_pass_kernel(
     const typename P::in_t *__restrict__ x, typename P::out_t *out, int64_t outer, int64_t len, int64_t ntiles,
     int exclusive, typename Prefix::Layout::template State<typename P::acc_t> st) {
   using T = Tile<P, SP_BLOCK, ITEMS, Prefix::stream>;

@@ -208,8 +208,12 @@ local function unique_fn(where)
       end
       if o.inverse then
         local group = ck.cumsum(starts) -- i64: the 1-based value number of each sorted position
-        -- perm is a permutation of 1..n, so the scatter writes every element: no zero fill first
-        inverse = ck.scatter(ck.empty({n}, {dtype = "i64", device = dev}), 1, perm, group):reshape(table.unpack(a:shape()))
+        -- perm is a permutation of 1..n, so the scatter writes every element (no fill first) and no destination
+        -- twice: core.index's `distinct` skips the repeat check ck.scatter makes (on an H100 the checked scatter
+        -- of 2^26 took 6.7 ms of a 11.7 ms unique), in place into the new array (ck.scatter would copy it first)
+        inverse = ck.empty({n}, {dtype = "i64", device = dev})
+        core.index("scatter", nil, perm, group, inverse, 0, nil, true)
+        inverse = inverse:reshape(table.unpack(a:shape()))
       end
       return values, counts, inverse
     end)

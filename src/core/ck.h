@@ -430,6 +430,8 @@ typedef struct ck_call {
   const ck_tensor *ix;
   const ck_tensor *const *list;
   int nlist;
+  bool distinct;          /* scatter, index_copy, put: the caller knows no destination repeats (a permutation's
+                           * indices): the repeat check is skipped; the range check stays */
   bool exclusive;         /* scan: out(r) covers elements 0..r-1 (the identity at r == 0) */
   bool descending;        /* sort */
   int64_t k;              /* sort: keep the first k along dim (topk); 0: all. histc: the number of bins */

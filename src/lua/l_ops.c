@@ -162,6 +162,7 @@ static void parse_index(lua_State *L, int base, ckl_opcall *oc) {
   oc->out_at = opt_out(L, base + 4);
   c->dim = (int)luaL_optinteger(L, base + 5, 0);
   c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
+  c->distinct = lua_toboolean(L, base + 7); /* internal: ck.unique's scatter through a permutation */
   oc->nout = 1;
 }
 
@@ -340,7 +341,7 @@ const ckl_opdesc ckl_ops[] = {
     {"transpose", parse_transpose, {"x", "out", "variant"}},
     {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
-    {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant"}},
+    {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant", "distinct"}},
     {"cat", parse_cat, {"list", "dim", "out", "variant"}},
     {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx", "indices"}},

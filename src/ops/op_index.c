@@ -319,7 +319,7 @@ static void ix_describe(const ck_plan *p, void *desc) {
     bool one = true; /* the source is one value: repeats write the same value, so they are allowed */
     for (int k = 0; k < d->nd; ++k)
       if (d->shape[k] > 1 && d->src_st[k] != 0) one = false;
-    d->dup_check = (fn == CK_IX_SCATTER || fn == CK_IX_INDEX_COPY || fn == CK_IX_PUT) && !one;
+    d->dup_check = (fn == CK_IX_SCATTER || fn == CK_IX_INDEX_COPY || fn == CK_IX_PUT) && !one && !c->distinct;
   }
 }
 
