@@ -7,12 +7,7 @@
 #   4. lab/unique_torch.py, then lab/unique_time.lua beside it (ck.unique, sorts without indices, the steps)
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round8-final.sh
 set -u
-. .gpu-lua/env.sh 2>/dev/null || true
-export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
-export R="$OUT/r" T0=$(date +%s); mkdir -p "$R"
-trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
-log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$R/device.txt"; cat "$R/device.txt"
+. lab/run_env.sh
 ( timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; echo "build rc=$?" > "$R/build.rc" ) &
 B=$!
 for m in 1 2 3; do for t in 0 1; do

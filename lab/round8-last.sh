@@ -4,12 +4,7 @@
 # (fft-<device>.json); lab/unique_time.lua with its step breakdown (its check of ck.full was wrong in the last call).
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round8-last.sh
 set -u
-. .gpu-lua/env.sh 2>/dev/null || true
-export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
-export R="$OUT/r" T0=$(date +%s); mkdir -p "$R"
-trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
-log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$R/device.txt"; cat "$R/device.txt"
+. lab/run_env.sh
 timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"
 timeout 90 sh spec/run.sh spec/fft_spec.lua > "$R/fft.txt" 2>&1; log "fft_spec rc=$? $(tail -1 "$R/fft.txt")"
 grep -B1 -A12 "^FAIL\|^ERROR" "$R/fft.txt" | head -30

@@ -4,12 +4,7 @@
 # ck.unique tests; lab/unique_time.lua beside lab/unique_torch.py.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round8-verify.sh
 set -u
-. .gpu-lua/env.sh 2>/dev/null || true
-export LUA_PATH="./lua/?.lua;./lua/?/init.lua;./?.lua;${LUA_PATH:-;}" LUA_CPATH="./?.so;${LUA_CPATH:-;}"
-export R="$OUT/r" T0=$(date +%s); mkdir -p "$R"
-trap 'tar czf "$OUT/r.tgz" -C "$OUT" r 2>/dev/null' EXIT
-log() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$R/progress.txt"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$R/device.txt"; cat "$R/device.txt"
+. lab/run_env.sh
 timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"
 timeout 150 sh spec/run.sh spec/scan_spec.lua > "$R/scan.txt" 2>&1; log "scan_spec rc=$? $(tail -1 "$R/scan.txt")"
 grep -B1 -A12 "^FAIL\|^ERROR" "$R/scan.txt" | head -30
