@@ -10,8 +10,7 @@
  *     contiguous and a multiple of 4 long, the 4 positions are neighbours in one source row, so their offsets
  *     come from one walk over the dims, and when their 4 indices are equal (a gather of whole rows:
  *     idx[i, j] = p[i]) and the address is aligned, one vector load; else element by element.
- *   where with four contiguous operands of one shape: groups of 4 elements as vectors (the mask as 4 bytes), up to
- *     four groups a thread loaded before any is stored.
+ *   where with four contiguous operands of one shape: 4 elements per thread as vectors (the mask as 4 bytes).
  *   cat: the shared cat copy at the widest move (ix_common.cu), one launch per 64 inputs.
  * Out-of-range indices write zeros and flag it (flag[0]), as in `strided`; scatters are not taken (strided runs them).
  */
@@ -218,38 +217,18 @@ Dense dense_geo(const ck_ix_desc &d) {
 }
 
 /* ---------------------------------------------------------------- dense where */
-/* Four elements a group (the mask's four bytes, one vector of each value operand); a thread loads WU groups
- * (`stride` apart, so each load instruction stays coalesced) before it stores any: the stores may alias nothing
- * the compiler can see, so without the batch each group's loads waited for the previous group's store. The mask
- * streams (__ldcs: each byte is read once). */
 template <int ES> __global__ void __launch_bounds__(256) dense_where_k(const ck_ix_desc d) {
   using T = typename Elem<ES>::T;
-  using V = V4<ES>;
-  constexpr int WU = ES >= 16 ? 1 : ES == 8 ? 2 : 4; /* <= 64 bytes of each value operand a thread */
-  const int64_t groups = d.numel / 4, stride = (int64_t)gridDim.x * blockDim.x;
-  const unsigned *mask = (const unsigned *)d.ix;
-  for (int64_t q0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q0 < groups; q0 += WU * stride) {
-    unsigned c[WU];
-    V x[WU], y[WU];
-#pragma unroll
-    for (int u = 0; u < WU; ++u) {
-      const int64_t q = q0 + u * stride;
-      if (q < groups) {
-        c[u] = __ldcs(mask + q);
-        x[u] = ((const V *)d.src)[q];
-        y[u] = ((const V *)d.y)[q];
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < WU; ++u) {
-      const int64_t q = q0 + u * stride;
-      if (q < groups) {
-        V o;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) o.e[k] = (c[u] >> (8 * k)) & 0xffu ? x[u].e[k] : y[u].e[k];
-        ((V *)d.out)[q] = o;
-      }
-    }
+  const int64_t groups = d.numel / 4;
+  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += (int64_t)gridDim.x * blockDim.x) {
+    const uchar4 c = ((const uchar4 *)d.ix)[q];
+    const V4<ES> x = ((const V4<ES> *)d.src)[q], y = ((const V4<ES> *)d.y)[q];
+    V4<ES> o;
+    o.e[0] = c.x ? x.e[0] : y.e[0];
+    o.e[1] = c.y ? x.e[1] : y.e[1];
+    o.e[2] = c.z ? x.e[2] : y.e[2];
+    o.e[3] = c.w ? x.e[3] : y.e[3];
+    ((V4<ES> *)d.out)[q] = o;
   }
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, p = groups * 4 + t;
   if (p < d.numel)
