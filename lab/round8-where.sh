@@ -2,6 +2,7 @@
 # Round 3, session 8, the very last call (one H100/H200, ~420 s): fresh sm_90a build with cols_lookback's streaming
 # loads and stores and dense where's batched groups; select_spec and select_paths_spec; examples/select_bench.lua
 # --only "^where" (where against the memcpy of its bytes); scan_spec; the scan ladder (scan-<device>.json).
+# Neither trial helped (bench/results/round8/README.md, run 10); both were reverted after this call.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round8-where.sh
 set -u
 . lab/run_env.sh
