@@ -269,7 +269,9 @@ struct Tile {
 #pragma unroll
         for (int k = 0; k < N / (V * BLOCK); ++k) {
           const int v = k * BLOCK + threadIdx.x;
-          const uint4 raw = STREAM ? __ldcs(reinterpret_cast<const uint4 *>(p) + v) : __ldg(reinterpret_cast<const uint4 *>(p) + v);
+          uint4 raw;
+          if constexpr (STREAM) raw = __ldcs(reinterpret_cast<const uint4 *>(p) + v);
+          else raw = __ldg(reinterpret_cast<const uint4 *>(p) + v);
           in_t e[V];
           memcpy(e, &raw, 16);
 #pragma unroll
@@ -299,7 +301,7 @@ struct Tile {
           for (int m = 0; m < V; ++m) e[m] = P::store(s[pad(v * V + m)]);
           uint4 raw;
           memcpy(&raw, e, 16);
-          if (STREAM) __stcs(reinterpret_cast<uint4 *>(p) + v, raw);
+          if constexpr (STREAM) __stcs(reinterpret_cast<uint4 *>(p) + v, raw);
           else reinterpret_cast<uint4 *>(p)[v] = raw;
         }
         return;
