@@ -350,9 +350,10 @@ typedef struct ck_scan_desc {
 /* ---------------------------------------------------------------- sort (issue 33)
  * x contiguous, viewed as [outer, len, inner]; each (o, i) line along len is sorted (ascending, or descending),
  * stably: equal keys keep their order. NaN is the largest value (last ascending, first descending, as NumPy,
- * MATLAB and torch); -0 and +0 are equal (their order kept). out (values, may be NULL) and idx (1-based i64
- * positions along len) are contiguous [outer, k, inner]: the first k of each sorted line (k = len for sort,
- * k <= len for topk). len >= 1, outer*inner >= 1.                                                          */
+ * MATLAB and torch); -0 and +0 are equal (their order kept). out (values, may be NULL: argsort) and idx
+ * (1-based i64 positions along len, may be NULL: a sort without indices) are contiguous [outer, k, inner]: the
+ * first k of each sorted line (k = len for sort, k <= len for topk); one of them is given. len >= 1,
+ * outer*inner >= 1.                                                                                          */
 typedef struct ck_sort_desc {
   int dtype, descending;
   const void *x;

@@ -265,9 +265,12 @@ describe("the scan ladder on the GPU", function()
     for _, v in ipairs(ck.variants("scan")) do assert.is_true(ran[v.name], "rung " .. v.name .. " never ran") end
   end))
 
+  -- 7x20000 along dim 2: rows of several tiles of 8192 (the look-back rung's tile for 4-byte accumulators), so
+  -- the look-back must stop at each row's first tile
   it("every rung matches on 2^20+1 elements and on many long rows", gpu(function()
     local cases = {{name = "2^20+1", shape = {2 ^ 20 + 1}, dims = {1}},
-                   {name = "300x5000", shape = {300, 5000}, dims = {1, 2}}}
+                   {name = "300x5000", shape = {300, 5000}, dims = {1, 2}},
+                   {name = "7x20000", shape = {7, 20000}, dims = {2}}}
     report((run_rungs(cases, {"cumsum", "cummax"}, {"f32", "i32", "f16"})))
   end))
 

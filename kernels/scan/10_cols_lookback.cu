@@ -28,7 +28,7 @@
  * (inner = 3 uses 3 of 128 columns, len = 4 uses 4 of 64 rows), so the default order picks it only for large
  * arrays with inner >= 128 and len >= 64 (op_scan.c); it runs any shape when asked for. Workspace, all zeroed: 16 +
  * tiles x C words (8 bytes for 4-byte accumulators, 16 for 8-byte ones), whatever the strip's width (f32: 1/32
- * of the data's bytes for full strips; for inner = 2, asked for by name, 4x).
+ * of the data's bytes for full strips; for inner = 2, asked for by name, 2x).
  * Operands: x contiguous [outer, len, inner], out contiguous [outer, len, inner]; any len >= 1, 64-bit indices.
  */
 #include <utility>

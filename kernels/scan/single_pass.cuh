@@ -11,9 +11,10 @@
  *     stored and loaded whole, so a look-back step is one load and publishing needs no fence: [ticket |
  *     words[total]], all zeroed per launch. This is what took rung 6 from 1.46-1.54 ms to ~1.0 ms on 2^28 f32
  *     (H100, lab/scan_lookback_probe.cu): the fence and the second dependent load were most of a tile's wait.
- *     The 16-byte word relies on an aligned 16-byte access being one transaction, as CUB's ScanTileState does
- *     for 8-byte values (its TxnWord); a 4-byte accumulator's 8-byte word is single-copy atomic by the PTX
- *     memory model.
+ *     The 16-byte word relies on an aligned 16-byte access being one transaction: a property of the hardware
+ *     (sm_70 and later, sm_90a here), not a guarantee of the PTX memory model, which treats a vector access as
+ *     separate accesses; CUB's ScanTileState relies on the same for 8-byte values (its TxnWord). A 4-byte
+ *     accumulator's 8-byte word is single-copy atomic by the model.
  * A prefix policy (Chained, LookBack) names its layout (Prefix::Layout: FlagArrays or PackedWords, each with
  * State<A>, bytes(), zero_bytes() and at()), its tile (Prefix::items<A>() elements a thread) and whether its loads
  * and stores stream (Prefix::stream).

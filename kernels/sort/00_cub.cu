@@ -7,7 +7,8 @@
  * other rungs. Keys and values go through our make_keys and gather kernels; temporary storage from
  * env->ws_alloc. A sort of integers without indices along contiguous lines sorts the values themselves
  * (cub::DeviceRadixSort::SortKeys, DeviceSegmentedSort::SortKeys): no mapping, payload or gather.
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL; the
+ * values-only path needs out, inner == 1 and k == len).
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>

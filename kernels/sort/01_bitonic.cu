@@ -8,7 +8,7 @@
  * total order (line, key, g): equal keys then keep their order, and every line comes out sorted in place.
  * The array is padded to a power of two with pairs that order last.
  * Launch: 1024 threads, 2 pairs each per tile. Limits: fewer than 2^31 elements (padding doubles at most).
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include "sort_common.cuh"
 

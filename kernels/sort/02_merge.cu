@@ -12,7 +12,7 @@
  * idea, with the tail of the last tile padded in shared memory only).
  * Launch: 256 threads, 2048 outputs per block per pass; ping-pong buffers.
  * Limits: fewer than 2^32 - 1 elements.
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include "sort_common.cuh"
 

@@ -9,7 +9,7 @@
  * over the line number.
  * Launch: 256 threads, tiles of 4096 pairs, 2 kernels + the scan ladder's look-back scan per pass.
  * Limits: fewer than 2^32 - 1 elements.
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include "radix_common.cuh"
 

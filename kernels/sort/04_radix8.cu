@@ -7,7 +7,7 @@
  * lowest of them writes the warp's count for the digit; one thread per digit then turns the warps' counts into
  * offsets (radix_common.cuh's MatchRank). Histograms, the global scan and the pass structure are step 3's.
  * Launch: 256 threads, tiles of 4096 pairs. Limits: fewer than 2^32 - 1 elements.
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include "radix_common.cuh"
 

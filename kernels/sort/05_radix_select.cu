@@ -23,7 +23,7 @@
  * Lines with inner > 1 are first copied contiguous (xl[l, r]); values are read from x (or that copy), so -0 and
  * NaN payloads survive.
  * Launch: 256 threads. Limits: fewer than 2^32 - 1 elements (32-bit positions); any k <= len, any dtype.
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>

@@ -32,7 +32,7 @@
  * per device; __launch_bounds__(256, 2): 80 registers for 4-byte keys, 3 blocks per SM; 8-byte keys 95-98, 2
  * blocks; no spills). Workspace: the status words (2 KB a tile), and two buffers of pairs (one for two passes, none for one).
  * Limits: fewer than 2^32 - 1 elements (32-bit payloads, 32-bit offsets).
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner].
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (either may be NULL).
  */
 #include "radix_common.cuh"
 #include "../scan/single_pass.cuh" /* ld_volatile, st_volatile */

@@ -16,7 +16,8 @@
  * Launch: a grid-stride loop over lines (at most 65535 * 8 blocks).
  * Limits (supports()): lines of at most 4096 elements, and not more than 1024 lines shorter than 256; with lines
  * `inner` apart, fewer than 2^32 - 1 elements in all (the frame's 32-bit payloads).
- * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner] (sort_common.cuh's frame).
+ * Operands: x contiguous [outer, len, inner]; out, idx contiguous [outer, k, inner], either may be NULL
+ * (sort_common.cuh's frame).
  */
 #include <cub/block/block_store.cuh>
 

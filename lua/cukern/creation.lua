@@ -97,12 +97,6 @@ function C.install(ck)
       end
       local s, o = shape_and_opts(where, shape, opts or {})
       if type(value) == "boolean" and o.dtype == nil then o.dtype = "bool" end
-      if o.dtype == "i64" and math.type(value) == "integer" then -- exact past 2^53 (fill goes through f64)
-        -- one element moves to the device, which broadcasts it (expanding on the host first moved all of them:
-        -- 2^20 elements took about 2 ms of a GPU ck.unique's counts)
-        local v = ck.array(call(where, core.from_table, value, "i64", "host"), {device = o.device})
-        return v:expand(table.unpack(s)):contiguous()
-      end
       return new(where, s, o):fill(value)
     end
   end

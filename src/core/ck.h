@@ -489,8 +489,8 @@ ck_status ck_scan(ck_ctx *ctx, int op, ck_tensor *out, const ck_tensor *x, int d
                   const char *variant, ck_ran *ran);
 int ck_scan_op_parse(const char *name); /* "cumsum", "cumprod", "cummax", "cummin" -> CK_SCAN_*, or -1 */
 const char *ck_scan_op_name(int op);
-/* Stable sort along `dim` (src/ops/op_sort.c): out (values, may be NULL) and idx (1-based i64 positions); k > 0
- * keeps the first k along dim (topk: descending, k largest). */
+/* Stable sort along `dim` (src/ops/op_sort.c): out (values, may be NULL) and idx (1-based i64 positions, may be
+ * NULL: the values only), at least one of them; k > 0 keeps the first k along dim (topk: descending, k largest). */
 ck_status ck_sort(ck_ctx *ctx, ck_tensor *out, ck_tensor *idx, const ck_tensor *x, int dim, bool descending,
                   int64_t k, const char *variant, ck_ran *ran);
 /* Histogram (src/ops/op_hist.c): out (i64 [bins]) counts the elements of x in `bins` equal bins over [lo, hi]. */

@@ -162,7 +162,9 @@ static void parse_index(lua_State *L, int base, ckl_opcall *oc) {
   oc->out_at = opt_out(L, base + 4);
   c->dim = (int)luaL_optinteger(L, base + 5, 0);
   c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
-  c->distinct = lua_toboolean(L, base + 7); /* internal: ck.unique's scatter through a permutation */
+  /* internal, positional only (not a time_op field): ck.unique's scatter through a permutation, whose indices
+   * cannot repeat; it skips the repeat check, so a caller passing repeats gets an unordered scatter */
+  c->distinct = lua_toboolean(L, base + 7);
   oc->nout = 1;
 }
 
@@ -223,6 +225,7 @@ static void parse_sort(lua_State *L, int base, ckl_opcall *oc) {
   oc->idx_at = opt_out(L, base + 7);
   const bool indices = lua_isnoneornil(L, base + 8) || lua_toboolean(L, base + 8);
   if (!values && !indices) luaL_argerror(L, base + 8, "a sort gives the values, the indices or both");
+  if (!indices && oc->idx_at) luaL_argerror(L, base + 8, "an idx array was given for indices that are not made");
   oc->nout = values ? 1 : 0;
   oc->want_idx = indices;
 }
@@ -341,7 +344,7 @@ const ckl_opdesc ckl_ops[] = {
     {"transpose", parse_transpose, {"x", "out", "variant"}},
     {"unary", parse_unary, {"op", "a", "out", "s1", "s2", "variant"}},
     {"binary", parse_binary, {"op", "a", "b", "out", "variant"}},
-    {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant", "distinct"}},
+    {"index", parse_index, {"fn", "a", "ix", "b", "out", "dim", "variant"}},
     {"cat", parse_cat, {"list", "dim", "out", "variant"}},
     {"scan", parse_scan, {"fn", "x", "dim", "exclusive", "variant", "out"}},
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx", "indices"}},
