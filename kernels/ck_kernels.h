@@ -447,7 +447,8 @@ extern int ck_scan_preferred_cols[CK_ORDER_CAP]; /* rank 3: large arrays along a
 extern const ck_variant ck_sort_variants[];
 extern const int ck_sort_nvariants;
 extern int ck_sort_preferred[CK_ORDER_CAP];
-extern int ck_sort_preferred_topk[CK_ORDER_CAP]; /* rank 2: topk keeping at most half of each line */
+extern int ck_sort_preferred_topk[CK_ORDER_CAP];   /* rank 2: topk keeping at most half of each line */
+extern int ck_sort_preferred_values[CK_ORDER_CAP]; /* rank 3: integer sorts without indices on contiguous lines */
 extern const ck_variant ck_hist_variants[];
 extern const int ck_hist_nvariants;
 extern int ck_hist_preferred[CK_ORDER_CAP];

@@ -65,18 +65,13 @@ template <class T> static int sort_values_only(const ck_sort_desc &d, const ck_e
 
 extern "C" int ck_sort_cub(const void *desc, const ck_env *env) {
   const ck_sort_desc &d = *(const ck_sort_desc *)desc;
-  if (!d.idx && d.out && d.inner == 1 && d.k == d.len) {
-    switch (d.dtype) {
-    case CK_BOOL:
-    case CK_U8: return sort_values_only<uint8_t>(d, env);
-    case CK_I8: return sort_values_only<int8_t>(d, env);
-    case CK_I16: return sort_values_only<int16_t>(d, env);
-    case CK_I32: return sort_values_only<int32_t>(d, env);
-    case CK_U32: return sort_values_only<uint32_t>(d, env);
-    case CK_I64: return sort_values_only<int64_t>(d, env);
-    default: break;
-    }
-  }
+  if (!d.idx && d.out && d.inner == 1 && d.k == d.len)
+    return by_key(d.dtype, [&](auto tag) { /* the dtype's key type, signed again where the dtype is */
+      using Tg = decltype(tag);
+      using K = typename Tg::key_t;
+      if constexpr (Tg::kind == KIND_FLOAT) return run_sort(d, env, CubSorter{});
+      else return sort_values_only<std::conditional_t<Tg::kind == KIND_SIGNED, std::make_signed_t<K>, K>>(d, env);
+    });
   return run_sort(d, env, CubSorter{});
 }
 

@@ -18,3 +18,4 @@ const int ck_sort_nvariants = (int)(sizeof ck_sort_variants / sizeof ck_sort_var
 
 int ck_sort_preferred[CK_ORDER_CAP] = {-1};      /* rank column 1 */
 int ck_sort_preferred_topk[CK_ORDER_CAP] = {-1}; /* rank column 2: topk of k <= len / 2 (op_sort.c) */
+int ck_sort_preferred_values[CK_ORDER_CAP] = {-1}; /* rank column 3: integer sorts without indices (op_sort.c) */

@@ -56,6 +56,7 @@ static const struct {
     {ck_scan_variants, &ck_scan_nvariants, 2, ck_scan_preferred_cols},
     {ck_sort_variants, &ck_sort_nvariants, 0, ck_sort_preferred},
     {ck_sort_variants, &ck_sort_nvariants, 1, ck_sort_preferred_topk},
+    {ck_sort_variants, &ck_sort_nvariants, 2, ck_sort_preferred_values},
     {ck_hist_variants, &ck_hist_nvariants, 0, ck_hist_preferred},
     {ck_search_variants, &ck_search_nvariants, 0, ck_search_preferred},
     {ck_fft_variants, &ck_fft_nvariants, 0, ck_fft_preferred},

@@ -85,12 +85,10 @@ static unsigned sort_layout(const ck_plan *p, const ck_variant *v) {
 static const int *sort_preferred_for(const void *desc) {
   const ck_sort_desc *d = (const ck_sort_desc *)desc;
   /* integers sorted without indices along one line or lines longer than rows_block takes: CUB sorts the values
-   * themselves (00_cub.cu), where every other rung still sorts (key, position) pairs and gathers (ids of
-   * kernels/sort/rungs.def) */
-  static const int values_only[] = {0 /* cub */, 6 /* onesweep */, 4, 3, 1, 2, -1};
+   * themselves (00_cub.cu), where every other rung still sorts (key, position) pairs and gathers */
   if (!d->idx && d->out && d->inner == 1 && d->k == d->len && (d->outer == 1 || d->len > 4096) &&
       !ck_dtype_is_float((ck_dtype)d->dtype))
-    return values_only;
+    return ck_sort_preferred_values;
   const bool rows_block_wins = d->inner == 1 && d->len >= 256 && d->len <= 1024;
   return d->k <= d->len / 2 && !rows_block_wins ? ck_sort_preferred_topk : ck_sort_preferred;
 }
