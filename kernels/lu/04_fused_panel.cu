@@ -1,0 +1,207 @@
+/*
+ * 04_fused_panel.cu — LU ladder, step 4: step 2 with each panel factored by ONE kernel.
+ * Idea: step 2's time goes to its panels, not to its flops: two launches a column (a one-block pivot search, then a
+ * rank-1 pass), 2n launches in all, each a few microseconds of latency however little it does. Here one cooperative
+ * grid factors a whole m x 64 panel. Each block keeps a slice of the panel's rows in shared memory for the panel's
+ * lifetime; per column, every block finds the first largest |a| of its slice and publishes it (value, row, and the
+ * row itself) in a global workspace; after ONE grid barrier every block picks the same winner (the first largest,
+ * as idamax), swaps in shared memory and updates its own rows with the pivot row. The column below the diagonal is
+ * divided by the pivot at the end: the update uses a(i, c) / piv on the fly and column c never changes after step
+ * c, so the factors are step 1's, division for division.
+ * Changed from step 2: the panel is one launch with one grid barrier a column (and its reads of the workspace from
+ * L2) instead of two launches a column; the swaps, trsm and trailing product are step 2's.
+ * Launch: per panel one cooperative grid of G blocks x 256 threads, each with R = ceil(rows / G) rows of the panel in
+ * R x 64 elements of dynamic shared memory (G: CUKERN_LU_PANEL_ROWS rows a block, default 64, at most the
+ * co-resident blocks); then step 2's laswp, trsm and matmul.
+ * Limits: any m x n; f32 and f64. A panel whose rows do not fit the co-resident blocks' shared memory (over
+ * ~58000 f64 rows on an H100), or a device without cooperative launch, runs step 1's column kernels for that panel.
+ */
+#include <cooperative_groups.h>
+#include <stdlib.h>
+
+#include "lu_common.cuh"
+
+namespace {
+constexpr int NB = 64, THREADS = 256, WARPS = THREADS / 32;
+
+/* (v, i) becomes (ov, oi) when that is larger, or as large with a smaller row: the first largest */
+template <typename T> __device__ __forceinline__ void better(T &v, int &i, T ov, int oi) {
+  if (ov > v || (ov == v && oi < i)) v = ov, i = oi;
+}
+template <typename T> __device__ __forceinline__ void warp_best(T &v, int &i) {
+  for (int o = 16; o; o >>= 1) better(v, i, __shfl_down_sync(~0u, v, o), __shfl_down_sync(~0u, i, o));
+}
+
+/* The workspace, two slots (a column's writes never meet the previous column's reads: one barrier apart). */
+template <typename T> struct PanelWs {
+  T *val;  /* [2][G] each block's candidate |a| */
+  int *row; /* [2][G] its row (panel-relative) */
+  T *rows; /* [2][G][NB] the candidate row */
+  T *diag; /* [2][NB] row c, from its owner */
+};
+
+/* Rows [0, mr) x columns [0, nb) at a (A(j0, j0)); block b holds rows [b R, b R + R) column-major in shared memory. */
+template <typename T>
+__global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, int nb, int R, int j0, int32_t *ipiv,
+                                                       int32_t *info, PanelWs<T> ws) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T *s = reinterpret_cast<T *>(smem_raw);
+  __shared__ T prow[NB], pivs[NB], wv[WARPS];
+  __shared__ int wi[WARPS], s_row;
+  const int G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int r0 = b * R, rn = min(R, mr - r0);
+  int RT = 32; /* the update's threads a column: the least power of two >= rn (32..THREADS); CG column groups */
+  while (RT < rn && RT < THREADS) RT *= 2;
+  const int CG = THREADS / RT, tr = tid % RT, tg = tid / RT;
+  for (int c = 0; c < nb; ++c)
+    for (int r = tid; r < rn; r += THREADS) s[r + c * R] = a[r0 + r + (int64_t)c * lda];
+  for (int c = 0; c < nb; ++c) {
+    const int slot = c & 1;
+    const bool has_c = c >= r0 && c < r0 + rn;
+    __syncthreads(); /* column c as the last update left it */
+    T v = T(-1);
+    int i = c;
+    for (int r = max(c - r0, 0) + tid; r < rn; r += THREADS) {
+      const T x = s[r + c * R], ax = x < T(0) ? -x : x;
+      if (ax > v) v = ax, i = r0 + r;
+    }
+    warp_best(v, i);
+    if (lane == 0) wv[warp] = v, wi[warp] = i;
+    __syncthreads();
+    if (warp == 0) {
+      v = lane < WARPS ? wv[lane] : T(-1), i = lane < WARPS ? wi[lane] : c;
+      warp_best(v, i);
+      if (lane == 0) ws.val[slot * G + b] = v, ws.row[slot * G + b] = i, s_row = i;
+    }
+    __syncthreads();
+    const int mine = s_row;
+    if (mine != c) /* a row of this block (row c itself travels through diag) */
+      for (int k = tid; k < nb; k += THREADS) ws.rows[((int64_t)slot * G + b) * NB + k] = s[mine - r0 + k * R];
+    if (has_c)
+      for (int k = tid; k < nb; k += THREADS) ws.diag[slot * NB + k] = s[c - r0 + k * R];
+    grid.sync();
+    if (warp == 0) { /* every block picks the same winner; L2 reads (__ldcg): another SM wrote them */
+      v = T(-1), i = c;
+      for (int g = lane; g < G; g += 32) better(v, i, __ldcg(ws.val + slot * G + g), __ldcg(ws.row + slot * G + g));
+      warp_best(v, i);
+      if (lane == 0) s_row = i;
+    }
+    __syncthreads();
+    const int p = s_row;
+    const T *src = p == c ? ws.diag + slot * NB : ws.rows + ((int64_t)slot * G + p / R) * NB;
+    for (int k = tid; k < nb; k += THREADS) prow[k] = __ldcg(src + k);
+    __syncthreads();
+    const T piv = prow[c];
+    if (tid == 0) pivs[c] = piv;
+    if (b == 0 && tid == 0) {
+      ipiv[j0 + c] = j0 + p + 1;
+      if (piv == T(0) && *info == 0) *info = j0 + c + 1;
+    }
+    if (p != c) {
+      if (p >= r0 && p < r0 + rn)
+        for (int k = tid; k < nb; k += THREADS) s[p - r0 + k * R] = __ldcg(ws.diag + slot * NB + k);
+      if (has_c)
+        for (int k = tid; k < nb; k += THREADS) s[c - r0 + k * R] = prow[k];
+    }
+    __syncthreads();
+    if (piv != T(0))
+      for (int r = max(c + 1 - r0, 0) + tr; r < rn; r += RT) {
+        const T l = s[r + c * R] / piv;
+        for (int k = c + 1 + tg; k < nb; k += CG) s[r + k * R] -= l * prow[k];
+      }
+  }
+  __syncthreads();
+  for (int c = 0; c < nb; ++c) {
+    const T piv = pivs[c];
+    for (int r = tid; r < rn; r += THREADS) {
+      T x = s[r + c * R];
+      if (r0 + r > c && piv != T(0)) x /= piv;
+      a[r0 + r + (int64_t)c * lda] = x;
+    }
+  }
+}
+
+/* Rows a block takes (CUKERN_LU_PANEL_ROWS, for the ladder's probes; default 64) */
+int rows_wanted() {
+  static int w = 0;
+  if (!w) {
+    const char *e = getenv("CUKERN_LU_PANEL_ROWS");
+    const int v = e ? atoi(e) : 0;
+    w = v >= 8 && v <= 4096 ? v : 64;
+  }
+  return w;
+}
+
+/* Columns [j, j + jb) (rows j..m): one cooperative launch, or step 1's kernels where the panel cannot be held. The
+ * grid: blocks of rows_wanted() rows, more rows a block where that many blocks would not all be resident. */
+template <typename T>
+int panel(const ck_env *env, T *a, int lda, int m, int j, int jb, int32_t *ipiv, int32_t *info, PanelWs<T> ws,
+          int gmax, size_t dyn_max) {
+  const int mr = m - j;
+  int R = rows_wanted(), G = 0;
+  if ((mr + R - 1) / R > gmax) R = (mr + gmax - 1) / gmax;
+  size_t smem = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    G = (mr + R - 1) / R, smem = (size_t)R * NB * sizeof(T);
+    int occ = 0;
+    if (smem > dyn_max || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, panel_kernel<T>, THREADS, smem) ||
+        occ < 1) {
+      G = 0;
+      break;
+    }
+    if ((int64_t)occ * env->sm_count >= G) break;
+    R = (mr + occ * env->sm_count - 1) / (occ * env->sm_count), G = 0;
+  }
+  (void)cudaGetLastError();
+  if (G == 0) return lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+  T *pa = a + j + (int64_t)j * lda;
+  int nbv = jb, mrv = mr;
+  void *args[] = {&pa, &lda, &mrv, &nbv, &R, &j, &ipiv, &info, &ws};
+  ck_note(env, panel_kernel<T>, THREADS, smem);
+  return (int)cudaLaunchCooperativeKernel((const void *)panel_kernel<T>, dim3((unsigned)G), dim3(THREADS), args, smem,
+                                          (cudaStream_t)env->stream);
+}
+
+template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n, int32_t *ipiv, int32_t *info) {
+  const int k = m < n ? m : n;
+  if (k == 0) return 0;
+  int coop = 0;
+  cudaFuncAttributes fa;
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, env->device) ||
+      cudaFuncGetAttributes(&fa, panel_kernel<T>) || env->smem_optin <= fa.sharedSizeBytes)
+    coop = 0;
+  /* any panel may take the most dynamic shared memory a block can have beside the kernel's static arrays */
+  const size_t dyn_max = coop ? env->smem_optin - fa.sharedSizeBytes : 0;
+  if (coop && cudaFuncSetAttribute(panel_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn_max))
+    coop = 0;
+  (void)cudaGetLastError();
+  const int gmax = env->sm_count * (2048 / THREADS); /* resident blocks, at most, by threads */
+  const size_t bytes = 2 * (size_t)gmax * (sizeof(T) + sizeof(int) + NB * sizeof(T)) + 2 * NB * sizeof(T);
+  char *w = coop ? (char *)env->ws_alloc(env->owner, bytes) : NULL;
+  if (coop && !w) return (int)cudaErrorMemoryAllocation;
+  PanelWs<T> ws = {};
+  if (w) {
+    ws.rows = (T *)w, ws.diag = ws.rows + 2 * (size_t)gmax * NB, ws.val = ws.diag + 2 * NB;
+    ws.row = (int *)(ws.val + 2 * gmax);
+  }
+  int rc = 0;
+  for (int j = 0; j < k && !rc; j += NB) {
+    const int jb = k - j < NB ? k - j : NB;
+    rc = coop ? panel<T>(env, a, lda, m, j, jb, ipiv, info, ws, gmax, dyn_max)
+              : lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+    if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
+    if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
+    T *a11 = a + j + (int64_t)j * lda, *a12 = a + j + (int64_t)(j + jb) * lda;
+    if (!rc) rc = lu::trsm_unit_lower<T>(env, a11, a12, lda, jb, n - j - jb);
+    if (!rc)
+      rc = lu::gemm_minus<T>(env, a + j + jb + (int64_t)j * lda, a12, a + j + jb + (int64_t)(j + jb) * lda, lda,
+                             m - j - jb, n - j - jb, jb);
+  }
+  if (w) env->ws_free(env->owner, w);
+  return rc;
+}
+} // namespace
+
+CK_LU_LAUNCHER(fused_panel, factor)
