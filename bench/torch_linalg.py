@@ -1,5 +1,5 @@
 """torch.linalg timings for examples/linalg_bench.lua (issue 34): the same cases, CUDA events, warm-up, median.
-   python3 bench/torch_linalg.py OUT.json [--quick]      writes {"device":..., "torch":..., "ms": {key: median ms}}
+   python3 bench/torch_linalg.py OUT.json [--quick] [--batched-only]      writes {"device":..., "torch":..., "ms": {key: median ms}}
 Keys: <fn>-<dtype>-<shape> as the Lua script names them (solve-f64-4096, solve-f32-10000x8x8, ...)."""
 import json, sys, statistics
 import torch
@@ -18,7 +18,7 @@ def main():
     out, quick = sys.argv[1], "--quick" in sys.argv
     dev = torch.device("cuda")
     ms = {}
-    sizes = [1024, 4096] if quick else [1024, 4096, 8192]
+    sizes = [] if "--batched-only" in sys.argv else [1024, 4096] if quick else [1024, 4096, 8192]
     for dt, name in ((torch.float32, "f32"), (torch.float64, "f64")):
         for n in sizes:
             A = torch.randn(n, n, dtype=dt, device=dev) + n ** 0.5 * torch.eye(n, dtype=dt, device=dev)
@@ -34,7 +34,7 @@ def main():
                 ms[f"eigh-{name}-{n}"] = timed(lambda: torch.linalg.eigh(S), 3)
             if n <= 2048 or (n <= 4096 and not quick):
                 ms[f"svd-{name}-{n}"] = timed(lambda: torch.linalg.svd(A, full_matrices=False), 3)
-        for bshape in ((10000, 8), (1000, 64)):
+        for bshape in ((10000, 8), (10000, 16), (10000, 32), (1000, 64)):
             b, n = bshape
             A = torch.randn(b, n, n, dtype=dt, device=dev) + n * torch.eye(n, dtype=dt, device=dev)
             B = torch.randn(b, n, 1, dtype=dt, device=dev)

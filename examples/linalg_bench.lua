@@ -1,12 +1,12 @@
 -- Linear algebra on the GPU (issue 34): the LU ladder (ck.variants("lu")) and the functions beside torch.linalg.
 --
---   lua5.4 examples/linalg_bench.lua [--torch torch.json] [--quick]
+--   lua5.4 examples/linalg_bench.lua [--torch torch.json] [--quick] [--only lu,functions,batched,refine]
 --
 -- LU ladder: every rung is validated against cuSOLVER's getrf at n = 1024 (same pivots, LU within 1e3 n eps), then
 -- ck.lu(A, {packed = true, variant = v}) is timed at n = 1024, 4096, 8192 (f32, f64; unblocked only to 4096), GFLOP/s
 -- = 2/3 n^3 / time, pct_of_ref = % of cuSOLVER (id 0) in the same run -> <results>/lu-<device>.json.
 -- Functions: solve, inv, lu, cholesky, qr, eigh, svd at n = 1024, 4096, 8192 (eigh, svd to 4096), batched solves of
--- 10^4 x 8x8 and 10^3 x 64x64, each with torch.linalg's time from bench/torch_linalg.py (same machine, same run of
+-- 10^4 x 8x8, 16x16, 32x32 and 10^3 x 64x64, each with torch.linalg's time from bench/torch_linalg.py (same machine, same run of
 -- lab/issue34-gpu.sh) and the ratio; iterative refinement at 8192 f64 (f16, bf16, tf32): speed-up over the plain f64
 -- solve and backward error ||Ax - b|| / (||A|| ||x||) of both -> <results>/linalg-<device>.json.
 -- Timing: bench.run{fn = ...} (a sync, then CUDA events around each call; 2-3 warm-ups, median of 3-10).
@@ -14,11 +14,17 @@ dofile((arg[0]:match("^(.*)/") or ".") .. "/paths.lua")
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
-local torch_path, quick = nil, false
+local torch_path, quick, only = nil, false, nil
 for i = 1, #arg do
   if arg[i] == "--torch" then torch_path = arg[i + 1] end
   if arg[i] == "--quick" then quick = true end
+  if arg[i] == "--only" then
+    only = {}
+    for w in (arg[i + 1] or ""):gmatch("[^,]+") do only[w] = true end
+  end
 end
+-- a section runs unless --only names others
+local function section(name) return not only or only[name] end
 if not ck.has_cuda() then print("linalg_bench: no GPU here; the host oracle is timed by the specs only"); os.exit(0) end
 local torch = torch_path and bench.read_json(torch_path) or nil
 local meta = bench.meta()
@@ -32,7 +38,7 @@ local function time(fn, reps) return bench.run{fn = fn, warmup = 2, reps = reps 
 -- ---------------------------------------------------------------- the LU ladder
 local sizes = quick and {1024, 4096} or {1024, 4096, 8192}
 local lu_rows = {}
-for _, dt in ipairs {"f32", "f64"} do
+for _, dt in ipairs(section("lu") and {"f32", "f64"} or {}) do
   local A0 = randA(1024, dt)
   local LUr, pr = ck.lu(A0, {packed = true, variant = "cusolver"})
   local valid = {}
@@ -58,9 +64,11 @@ for _, dt in ipairs {"f32", "f64"} do
     end
   end
 end
-local p1 = bench.results_path("lu", meta)
-bench.write_json(p1, {meta = meta, ladder = "lu", reference = "cusolver", rows = lu_rows})
-print("wrote " .. p1)
+if section("lu") then
+  local p1 = bench.results_path("lu", meta)
+  bench.write_json(p1, {meta = meta, ladder = "lu", reference = "cusolver", rows = lu_rows})
+  print("wrote " .. p1)
+end
 
 -- ---------------------------------------------------------------- functions beside torch.linalg
 local rows = {}
@@ -73,7 +81,7 @@ local function add(key, r, extra)
     row.x_torch and ("%.2fx"):format(row.x_torch) or ""))
 end
 for _, dt in ipairs {"f32", "f64"} do
-  for _, n in ipairs(sizes) do
+  for _, n in ipairs(section("functions") and sizes or {}) do
     local A, b = randA(n, dt), ck.randn(n, 1, {dtype = dt, device = "cuda"})
     local S = ck.add(ck.matmul(A, A:t()), ck.mul(ck.eye(n, {dtype = dt, device = "cuda"}), n))
     local reps = n >= 8192 and 3 or 5
@@ -85,13 +93,13 @@ for _, dt in ipairs {"f32", "f64"} do
     if n <= 4096 then add(("eigh-%s-%d"):format(dt, n), time(function() ck.eigh(S) end, 3)) end
     if n <= 2048 or (n <= 4096 and not quick) then add(("svd-%s-%d"):format(dt, n), time(function() ck.svd(A) end, 3)) end
   end
-  for _, bn in ipairs {{10000, 8}, {1000, 64}} do
+  for _, bn in ipairs(section("batched") and {{10000, 8}, {10000, 16}, {10000, 32}, {1000, 64}} or {}) do
     local A, b = randA(bn[2], dt, bn[1]), ck.randn(bn[1], bn[2], 1, {dtype = dt, device = "cuda"})
     add(("solve-%s-%dx%dx%d"):format(dt, bn[1], bn[2], bn[2]), time(function() ck.solve(A, b) end, 10))
   end
 end
 -- iterative refinement at 8192 (4096 with --quick), f64
-do
+if section("refine") then
   local n = quick and 4096 or 8192
   local A, b = randA(n, "f64"), ck.randn(n, 1, {dtype = "f64", device = "cuda"})
   local function berr(x) return ck.norm(ck.sub(ck.matmul(A, x), b)):item() / (ck.norm(A):item() * ck.norm(x):item()) end

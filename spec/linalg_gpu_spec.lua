@@ -1,7 +1,8 @@
 --- Linear algebra on a GPU against the host (LAPACKE) — issue 34. The residual checks of spec/linalg_spec.lua run
--- on the GPU too; here every GPU path is compared with the host's answer for the same input: the batched cuBLAS
--- getrf/getrs (batch >= 2, n <= 64), cuSOLVER per matrix, each rung of the LU ladder (same pivots, LU within
--- 1e3 n eps |A|), iterative refinement (backward error within the f64 solve's, times 10), and check = false.
+-- on the GPU too; here every GPU path is compared with the host's answer for the same input: the one-kernel
+-- solve of orders <= 32 (la_small.cu), the batched cuBLAS getrf/getrs (batch >= 2, n <= 64), cuSOLVER per matrix,
+-- each rung of the LU ladder (same pivots, LU within 1e3 n eps |A|), iterative refinement (backward error within
+-- the f64 solve's, times 10), and check = false.
 local H = require "spec.helpers"
 local ck = H.ck
 local gpu = H.gpu
@@ -18,7 +19,9 @@ describe("linear algebra: GPU against the host", function()
   teardown(function() ck.default_device(prev_default) end)
   for _, dt in ipairs {"f32", "f64"} do
     it(dt .. ": solve, det, cholesky, svdvals, eigvalsh on small batches (cuBLAS batched) and large matrices", gpu(function()
-      for _, shape in ipairs {{1000, 8, 8}, {100, 64, 64}, {65, 65}, {300, 300}, {3, 130, 130}} do
+      -- orders <= 32: gesv_small (one kernel; groups of 8, 16 and 32 lanes); 64: cuBLAS batched; larger: cuSOLVER
+      for _, shape in ipairs {{1000, 8, 8}, {500, 13, 13}, {7, 32, 32}, {20, 20}, {1, 1}, {100, 64, 64}, {65, 65},
+                              {300, 300}, {3, 130, 130}} do
         local n = shape[#shape]
         local A = H.rand(shape, dt, "host")
         local B = H.rand((function() local s = {table.unpack(shape)}; s[#s] = 2; return s end)(), dt, "host")
@@ -46,8 +49,19 @@ describe("linear algebra: GPU against the host", function()
     end))
 
     it(dt .. ": every rung of the LU ladder gives the host's pivots and factors", gpu(function()
-      for _, shape in ipairs {{1, 1}, {33, 33}, {200, 200}, {130, 70}, {70, 130}, {2, 96, 96}, {513, 513}} do
-        local A = H.rand(shape, dt, "host")
+      -- 1100 x 200: fused_panel's grid of 18 blocks of 64 rows, pivots crossing blocks; "singular": column 71 zero
+      -- (an exact zero pivot at step 71: no swap, no scaling, the rest factored as LAPACK does)
+      for _, shape in ipairs {{1, 1}, {33, 33}, {200, 200}, {130, 70}, {70, 130}, {2, 96, 96}, {513, 513}, {1100, 200},
+                              "singular"} do
+        local A
+        if shape == "singular" then
+          shape = {150, 150}
+          local keep = {}
+          for j = 1, 150 do keep[j] = j == 71 and 0 or 1 end
+          A = ck.mul(H.rand(shape, dt, "host"), ck.array({keep}, {dtype = dt}))
+        else
+          A = H.rand(shape, dt, "host")
+        end
         local LUh, ph = ck.lu(A, {packed = true})
         for _, v in ipairs(ck.variants("lu")) do
           local LUd, pd = ck.lu(A:cuda(), {packed = true, variant = v.name})
@@ -186,6 +200,22 @@ describe("linear algebra: GPU against the host", function()
     ok, err = pcall(ck.cholesky, ck.mul(ck.eye(4, {dtype = "f64", device = "cuda"}), -1))
     assert(not ok and err:find("leading minor of order 1", 1, true), err)
     assert(pcall(ck.solve, S, ck.ones(2, 1, {dtype = "f64", device = "cuda"}), {check = false}))
+    -- the one-kernel path (orders <= 32): entry 31 of 50 has a zero row 4 (U(4,4) at the latest: rows 1-3 may
+    -- be pivoted past it), entry 7 then a NaN, which is raised first, as the host's scan of A does
+    for _, dt in ipairs {"f32", "f64"} do
+      local keep = {}
+      for b = 1, 50 do keep[b] = {}; for i = 1, 5 do keep[b][i] = {(b == 31 and i == 4) and 0 or 1} end end
+      local A = ck.mul(H.rand({50, 5, 5}, dt, "host"), ck.array(keep, {dtype = dt}))
+      local B = H.rand({50, 5, 3}, dt, "host")
+      local okh, eh = pcall(ck.solve, A, B)
+      ok, err = pcall(ck.solve, A:cuda(), B:cuda())
+      assert(not ok and not okh and err:find("(matrix [31] of the batch)", 1, true), err)
+      assert.same(eh:match("U%(%d+,%d+%)"), err:match("U%(%d+,%d+%)"))
+      A[{7, 2, 3}] = 0 / 0
+      ok, err = pcall(ck.solve, A:cuda(), B:cuda())
+      assert(not ok and err:find("ck.solve: A has NaN or Inf entries", 1, true), err)
+      assert(pcall(ck.solve, A:cuda(), B:cuda(), {check = false}))
+    end
   end))
 
   it("refine (f16, bf16, tf32): backward error no worse than 10x the f64 solve's", gpu(function()

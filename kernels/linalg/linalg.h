@@ -36,8 +36,12 @@ enum {
   CK_LA_GEEV,  /* a (n x n, COMPLEX: c64/c128) destroyed -> s = eigenvalues (n, complex), u = right eigenvectors in
                   columns (n x n, ldu; jobu 'V', else none), unit 2-norm with the largest component real; info: the
                   number of eigenvalues the QR iteration left unconverged (LAPACK's) */
+  CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX: a (n x n, read only) and b (n x nrhs, overwritten
+                       with A^-1 b), ipiv, info (getrf's, or -1 where A has a NaN or an Inf), all in one kernel */
   CK_LA_NOPS
 };
+/* The largest order CK_LA_GESV_SMALL takes (a row of A in one lane's registers). */
+#define CK_LA_GESV_SMALL_MAX 32
 /* Iterative refinement: the precision the factorisation runs in (CK_LA_GESV_IRS; CUDA only). */
 enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_IRS_F32 };
 
@@ -78,15 +82,18 @@ typedef struct ck_la_job {
 /* Step names, for messages ("getrf"). */
 static inline const char *ck_la_op_name(int op) {
   static const char *const names[CK_LA_NOPS] = {"getrf", "getrs", "potrf", "potrs", "trsm", "geqrf", "orgqr",
-                                                "ormqr", "gesvd", "syevd", "gels",  "tri",   "gesv_irs", "geev"};
+                                                "ormqr", "gesvd", "syevd", "gels",  "tri",   "gesv_irs", "geev",
+                                                "gesv_small"};
   return op >= 0 && op < CK_LA_NOPS ? names[op] : "?";
 }
 
-/* The layer's own kernels (la_aux.cu), called from its cuSOLVER launcher (src/linalg/la_cuda.c) inside one ck_submit.
+/* The layer's own kernels (la_aux.cu, la_small.cu), called from its cuSOLVER launcher (src/linalg/la_cuda.c) inside one ck_submit.
  * struct ck_env is ck_kernels.h's; each returns 0 or a cudaError_t. */
 struct ck_env;
 /* CK_LA_TRI on the job's batch of a (m x n, lda, sa). */
 int ck_la_tri(const ck_la_job *j, const struct ck_env *env);
+/* CK_LA_GESV_SMALL (la_small.cu) */
+int ck_la_small_gesv(const ck_la_job *j, const struct ck_env *env);
 /* out[i] = base + i * stride_bytes for i < n (the pointer arrays of cuBLAS's and cuSOLVER's batched calls). */
 int ck_la_ptrs(void **out, void *base, int64_t stride_bytes, int64_t n, const struct ck_env *env);
 

@@ -204,11 +204,22 @@ ck_status la_info_any(la_env *e, bool *any) {
   return st;
 }
 
+static ck_status not_finite(la_env *e, const char *what) {
+  return ck_error(e->ctx, CK_ERR_ARG,
+                  "%s: %s has NaN or Inf entries (refused while check is on, on every device alike; {check = false} "
+                  "skips this scan and the results are then not defined)", e->c->name, what);
+}
+
 ck_status la_info_check(la_env *e, int kind) {
   if (!e->c->check || e->batch == 0) return CK_OK;
   int32_t *v, *tmp;
   ck_status st = info_host(e, &v, &tmp);
   if (st) return st;
+  if (kind == LA_SINGULAR_FINITE) {
+    for (int64_t i = 0; i < e->batch && !st; ++i)
+      if (v[i] < 0) st = not_finite(e, "A");
+    kind = LA_SINGULAR;
+  }
   for (int64_t i = 0; i < e->batch && !st; ++i)
     if (v[i] > 0) st = raise(e, kind, i, v[i]);
   free(tmp);
@@ -257,11 +268,7 @@ ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what) {
   ck_release(&h);
   ck_release(&pv);
   if (st) return ck_error_prefix(e->ctx, st, "%s", e->c->name);
-  if (!isfinite(v))
-    return ck_error(e->ctx, CK_ERR_ARG,
-                    "%s: %s has NaN or Inf entries (refused while check is on, on every device alike; {check = false} "
-                    "skips this scan and the results are then not defined)", e->c->name, what);
-  return CK_OK;
+  return isfinite(v) ? CK_OK : not_finite(e, what);
 }
 
 // ---------------------------------------------------------------- the entry

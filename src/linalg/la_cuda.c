@@ -17,6 +17,8 @@
  *                   iteration on a GPU, and what PyTorch runs first), V transposed (conjugated) into gesvd's V^H by
  *                   cuBLAS geam so the layer sees one result; info > 0 where it did not converge, and the layer then
  *                   runs gesvd (qr_svd = 1), as PyTorch falls back.
+ *   gesv_small      solve of f32/f64 systems of order <= 32 (any batch): la_small.cu's one kernel (LU, both solves,
+ *                   pivots, info and the NaN/Inf check of A), no library call.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around); C/Z too.
  *   gesv_irs        cusolverDnD{H,B,X,S}gesv: LU in f16 / bf16 / tf32 / f32 on the tensor cores, refined to f64.
  *   geev            cusolverDnXgeev on c64/c128 buffers, per entry (the layer made A complex).
@@ -290,6 +292,7 @@ static int la_launch(const void *arg, const ck_env *env) {
   ck_la_job *j = r->j;
   if (j->op == CK_LA_TRI) return ck_la_tri(j, env);
   if (j->op == CK_LA_TRSM) return trsm(r, env);
+  if (j->op == CK_LA_GESV_SMALL) return ck_la_small_gesv(j, env);
   if (la_small_lu(j)) return small_lu(r, env);
   /* (ck_submit loaded cuSOLVER and bound the device's handle to the stream: needs_cusolver in ck_la_cuda) */
   const ck_cusolver_api *s = ck_cusolver(NULL);
@@ -381,7 +384,8 @@ ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
     return la_lu_rung(ctx, &ck_lu_variants[0], j, name, NULL); /* cuSOLVER getrf: the LU ladder's reference rung */
   la_run r = {.j = j};
   ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r,
-                       .needs_cusolver = j->op != CK_LA_TRI && j->op != CK_LA_TRSM && !la_small_lu(j)};
+                       .needs_cusolver = j->op != CK_LA_TRI && j->op != CK_LA_TRSM && j->op != CK_LA_GESV_SMALL &&
+                                         !la_small_lu(j)};
   ck_status st = ck_submit(ctx, &req);
   if (st) return ck_error_prefix(ctx, st, "%s", name);
   if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);

@@ -3,7 +3,8 @@
  * backends: only the library under la_exec differs (LAPACKE on the host, cuSOLVER/cuBLAS on a GPU).
  *
  *   lu        getrf; L and U cut out of the packed factors (tri); perm from the pivots (read back)
- *   solve     getrf, info (singular: the failing pivot), getrs; refine: cuSOLVER's gesv in a lower precision
+ *   solve     getrf, info (singular: the failing pivot), getrs; refine: cuSOLVER's gesv in a lower precision; real
+ *             systems of order <= 32 on a GPU: gesv_small (one kernel; its info also says NaN/Inf, read once)
  *   det       getrf; prod(diag U) * (-1)^(pivots that swapped), with the array ops (no read back)
  *   slogdet   the same with sum(log|diag U|) and prod(sign(diag U))
  *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed)
@@ -124,11 +125,21 @@ static ck_status fn_solve(la_env *e) {
   ck_tensor piv = {0};
   ck_la_job j;
   ck_status st;
+  /* small real systems on a GPU: one kernel, whose info also carries the NaN/Inf check (one read instead of two) */
+  const bool fused = !c->refine && e->dev.kind != CK_HOST && !ck_dtype_is_complex(e->dt) &&
+                     n <= CK_LA_GESV_SMALL_MAX && e->batch <= 0x7fffffff;
   TRY(la_load(e, &a, c->a, n, n, false));
-  TRY(la_check_finite(e, &a.buf, "A"));
+  if (!fused) TRY(la_check_finite(e, &a.buf, "A"));
   TRY(la_load(e, &b, c->b, n, r, false));
   TRY(la_new_i32(e, &piv, n));
-  if (c->refine && e->dev.kind != CK_HOST) {
+  if (fused) {
+    la_job(e, &j, CK_LA_GESV_SMALL, &a);
+    j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
+    j.ipiv = (int32_t *)ck_data(&piv), j.sp = n;
+    TRY(la_exec(e, &j));
+    TRY(la_info_check(e, LA_SINGULAR_FINITE));
+    TRY(la_cut(e, &c->out[0], &b, n, r));
+  } else if (c->refine && e->dev.kind != CK_HOST) {
     TRY(la_alloc(e, &x, n, r));
     la_job(e, &j, CK_LA_GESV_IRS, &a);
     j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;

@@ -43,7 +43,8 @@ void la_job(la_env *e, ck_la_job *j, int op, la_mat *a);
 ck_status la_exec(la_env *e, ck_la_job *j);
 ck_status la_info_new(la_env *e);
 /* reads info (unless !check) and raises kind's message for the first entry that is not 0 */
-enum { LA_SINGULAR, LA_NOT_SPD, LA_NO_CONVERGENCE, LA_RANK };
+enum { LA_SINGULAR, LA_NOT_SPD, LA_NO_CONVERGENCE, LA_RANK,
+       LA_SINGULAR_FINITE /* gesv_small's info: -1 anywhere raises la_check_finite's message for A first */ };
 ck_status la_info_check(la_env *e, int kind);
 /* *any = some entry of info is positive (read back from a device), without raising */
 ck_status la_info_any(la_env *e, bool *any);

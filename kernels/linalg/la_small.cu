@@ -1,0 +1,132 @@
+/*
+ * la_small.cu — CK_LA_GESV_SMALL: solve a batch of small square systems (n <= 32, f32/f64) in ONE kernel: LU with
+ * partial pivoting, both triangular solves, the pivots and info, and the NaN/Inf check of A, all in registers.
+ * Why: cuBLAS's batched path is a pointer-array kernel, getrfBatched, a read of info, another pointer array and
+ * getrsBatched, behind a separate scan of A for NaN/Inf with its own read: at 10^4 systems of 8 x 8 the launches
+ * and the two reads are the time, not the 2/3 n^3 flops. Here one launch does the work and the layer reads info
+ * once.
+ * Layout: a group of W lanes (W = 8, 16 or 32, the least >= n; several groups a warp) per system; lane i holds row i
+ * of A (W registers, columns past n zero) and row i of the current right-hand side. Per column c: the group's first
+ * largest |a(i, c)|, i >= c (idamax's choice) by an xor-shuffle reduction, the swap of rows c and p by shuffles,
+ * the multipliers a(i, c) / piv and the rank-1 update of the rows below. Then, per right-hand side: the row swaps
+ * in order, forward substitution with the unit lower L, back substitution with U. An exact zero pivot is left
+ * unscaled (getrf's rule) and info gets the first such column; info is -1 when A has a NaN or an Inf (the layer
+ * raises that first, as its scan did).
+ * Operands: column-major, entry e of the batch at a + e * sa (lda), b + e * sb (ldb, nrhs columns, overwritten with
+ * x), ipiv + e * sp (n 1-based swaps), info + e.
+ * Launch: 256 threads, 256 / W systems a block; every lane of a warp runs the loops (the shuffles take the full mask)
+ * and only live systems read or write.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "../ck_kernels.h"
+#include "linalg.h"
+
+namespace {
+
+constexpr int THREADS = 256;
+
+template <typename T, int W>
+__global__ void __launch_bounds__(THREADS) small_gesv_kernel(const T *__restrict__ a, int64_t sa, int lda, int n,
+                                                            T *b, int64_t sb, int ldb, int nrhs, int32_t *ipiv,
+                                                            int64_t sp, int32_t *info, int64_t batch) {
+  const int lane = threadIdx.x % W;
+  const int64_t e = ((int64_t)blockIdx.x * THREADS + threadIdx.x) / W;
+  const bool live = e < batch, mine = live && lane < n;
+  T row[W];
+  bool finite = true;
+  const T *A = a + (live ? e : 0) * sa;
+#pragma unroll
+  for (int j = 0; j < W; ++j) {
+    row[j] = mine && j < n ? A[lane + (int64_t)j * lda] : T(0);
+    finite = finite && isfinite(row[j]);
+  }
+  int piv_of[W];
+  int32_t inf = 0;
+#pragma unroll
+  for (int c = 0; c < W; ++c) {
+    piv_of[c] = c;
+    if (c >= n) continue; /* n is the same for every lane */
+    const T ax = row[c] < T(0) ? -row[c] : row[c];
+    T v = lane >= c && lane < n && ax == ax ? ax : T(-1); /* NaN is no candidate: every lane agrees on p */
+    int i = lane;
+#pragma unroll
+    for (int o = W / 2; o; o >>= 1) { /* every lane ends with the first largest */
+      const T ov = __shfl_xor_sync(~0u, v, o, W);
+      const int oi = __shfl_xor_sync(~0u, i, o, W);
+      if (ov > v || (ov == v && oi < i)) v = ov, i = oi;
+    }
+    const int p = v < T(0) ? c : i; /* no candidate (NaN only): no swap */
+    piv_of[c] = p;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const T rc = __shfl_sync(~0u, row[j], c, W), rp = __shfl_sync(~0u, row[j], p, W);
+      if (lane == c) row[j] = rp;
+      else if (lane == p) row[j] = rc;
+    }
+    const T piv = __shfl_sync(~0u, row[c], c, W);
+    if (piv == T(0) && inf == 0) inf = c + 1;
+    const bool below = lane > c && lane < n && piv != T(0);
+    if (below) row[c] /= piv;
+#pragma unroll
+    for (int j = c + 1; j < W; ++j) {
+      const T u = __shfl_sync(~0u, row[j], c, W);
+      if (below) row[j] -= row[c] * u;
+    }
+  }
+#pragma unroll
+  for (int o = W / 2; o; o >>= 1) finite = __shfl_xor_sync(~0u, (int)finite, o, W) && finite;
+  if (live && lane == 0) info[e] = finite ? inf : -1;
+#pragma unroll
+  for (int c = 0; c < W; ++c)
+    if (live && lane == c && c < n) ipiv[e * sp + c] = piv_of[c] + 1;
+  T *B = b + (live ? e : 0) * sb;
+  for (int r = 0; r < nrhs; ++r) {
+    T x = mine ? B[lane + (int64_t)r * ldb] : T(0);
+#pragma unroll
+    for (int c = 0; c < W; ++c) { /* P b: the swaps in order */
+      if (c >= n) continue;
+      const int p = piv_of[c];
+      const T xc = __shfl_sync(~0u, x, c, W), xp = __shfl_sync(~0u, x, p, W);
+      if (lane == c) x = xp;
+      else if (lane == p) x = xc;
+    }
+#pragma unroll
+    for (int c = 0; c < W; ++c) { /* L y = P b */
+      if (c >= n) continue;
+      const T y = __shfl_sync(~0u, x, c, W);
+      if (lane > c) x -= row[c] * y;
+    }
+#pragma unroll
+    for (int c = W - 1; c >= 0; --c) { /* U x = y */
+      if (c >= n) continue;
+      if (lane == c) x /= row[c];
+      const T xv = __shfl_sync(~0u, x, c, W);
+      if (lane < c) x -= row[c] * xv;
+    }
+    if (mine) B[lane + (int64_t)r * ldb] = x;
+  }
+}
+
+template <typename T, int W> int launch(const ck_la_job *j, const ck_env *env) {
+  const int64_t threads = j->batch * W;
+  ck_note(env, small_gesv_kernel<T, W>, THREADS, 0);
+  small_gesv_kernel<T, W><<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, (cudaStream_t)env->stream>>>(
+      (const T *)j->a, j->sa, j->lda, j->n, (T *)j->b, j->sb, j->ldb, j->nrhs, j->ipiv, j->sp, j->info, j->batch);
+  return (int)cudaGetLastError();
+}
+
+template <typename T> int by_width(const ck_la_job *j, const ck_env *env) {
+  if (j->n <= 8) return launch<T, 8>(j, env);
+  if (j->n <= 16) return launch<T, 16>(j, env);
+  return launch<T, 32>(j, env);
+}
+
+} // namespace
+
+extern "C" int ck_la_small_gesv(const ck_la_job *j, const ck_env *env) {
+  if (j->batch <= 0 || j->n <= 0) return 0;
+  if (j->n > CK_LA_GESV_SMALL_MAX || (j->dtype != CK_F32 && j->dtype != CK_F64)) return (int)cudaErrorInvalidValue;
+  return j->dtype == CK_F64 ? by_width<double>(j, env) : by_width<float>(j, env);
+}
