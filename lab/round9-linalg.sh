@@ -7,7 +7,7 @@
 set -u
 . lab/run_env.sh
 timeout 300 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"
-timeout 150 sh spec/run.sh spec/linalg_gpu_spec.lua spec/linalg_spec.lua > "$R/specs.txt" 2>&1
+timeout 180 sh spec/run.sh spec/linalg_gpu_spec.lua spec/linalg_spec.lua spec/fp8_spec.lua > "$R/specs.txt" 2>&1
 log "linalg specs rc=$? $(tail -1 "$R/specs.txt")"
 grep -B1 -A14 "^FAIL\|^ERROR" "$R/specs.txt" | head -60
 for rows in 64 32 128 256; do
