@@ -36,12 +36,13 @@ enum {
   CK_LA_GEEV,  /* a (n x n, COMPLEX: c64/c128) destroyed -> s = eigenvalues (n, complex), u = right eigenvectors in
                   columns (n x n, ldu; jobu 'V', else none), unit 2-norm with the largest component real; info: the
                   number of eigenvalues the QR iteration left unconverged (LAPACK's) */
-  CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX: a (n x n, read only) and b (n x nrhs, overwritten
+  CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX(dtype): a (n x n, read only) and b (n x nrhs, overwritten
                        with A^-1 b), ipiv, info (getrf's, or -1 where A has a NaN or an Inf), all in one kernel */
   CK_LA_NOPS
 };
-/* The largest order CK_LA_GESV_SMALL takes (a row of A in one lane's registers). */
-#define CK_LA_GESV_SMALL_MAX 32
+/* The largest order CK_LA_GESV_SMALL takes for a dtype (a row of A in one lane's registers: la_small.cu says why f64
+ * stops at 16); 0 for the dtypes it does not take. */
+#define CK_LA_GESV_SMALL_MAX(dtype) ((dtype) == CK_F32 ? 32 : (dtype) == CK_F64 ? 16 : 0)
 /* Iterative refinement: the precision the factorisation runs in (CK_LA_GESV_IRS; CUDA only). */
 enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_IRS_F32 };
 

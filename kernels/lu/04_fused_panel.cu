@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   cg::grid_group grid = cg::this_grid();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T *s = reinterpret_cast<T *>(smem_raw);
-  __shared__ T prow[NB], pivs[NB], wv[WARPS];
+  __shared__ T prow[NB], sdiag[NB], pivs[NB], wv[WARPS];
   __shared__ int wi[WARPS], s_row;
   const int G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int r0 = b * R, rn = min(R, mr - r0);
@@ -57,10 +57,14 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   const int CG = THREADS / RT, tr = tid % RT, tg = tid / RT;
   for (int c = 0; c < nb; ++c)
     for (int r = tid; r < rn; r += THREADS) s[r + c * R] = a[r0 + r + (int64_t)c * lda];
+  /* Per column, three block barriers and the grid's: (1) column c updated; (2) the warps' candidates; warp 0
+   * publishes the block's, other warps row c (the grid barrier); warp 0 picks the winner and reads its row while
+   * warp 1 reads row c (one L2 round trip after the candidates'); (3) both rows here. The swap is folded into the
+   * update: row p's threads start from row c's old values. */
   for (int c = 0; c < nb; ++c) {
     const int slot = c & 1;
     const bool has_c = c >= r0 && c < r0 + rn;
-    __syncthreads(); /* column c as the last update left it */
+    __syncthreads();
     T v = T(-1);
     int i = c;
     for (int r = max(c - r0, 0) + tid; r < rn; r += THREADS) {
@@ -69,48 +73,50 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
     }
     warp_best(v, i);
     if (lane == 0) wv[warp] = v, wi[warp] = i;
+    if (has_c && warp == 1)
+      for (int k = lane; k < nb; k += 32) ws.diag[slot * NB + k] = s[c - r0 + k * R];
     __syncthreads();
     if (warp == 0) {
       v = lane < WARPS ? wv[lane] : T(-1), i = lane < WARPS ? wi[lane] : c;
       warp_best(v, i);
-      if (lane == 0) ws.val[slot * G + b] = v, ws.row[slot * G + b] = i, s_row = i;
+      i = __shfl_sync(~0u, i, 0), v = __shfl_sync(~0u, v, 0);
+      if (lane == 0) ws.val[slot * G + b] = v, ws.row[slot * G + b] = i;
+      if (i != c) /* a row of this block (row c itself travels through diag) */
+        for (int k = lane; k < nb; k += 32) ws.rows[((int64_t)slot * G + b) * NB + k] = s[i - r0 + k * R];
     }
-    __syncthreads();
-    const int mine = s_row;
-    if (mine != c) /* a row of this block (row c itself travels through diag) */
-      for (int k = tid; k < nb; k += THREADS) ws.rows[((int64_t)slot * G + b) * NB + k] = s[mine - r0 + k * R];
-    if (has_c)
-      for (int k = tid; k < nb; k += THREADS) ws.diag[slot * NB + k] = s[c - r0 + k * R];
     grid.sync();
     if (warp == 0) { /* every block picks the same winner; L2 reads (__ldcg): another SM wrote them */
       v = T(-1), i = c;
       for (int g = lane; g < G; g += 32) better(v, i, __ldcg(ws.val + slot * G + g), __ldcg(ws.row + slot * G + g));
       warp_best(v, i);
+      i = __shfl_sync(~0u, i, 0);
+      const T *src = i == c ? ws.diag + slot * NB : ws.rows + ((int64_t)slot * G + i / R) * NB;
+      for (int k = lane; k < nb; k += 32) prow[k] = __ldcg(src + k);
       if (lane == 0) s_row = i;
+    } else if (warp == 1) {
+      for (int k = lane; k < nb; k += 32) sdiag[k] = __ldcg(ws.diag + slot * NB + k);
     }
     __syncthreads();
     const int p = s_row;
-    const T *src = p == c ? ws.diag + slot * NB : ws.rows + ((int64_t)slot * G + p / R) * NB;
-    for (int k = tid; k < nb; k += THREADS) prow[k] = __ldcg(src + k);
-    __syncthreads();
     const T piv = prow[c];
     if (tid == 0) pivs[c] = piv;
     if (b == 0 && tid == 0) {
       ipiv[j0 + c] = j0 + p + 1;
       if (piv == T(0) && *info == 0) *info = j0 + c + 1;
     }
-    if (p != c) {
-      if (p >= r0 && p < r0 + rn)
-        for (int k = tid; k < nb; k += THREADS) s[p - r0 + k * R] = __ldcg(ws.diag + slot * NB + k);
-      if (has_c)
-        for (int k = tid; k < nb; k += THREADS) s[c - r0 + k * R] = prow[k];
-    }
-    __syncthreads();
-    if (piv != T(0))
-      for (int r = max(c + 1 - r0, 0) + tr; r < rn; r += RT) {
-        const T l = s[r + c * R] / piv;
-        for (int k = c + 1 + tg; k < nb; k += CG) s[r + k * R] -= l * prow[k];
+    if (has_c && p != c) /* row c takes the pivot row (the update does not touch row c) */
+      for (int k = tid; k < nb; k += THREADS) s[c - r0 + k * R] = prow[k];
+    for (int r = max(c + 1 - r0, 0) + tr; r < rn; r += RT) {
+      const bool rp = r0 + r == p && p != c; /* row p: row c's old values, swapped in here */
+      if (rp)
+        for (int k = tg; k <= c; k += CG) s[r + k * R] = sdiag[k];
+      if (piv != T(0)) {
+        const T l = (rp ? sdiag[c] : s[r + c * R]) / piv;
+        for (int k = c + 1 + tg; k < nb; k += CG) s[r + k * R] = (rp ? sdiag[k] : s[r + k * R]) - l * prow[k];
+      } else if (rp) {
+        for (int k = c + 1 + tg; k < nb; k += CG) s[r + k * R] = sdiag[k];
       }
+    }
   }
   __syncthreads();
   for (int c = 0; c < nb; ++c) {

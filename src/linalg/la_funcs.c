@@ -4,7 +4,7 @@
  *
  *   lu        getrf; L and U cut out of the packed factors (tri); perm from the pivots (read back)
  *   solve     getrf, info (singular: the failing pivot), getrs; refine: cuSOLVER's gesv in a lower precision; real
- *             systems of order <= 32 on a GPU: gesv_small (one kernel; its info also says NaN/Inf, read once)
+ *             systems of order <= 32 (f32) or 16 (f64) on a GPU: gesv_small (one kernel; its info also says NaN/Inf, read once)
  *   det       getrf; prod(diag U) * (-1)^(pivots that swapped), with the array ops (no read back)
  *   slogdet   the same with sum(log|diag U|) and prod(sign(diag U))
  *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed)
@@ -126,8 +126,7 @@ static ck_status fn_solve(la_env *e) {
   ck_la_job j;
   ck_status st;
   /* small real systems on a GPU: one kernel, whose info also carries the NaN/Inf check (one read instead of two) */
-  const bool fused = !c->refine && e->dev.kind != CK_HOST && !ck_dtype_is_complex(e->dt) &&
-                     n <= CK_LA_GESV_SMALL_MAX && e->batch <= 0x7fffffff;
+  const bool fused = !c->refine && e->dev.kind != CK_HOST && n <= CK_LA_GESV_SMALL_MAX(e->dt) && e->batch <= 0x7fffffff;
   TRY(la_load(e, &a, c->a, n, n, false));
   if (!fused) TRY(la_check_finite(e, &a.buf, "A"));
   TRY(la_load(e, &b, c->b, n, r, false));
