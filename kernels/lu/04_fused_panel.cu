@@ -22,7 +22,7 @@
 #include "lu_common.cuh"
 
 namespace {
-constexpr int NB = 64, THREADS = 256, WARPS = THREADS / 32;
+constexpr int NBMAX = 256, THREADS = 256, WARPS = THREADS / 32; /* widest panel */
 
 /* (v, i) becomes (ov, oi) when that is larger, or as large with a smaller row: the first largest */
 template <typename T> __device__ __forceinline__ void better(T &v, int &i, T ov, int oi) {
@@ -36,8 +36,8 @@ template <typename T> __device__ __forceinline__ void warp_best(T &v, int &i) {
 template <typename T> struct PanelWs {
   T *val;  /* [2][G] each block's candidate |a| */
   int *row; /* [2][G] its row (panel-relative) */
-  T *rows; /* [2][G][NB] the candidate row */
-  T *diag; /* [2][NB] row c, from its owner */
+  T *rows; /* [2][G][NBMAX] the candidate row */
+  T *diag; /* [2][NBMAX] row c, from its owner */
 };
 
 /* Rows [0, mr) x columns [0, nb) at a (A(j0, j0)); block b holds rows [b R, b R + R) column-major in shared memory. */
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   cg::grid_group grid = cg::this_grid();
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T *s = reinterpret_cast<T *>(smem_raw);
-  __shared__ T prow[NB], sdiag[NB], pivs[NB], wv[WARPS];
+  __shared__ T prow[NBMAX], sdiag[NBMAX], pivs[NBMAX], wv[WARPS];
   __shared__ int wi[WARPS], s_row;
   const int G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int r0 = b * R, rn = min(R, mr - r0);
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
     warp_best(v, i);
     if (lane == 0) wv[warp] = v, wi[warp] = i;
     if (has_c && warp == 1)
-      for (int k = lane; k < nb; k += 32) ws.diag[slot * NB + k] = s[c - r0 + k * R];
+      for (int k = lane; k < nb; k += 32) ws.diag[slot * NBMAX + k] = s[c - r0 + k * R];
     __syncthreads();
     if (warp == 0) {
       v = lane < WARPS ? wv[lane] : T(-1), i = lane < WARPS ? wi[lane] : c;
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
       i = __shfl_sync(~0u, i, 0), v = __shfl_sync(~0u, v, 0);
       if (lane == 0) ws.val[slot * G + b] = v, ws.row[slot * G + b] = i;
       if (i != c) /* a row of this block (row c itself travels through diag) */
-        for (int k = lane; k < nb; k += 32) ws.rows[((int64_t)slot * G + b) * NB + k] = s[i - r0 + k * R];
+        for (int k = lane; k < nb; k += 32) ws.rows[((int64_t)slot * G + b) * NBMAX + k] = s[i - r0 + k * R];
     }
     grid.sync();
     if (warp == 0) { /* every block picks the same winner; L2 reads (__ldcg): another SM wrote them */
@@ -90,11 +90,11 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
       for (int g = lane; g < G; g += 32) better(v, i, __ldcg(ws.val + slot * G + g), __ldcg(ws.row + slot * G + g));
       warp_best(v, i);
       i = __shfl_sync(~0u, i, 0);
-      const T *src = i == c ? ws.diag + slot * NB : ws.rows + ((int64_t)slot * G + i / R) * NB;
+      const T *src = i == c ? ws.diag + slot * NBMAX : ws.rows + ((int64_t)slot * G + i / R) * NBMAX;
       for (int k = lane; k < nb; k += 32) prow[k] = __ldcg(src + k);
       if (lane == 0) s_row = i;
     } else if (warp == 1) {
-      for (int k = lane; k < nb; k += 32) sdiag[k] = __ldcg(ws.diag + slot * NB + k);
+      for (int k = lane; k < nb; k += 32) sdiag[k] = __ldcg(ws.diag + slot * NBMAX + k);
     }
     __syncthreads();
     const int p = s_row;
@@ -129,45 +129,31 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   }
 }
 
-/* Rows a block takes (CUKERN_LU_PANEL_ROWS, for the ladder's probes; default 64) */
-int rows_wanted() {
-  static int w = 0;
-  if (!w) {
-    const char *e = getenv("CUKERN_LU_PANEL_ROWS");
-    const int v = e ? atoi(e) : 0;
-    w = v >= 8 && v <= 4096 ? v : 64;
-  }
-  return w;
+/* A knob from the environment (the ladder's probes), read once: v in [lo, hi], else dflt */
+int knob(const char *name, int lo, int hi, int dflt) {
+  const char *e = getenv(name);
+  const int v = e ? atoi(e) : 0;
+  return v >= lo && v <= hi ? v : dflt;
 }
+int rows_wanted() { static const int w = knob("CUKERN_LU_PANEL_ROWS", 8, 4096, 64); return w; }
+int cols_wanted() { static const int w = knob("CUKERN_LU_PANEL_COLS", 8, NBMAX, 128); return w; }
 
-/* Columns [j, j + jb) (rows j..m): one cooperative launch, or step 1's kernels where the panel cannot be held. The
- * grid: blocks of rows_wanted() rows, more rows a block where that many blocks would not all be resident. */
-template <typename T>
-int panel(const ck_env *env, T *a, int lda, int m, int j, int jb, int32_t *ipiv, int32_t *info, PanelWs<T> ws,
-          int gmax, size_t dyn_max) {
-  const int mr = m - j;
-  int R = rows_wanted(), G = 0;
-  if ((mr + R - 1) / R > gmax) R = (mr + gmax - 1) / gmax;
-  size_t smem = 0;
+/* The grid for a panel of mr rows and w columns: blocks of rows_wanted() rows, more rows a block where that many
+ * blocks would not all be resident; false where the rows do not fit the resident blocks' shared memory. */
+template <typename T> bool plan(const ck_env *env, int mr, int w, size_t dyn_max, int gmax, int *G, int *R, size_t *smem) {
+  *R = rows_wanted();
+  if ((mr + *R - 1) / *R > gmax) *R = (mr + gmax - 1) / gmax;
   for (int tries = 0; tries < 4; ++tries) {
-    G = (mr + R - 1) / R, smem = (size_t)R * NB * sizeof(T);
+    *G = (mr + *R - 1) / *R, *smem = (size_t)*R * w * sizeof(T);
     int occ = 0;
-    if (smem > dyn_max || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, panel_kernel<T>, THREADS, smem) ||
-        occ < 1) {
-      G = 0;
+    if (*smem > dyn_max || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, panel_kernel<T>, THREADS, *smem) ||
+        occ < 1)
       break;
-    }
-    if ((int64_t)occ * env->sm_count >= G) break;
-    R = (mr + occ * env->sm_count - 1) / (occ * env->sm_count), G = 0;
+    if ((int64_t)occ * env->sm_count >= *G) return true;
+    *R = (mr + occ * env->sm_count - 1) / (occ * env->sm_count);
   }
   (void)cudaGetLastError();
-  if (G == 0) return lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
-  T *pa = a + j + (int64_t)j * lda;
-  int nbv = jb, mrv = mr;
-  void *args[] = {&pa, &lda, &mrv, &nbv, &R, &j, &ipiv, &info, &ws};
-  ck_note(env, panel_kernel<T>, THREADS, smem);
-  return (int)cudaLaunchCooperativeKernel((const void *)panel_kernel<T>, dim3((unsigned)G), dim3(THREADS), args, smem,
-                                          (cudaStream_t)env->stream);
+  return false;
 }
 
 template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n, int32_t *ipiv, int32_t *info) {
@@ -184,19 +170,33 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
     coop = 0;
   (void)cudaGetLastError();
   const int gmax = env->sm_count * (2048 / THREADS); /* resident blocks, at most, by threads */
-  const size_t bytes = 2 * (size_t)gmax * (sizeof(T) + sizeof(int) + NB * sizeof(T)) + 2 * NB * sizeof(T);
+  const size_t bytes = 2 * (size_t)gmax * (sizeof(T) + sizeof(int) + NBMAX * sizeof(T)) + 2 * NBMAX * sizeof(T);
   char *w = coop ? (char *)env->ws_alloc(env->owner, bytes) : NULL;
   if (coop && !w) return (int)cudaErrorMemoryAllocation;
   PanelWs<T> ws = {};
   if (w) {
-    ws.rows = (T *)w, ws.diag = ws.rows + 2 * (size_t)gmax * NB, ws.val = ws.diag + 2 * NB;
+    ws.rows = (T *)w, ws.diag = ws.rows + 2 * (size_t)gmax * NBMAX, ws.val = ws.diag + 2 * NBMAX;
     ws.row = (int *)(ws.val + 2 * gmax);
   }
   int rc = 0;
-  for (int j = 0; j < k && !rc; j += NB) {
-    const int jb = k - j < NB ? k - j : NB;
-    rc = coop ? panel<T>(env, a, lda, m, j, jb, ipiv, info, ws, gmax, dyn_max)
-              : lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+  for (int j = 0, jb; j < k && !rc; j += jb) {
+    /* the panel: cols_wanted() columns, fewer where its rows would not fit (halved down to 8), else step 1's */
+    jb = k - j < cols_wanted() ? k - j : cols_wanted();
+    const int mr = m - j;
+    int G = 0, R = 0;
+    size_t smem = 0;
+    bool fits = coop && plan<T>(env, mr, jb, dyn_max, gmax, &G, &R, &smem);
+    while (coop && !fits && jb > 8) jb /= 2, fits = plan<T>(env, mr, jb, dyn_max, gmax, &G, &R, &smem);
+    if (fits) {
+      T *pa = a + j + (int64_t)j * lda;
+      int mrv = mr, jv = j, jbv = jb;
+      void *args[] = {&pa, &lda, &mrv, &jbv, &R, &jv, &ipiv, &info, &ws};
+      ck_note(env, panel_kernel<T>, THREADS, smem);
+      rc = (int)cudaLaunchCooperativeKernel((const void *)panel_kernel<T>, dim3((unsigned)G), dim3(THREADS), args, smem,
+                                            (cudaStream_t)env->stream);
+    } else {
+      rc = lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+    }
     if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
     if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
     T *a11 = a + j + (int64_t)j * lda, *a12 = a + j + (int64_t)(j + jb) * lda;
