@@ -1,6 +1,7 @@
 -- LU ladder rung 4 (fused_panel) against cuSOLVER and rung 2 at one size, for a sweep of the panel grid's rows a
--- block (CUKERN_LU_PANEL_ROWS, read once per process: lab/round9-linalg.sh runs this once per setting).
---   CUKERN_LU_PANEL_ROWS=64 lua5.4 lab/lu_probe.lua [n] [dtype ...]
+-- block and the panel's width (CUKERN_LU_PANEL_ROWS / _COLS, read once per process: lab/round9-*.sh run this once per
+-- setting).
+--   CUKERN_LU_PANEL_COLS=128 CUKERN_LU_PANEL_ROWS=64 lua5.4 lab/lu_probe.lua [n] [dtype ...]
 -- Prints ms (CUDA events, bench.run: 2 warm-ups, median of 5) and % of cuSOLVER in the same process.
 dofile("examples/paths.lua")
 local ck = require "cukern"
@@ -14,7 +15,7 @@ for _, dt in ipairs(dts) do
   for _, v in ipairs {"cusolver", "blocked", "fused_panel"} do
     local r = bench.run{fn = function() ck.lu(A, {packed = true, variant = v}) end, warmup = 2, reps = 5, flush = false}
     ref = ref or r.ms
-    print(("rows=%s %s n=%d %-12s %9.3f ms %6.1f%% of cuSOLVER"):format(os.getenv("CUKERN_LU_PANEL_ROWS") or "64", dt, n,
-      v, r.ms, 100 * ref / r.ms))
+    print(("cols=%s rows=%s %s n=%d %-12s %9.3f ms %6.1f%% of cuSOLVER"):format(os.getenv("CUKERN_LU_PANEL_COLS") or
+      "128", os.getenv("CUKERN_LU_PANEL_ROWS") or "64", dt, n, v, r.ms, 100 * ref / r.ms))
   end
 end

@@ -2,19 +2,23 @@
  * 04_fused_panel.cu — LU ladder, step 4: step 2 with each panel factored by ONE kernel.
  * Idea: step 2's time goes to its panels, not to its flops: two launches a column (a one-block pivot search, then a
  * rank-1 pass), 2n launches in all, each a few microseconds of latency however little it does. Here one cooperative
- * grid factors a whole m x 64 panel. Each block keeps a slice of the panel's rows in shared memory for the panel's
+ * grid factors a whole m x nb panel. Each block keeps a slice of the panel's rows in shared memory for the panel's
  * lifetime; per column, every block finds the first largest |a| of its slice and publishes it (value, row, and the
  * row itself) in a global workspace; after ONE grid barrier every block picks the same winner (the first largest,
- * as idamax), swaps in shared memory and updates its own rows with the pivot row. The column below the diagonal is
- * divided by the pivot at the end: the update uses a(i, c) / piv on the fly and column c never changes after step
- * c, so the factors are step 1's, division for division.
- * Changed from step 2: the panel is one launch with one grid barrier a column (and its reads of the workspace from
- * L2) instead of two launches a column; the swaps, trsm and trailing product are step 2's.
+ * as idamax) and updates its own rows with the pivot row, the swap folded into the update. The column below the
+ * diagonal is divided by the pivot at the end: the update uses a(i, c) / piv on the fly and column c never changes
+ * after step c, so the factors are step 1's, division for division. Block 0 also replays the panel's swaps on row
+ * labels, so the other columns take them as one permutation (laswp_perm_kernel: every moved row of a column loaded,
+ * then stored) instead of step 2's swap after swap, each a dependent load and store.
+ * Changed from step 2: the panel is one launch with one grid barrier a column instead of two launches a column;
+ * the row swaps outside it one parallel pass; panels of 128 columns (rank-128 trailing products) by default.
  * Launch: per panel one cooperative grid of G blocks x 256 threads, each with R = ceil(rows / G) rows of the panel in
- * R x 64 elements of dynamic shared memory (G: CUKERN_LU_PANEL_ROWS rows a block, default 64, at most the
- * co-resident blocks); then step 2's laswp, trsm and matmul.
- * Limits: any m x n; f32 and f64. A panel whose rows do not fit the co-resident blocks' shared memory (over
- * ~58000 f64 rows on an H100), or a device without cooperative launch, runs step 1's column kernels for that panel.
+ * R x nb elements of dynamic shared memory (CUKERN_LU_PANEL_ROWS rows a block, default 64, fewer blocks than are
+ * co-resident; CUKERN_LU_PANEL_COLS columns, default 128, at most 256), one laswp_perm over the other columns, then
+ * step 2's trsm and matmul.
+ * Limits: any m x n; f32 and f64. A panel whose rows do not fit the co-resident blocks' shared memory at its width
+ * is narrowed (halved, down to 8 columns); past that (hundreds of thousands of rows), or on a device without
+ * cooperative launch, step 1's column kernels and step 2's swaps run that panel.
  */
 #include <cooperative_groups.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@ template <typename T> struct PanelWs {
   int *row; /* [2][G] its row (panel-relative) */
   T *rows; /* [2][G][NBMAX] the candidate row */
   T *diag; /* [2][NBMAX] row c, from its owner */
+  int *perm; /* the panel's swaps as one permutation, for laswp_perm: [0] = n, rows [1, 1 + n), from [1 + 2 NBMAX, ..) */
 };
 
 /* Rows [0, mr) x columns [0, nb) at a (A(j0, j0)); block b holds rows [b R, b R + R) column-major in shared memory. */
@@ -49,7 +54,7 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T *s = reinterpret_cast<T *>(smem_raw);
   __shared__ T prow[NBMAX], sdiag[NBMAX], pivs[NBMAX], wv[WARPS];
-  __shared__ int wi[WARPS], s_row;
+  __shared__ int wi[WARPS], s_row, srow[2 * NBMAX], sfrom[2 * NBMAX], ns;
   const int G = gridDim.x, b = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int r0 = b * R, rn = min(R, mr - r0);
   int RT = 32; /* the update's threads a column: the least power of two >= rn (32..THREADS); CG column groups */
@@ -57,6 +62,10 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
   const int CG = THREADS / RT, tr = tid % RT, tg = tid / RT;
   for (int c = 0; c < nb; ++c)
     for (int r = tid; r < rn; r += THREADS) s[r + c * R] = a[r0 + r + (int64_t)c * lda];
+  if (b == 0) { /* block 0 also replays the swaps on row labels: new row srow[i] = old row sfrom[i] */
+    for (int i = tid; i < nb; i += THREADS) srow[i] = i, sfrom[i] = i;
+    if (tid == 0) ns = nb;
+  }
   /* Per column, three block barriers and the grid's: (1) column c updated; (2) the warps' candidates; warp 0
    * publishes the block's, other warps row c (the grid barrier); warp 0 picks the winner and reads its row while
    * warp 1 reads row c (one L2 round trip after the candidates'); (3) both rows here. The swap is folded into the
@@ -104,6 +113,24 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
       ipiv[j0 + c] = j0 + p + 1;
       if (piv == T(0) && *info == 0) *info = j0 + c + 1;
     }
+    if (b == 0 && warp == WARPS - 1 && p != c) { /* the label replay: the slot of row p (rows past the panel's are
+                                                   appended when first met), then swap the labels of c and p */
+      int sp = p < nb ? p : -1;
+      for (int base = nb; sp < 0 && base < ns; base += 32) {
+        const unsigned hit = __ballot_sync(~0u, base + lane < ns && srow[base + lane] == p);
+        if (hit) sp = base + __ffs(hit) - 1;
+      }
+      if (sp < 0) {
+        sp = ns;
+        if (lane == 0) srow[sp] = p, sfrom[sp] = p, ns = sp + 1;
+      }
+      __syncwarp();
+      if (lane == 0) {
+        const int t = sfrom[c];
+        sfrom[c] = sfrom[sp], sfrom[sp] = t;
+      }
+      __syncwarp();
+    }
     if (has_c && p != c) /* row c takes the pivot row (the update does not touch row c) */
       for (int k = tid; k < nb; k += THREADS) s[c - r0 + k * R] = prow[k];
     for (int r = max(c + 1 - r0, 0) + tr; r < rn; r += RT) {
@@ -126,6 +153,44 @@ __global__ void __launch_bounds__(THREADS) panel_kernel(T *a, int lda, int mr, i
       if (r0 + r > c && piv != T(0)) x /= piv;
       a[r0 + r + (int64_t)c * lda] = x;
     }
+  }
+  if (b == 0) {
+    const int n = ns;
+    if (tid == 0) ws.perm[0] = n;
+    for (int i = tid; i < n; i += THREADS) ws.perm[1 + i] = j0 + srow[i], ws.perm[1 + 2 * NBMAX + i] = j0 + sfrom[i];
+  }
+}
+
+/* The panel's row swaps on columns [0, j) and [j + jb, n), as the one permutation the panel kernel worked out:
+ * a warp a column loads every moved row's value, then stores them all (the rows j..j + jb of a column are
+ * contiguous: coalesced). Step 2's laswp_kernel replays the swaps one after another, each a dependent load and
+ * store per column: ~60 us a 64-column panel at n = 8192 on an H100, against a few here. */
+template <typename T>
+__global__ void __launch_bounds__(256) laswp_perm_kernel(T *a, int lda, const int *perm, int j, int jb, int n) {
+  __shared__ int rows[2 * NBMAX], from[2 * NBMAX];
+  __shared__ int cnt;
+  if (threadIdx.x == 0) cnt = 0;
+  __syncthreads();
+  const int np = perm[0];
+  for (int i = threadIdx.x; i < np; i += 256) { /* only the rows that move */
+    const int r = perm[1 + i], f = perm[1 + 2 * NBMAX + i];
+    if (r != f) {
+      const int k = atomicAdd(&cnt, 1);
+      rows[k] = r, from[k] = f;
+    }
+  }
+  __syncthreads();
+  const int nm = cnt, lane = threadIdx.x & 31;
+  for (int q = (blockIdx.x * 256 + threadIdx.x) >> 5; q < n - jb; q += gridDim.x * 8) {
+    T *x = a + (int64_t)(q < j ? q : q + jb) * lda;
+    T v[2 * NBMAX / 32];
+#pragma unroll
+    for (int t = 0; t < 2 * NBMAX / 32; ++t)
+      if (lane + 32 * t < nm) v[t] = x[from[lane + 32 * t]];
+    __syncwarp();
+#pragma unroll
+    for (int t = 0; t < 2 * NBMAX / 32; ++t)
+      if (lane + 32 * t < nm) x[rows[lane + 32 * t]] = v[t];
   }
 }
 
@@ -170,13 +235,14 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
     coop = 0;
   (void)cudaGetLastError();
   const int gmax = env->sm_count * (2048 / THREADS); /* resident blocks, at most, by threads */
-  const size_t bytes = 2 * (size_t)gmax * (sizeof(T) + sizeof(int) + NBMAX * sizeof(T)) + 2 * NBMAX * sizeof(T);
+  const size_t bytes = 2 * (size_t)gmax * (sizeof(T) + sizeof(int) + NBMAX * sizeof(T)) + 2 * NBMAX * sizeof(T) +
+                       (1 + 4 * NBMAX) * sizeof(int);
   char *w = coop ? (char *)env->ws_alloc(env->owner, bytes) : NULL;
   if (coop && !w) return (int)cudaErrorMemoryAllocation;
   PanelWs<T> ws = {};
   if (w) {
     ws.rows = (T *)w, ws.diag = ws.rows + 2 * (size_t)gmax * NBMAX, ws.val = ws.diag + 2 * NBMAX;
-    ws.row = (int *)(ws.val + 2 * gmax);
+    ws.row = (int *)(ws.val + 2 * gmax), ws.perm = ws.row + 2 * gmax;
   }
   int rc = 0;
   for (int j = 0, jb; j < k && !rc; j += jb) {
@@ -194,11 +260,17 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
       ck_note(env, panel_kernel<T>, THREADS, smem);
       rc = (int)cudaLaunchCooperativeKernel((const void *)panel_kernel<T>, dim3((unsigned)G), dim3(THREADS), args, smem,
                                             (cudaStream_t)env->stream);
+      if (!rc && n > jb) {
+        const int cols = n - jb, blocks = (cols + 7) / 8 < 4096 ? (cols + 7) / 8 : 4096;
+        ck_note(env, laswp_perm_kernel<T>, 256, 0);
+        laswp_perm_kernel<T><<<blocks, 256, 0, (cudaStream_t)env->stream>>>(a, lda, ws.perm, j, jb, n);
+        rc = (int)cudaGetLastError();
+      }
     } else {
       rc = lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+      if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
+      if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
     }
-    if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
-    if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
     T *a11 = a + j + (int64_t)j * lda, *a12 = a + j + (int64_t)(j + jb) * lda;
     if (!rc) rc = lu::trsm_unit_lower<T>(env, a11, a12, lda, jb, n - j - jb);
     if (!rc)
