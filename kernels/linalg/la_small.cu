@@ -13,7 +13,8 @@
  * the multipliers a(i, c) / piv and the rank-1 update of the rows below. Then, per right-hand side: the row swaps
  * in order, forward substitution with the unit lower L, back substitution with U. An exact zero pivot is left
  * unscaled (getrf's rule) and info gets the first such column; info is -1 when A has a NaN or an Inf (the layer
- * raises that first, as its scan did).
+ * raises that first, as its scan did). With a check word (job.flag: pinned mapped memory) a system with info != 0
+ * also writes its index there, so the layer reads info only when the word says there is something to report.
  * Operands: column-major, entry e of the batch at a + e * sa (lda), b + e * sb (ldb, nrhs columns, overwritten with
  * x), ipiv + e * sp (n 1-based swaps), info + e.
  * Launch: 256 threads, 256 / W systems a block; every lane of a warp runs the loops (the shuffles take the full mask)
@@ -32,7 +33,8 @@ constexpr int THREADS = 256;
 template <typename T, int W>
 __global__ void __launch_bounds__(THREADS) small_gesv_kernel(const T *__restrict__ a, int64_t sa, int lda, int n,
                                                             T *b, int64_t sb, int ldb, int nrhs, int32_t *ipiv,
-                                                            int64_t sp, int32_t *info, int64_t batch) {
+                                                            int64_t sp, int32_t *info, int64_t batch,
+                                                            volatile long long *flag) {
   const int lane = threadIdx.x % W;
   const int64_t e = ((int64_t)blockIdx.x * THREADS + threadIdx.x) / W;
   const bool live = e < batch, mine = live && lane < n;
@@ -76,7 +78,10 @@ __global__ void __launch_bounds__(THREADS) small_gesv_kernel(const T *__restrict
   }
 #pragma unroll
   for (int o = W / 2; o; o >>= 1) finite = __shfl_xor_sync(~0u, (int)finite, o, W) && finite;
-  if (live && lane == 0) info[e] = finite ? inf : -1;
+  if (live && lane == 0) {
+    info[e] = finite ? inf : -1;
+    if (flag && (!finite || inf)) *flag = e; /* over the bus, on the error path only */
+  }
 #pragma unroll
   for (int c = 0; c < W; ++c)
     if (live && lane == c && c < n) ipiv[e * sp + c] = piv_of[c] + 1;
@@ -110,7 +115,8 @@ template <typename T, int W> int launch(const ck_la_job *j, const ck_env *env) {
   const int64_t threads = j->batch * W;
   ck_note(env, small_gesv_kernel<T, W>, THREADS, 0);
   small_gesv_kernel<T, W><<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, (cudaStream_t)env->stream>>>(
-      (const T *)j->a, j->sa, j->lda, j->n, (T *)j->b, j->sb, j->ldb, j->nrhs, j->ipiv, j->sp, j->info, j->batch);
+      (const T *)j->a, j->sa, j->lda, j->n, (T *)j->b, j->sb, j->ldb, j->nrhs, j->ipiv, j->sp, j->info, j->batch,
+      (volatile long long *)j->flag);
   return (int)cudaGetLastError();
 }
 

@@ -76,6 +76,8 @@ typedef struct ck_la_job {
                                           complex ormqr and trsm), 'N'/'U', 'A'/'S'/'N'/'V' */
   int refine;                          /* CK_LA_IRS_* */
   int iters;                           /* out: refinement iterations (CK_LA_GESV_IRS), host memory */
+  void *flag; /* CK_LA_GESV_SMALL: a word of pinned mapped memory (ck_check_word) the kernel sets to an entry's index
+                where info != 0, so that a clean batch needs no read of info; NULL: none */
   int qr_svd; /* CK_LA_GESVD on CUDA: 0 one-sided Jacobi (gesvdj: info > 0 when it did not converge), 1 QR iteration
                  (gesvd, the layer's fallback); the host always runs LAPACK's gesvd */
 } ck_la_job;

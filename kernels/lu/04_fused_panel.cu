@@ -42,7 +42,8 @@ template <typename T> struct PanelWs {
   int *row; /* [2][G] its row (panel-relative) */
   T *rows; /* [2][G][NBMAX] the candidate row */
   T *diag; /* [2][NBMAX] row c, from its owner */
-  int *perm; /* the panel's swaps as one permutation, for laswp_perm: [0] = n, rows [1, 1 + n), from [1 + 2 NBMAX, ..) */
+  int *perm; /* the panel's swaps as one permutation, for laswp_perm: [0] = n, rows [1, 1 + n),
+                from [1 + 2 NBMAX, ..) */
 };
 
 /* Rows [0, mr) x columns [0, nb) at a (A(j0, j0)); block b holds rows [b R, b R + R) column-major in shared memory. */
@@ -205,7 +206,8 @@ int cols_wanted() { static const int w = knob("CUKERN_LU_PANEL_COLS", 8, NBMAX, 
 
 /* The grid for a panel of mr rows and w columns: blocks of rows_wanted() rows, more rows a block where that many
  * blocks would not all be resident; false where the rows do not fit the resident blocks' shared memory. */
-template <typename T> bool plan(const ck_env *env, int mr, int w, size_t dyn_max, int gmax, int *G, int *R, size_t *smem) {
+template <typename T>
+bool plan(const ck_env *env, int mr, int w, size_t dyn_max, int gmax, int *G, int *R, size_t *smem) {
   *R = rows_wanted();
   if ((mr + *R - 1) / *R > gmax) *R = (mr + gmax - 1) / gmax;
   for (int tries = 0; tries < 4; ++tries) {

@@ -211,7 +211,8 @@ ck_status ck_memcpy(ck_ctx *ctx, void *dst, const void *src, size_t bytes, int k
 /* cudaMemsetAsync(dst, value, bytes) on the context's stream through ck_submit (device memory). */
 ck_status ck_memset(ck_ctx *ctx, void *dst, int value, size_t bytes, const char *what);
 /* A GPU's check words (64 bytes): pinned host memory mapped into the device, which kernels write directly and the host
- * reads after a synchronisation, with no copy in between (the index ops' bounds flags: op_index.c says why). One per
+ * reads after a synchronisation, with no copy in between (the gathers' bounds flags: op_index.c says why; linalg's
+ * small solves flag a system to report there). One per
  * device context, made on first use; `host` and `device` are its two addresses (equal under unified addressing).
  * Whoever uses it sets it before the launch and reads it after synchronising that launch's stream. */
 ck_status ck_check_word(ck_ctx *ctx, ck_device dev, int64_t **host, void **device);

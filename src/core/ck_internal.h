@@ -86,8 +86,8 @@ typedef struct ck_dctx {
    * time: kernels/linalg/cusolver_dl.h), destroyed with the context; bound to cusolver_stream */
   cusolverDnHandle_t cusolver;
   void *cusolver_stream;
-  /* the index ops' check words (ck_check_word): pinned host memory the device writes directly, and its device
-   * address (the same pointer under unified addressing); NULL until first used */
+  /* the check words (ck_check_word: the gathers' bounds flags, gesv_small's info flag): pinned host memory the device
+   * writes directly, and its device address (the same pointer under unified addressing); NULL until first used */
   int64_t *check_word;
   void *check_word_dev;
 } ck_dctx;

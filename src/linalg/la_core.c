@@ -15,6 +15,7 @@
 
 #include "host_linalg.h"
 #include "la_int.h"
+#include "ck_stream.h" /* (after ck.h, which la_int.h brings) */
 #include "reduce_ops.h"
 
 // ---------------------------------------------------------------- buffers
@@ -202,6 +203,12 @@ ck_status la_info_any(la_env *e, bool *any) {
   for (int64_t i = 0; i < e->batch && !st && !*any; ++i) *any = v[i] > 0;
   free(tmp);
   return st;
+}
+
+ck_status la_wait(la_env *e) {
+  ck_stream *s = ck_stream_current(e->ctx, e->dev);
+  ck_status st = s ? ck_stream_sync(e->ctx, s) : CK_ERR_DEVICE;
+  return st ? ck_error_prefix(e->ctx, st, "%s", e->c->name) : CK_OK;
 }
 
 static ck_status not_finite(la_env *e, const char *what) {

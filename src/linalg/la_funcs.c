@@ -4,7 +4,8 @@
  *
  *   lu        getrf; L and U cut out of the packed factors (tri); perm from the pivots (read back)
  *   solve     getrf, info (singular: the failing pivot), getrs; refine: cuSOLVER's gesv in a lower precision; real
- *             systems of order <= 32 (f32) or 16 (f64) on a GPU: gesv_small (one kernel; its info also says NaN/Inf, read once)
+ *             systems of order <= 32 (f32) or 16 (f64) on a GPU: gesv_small (one kernel; its info also says NaN/Inf,
+ *             read only when the check word says a system has something to report)
  *   det       getrf; prod(diag U) * (-1)^(pivots that swapped), with the array ops (no read back)
  *   slogdet   the same with sum(log|diag U|) and prod(sign(diag U))
  *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed)
@@ -135,8 +136,15 @@ static ck_status fn_solve(la_env *e) {
     la_job(e, &j, CK_LA_GESV_SMALL, &a);
     j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
     j.ipiv = (int32_t *)ck_data(&piv), j.sp = n;
+    /* checked and not captured: the device's check word says whether info needs reading (a wait, no copy) */
+    int64_t *word = NULL;
+    if (c->check && !ck_capturing(e->ctx) && ck_check_word(e->ctx, e->dev, &word, &j.flag) == CK_OK)
+      word[0] = LA_WORD_NONE;
+    else
+      word = NULL, j.flag = NULL;
     TRY(la_exec(e, &j));
-    TRY(la_info_check(e, LA_SINGULAR_FINITE));
+    if (word) TRY(la_wait(e));
+    if (!word || ((volatile int64_t *)word)[0] != LA_WORD_NONE) TRY(la_info_check(e, LA_SINGULAR_FINITE));
     TRY(la_cut(e, &c->out[0], &b, n, r));
   } else if (c->refine && e->dev.kind != CK_HOST) {
     TRY(la_alloc(e, &x, n, r));

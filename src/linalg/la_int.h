@@ -46,6 +46,10 @@ ck_status la_info_new(la_env *e);
 enum { LA_SINGULAR, LA_NOT_SPD, LA_NO_CONVERGENCE, LA_RANK,
        LA_SINGULAR_FINITE /* gesv_small's info: -1 anywhere raises la_check_finite's message for A first */ };
 ck_status la_info_check(la_env *e, int kind);
+/* the check word's "nothing to report" (gesv_small writes an entry index there otherwise) */
+#define LA_WORD_NONE INT64_MAX
+/* wait for the call's device's current stream (the check word is read after it) */
+ck_status la_wait(la_env *e);
 /* *any = some entry of info is positive (read back from a device), without raising */
 ck_status la_info_any(la_env *e, bool *any);
 /* A must be finite (when check): one reduction and a read */
