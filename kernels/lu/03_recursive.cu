@@ -20,11 +20,7 @@ template <typename T> int rec(const ck_env *env, T *a, int lda, int m, int j0, i
   const int n1 = nc / 2, n2 = nc - n1;
   int rc = rec<T>(env, a, lda, m, j0, n1, ipiv, info);
   if (!rc) rc = lu::laswp<T>(env, a, lda, j0, j0 + n1, ipiv, j0 + n1, j0 + nc);
-  T *a11 = a + j0 + (int64_t)j0 * lda, *a12 = a + j0 + (int64_t)(j0 + n1) * lda;
-  if (!rc) rc = lu::trsm_unit_lower<T>(env, a11, a12, lda, n1, n2);
-  if (!rc)
-    rc = lu::gemm_minus<T>(env, a + j0 + n1 + (int64_t)j0 * lda, a12, a + j0 + n1 + (int64_t)(j0 + n1) * lda, lda,
-                           m - j0 - n1, n2, n1);
+  if (!rc) rc = lu::trailing_update<T>(env, a, lda, m, j0 + nc, j0, n1); /* the right half: trsm, then its update */
   if (!rc) rc = rec<T>(env, a, lda, m, j0 + n1, n2, ipiv, info);
   if (!rc) rc = lu::laswp<T>(env, a, lda, j0 + n1, j0 + nc, ipiv, j0, j0 + n1);
   return rc;

@@ -269,15 +269,9 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
         rc = (int)cudaGetLastError();
       }
     } else {
-      rc = lu::unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
-      if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
-      if (!rc) rc = lu::laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
+      rc = lu::panel_by_columns<T>(env, a, lda, m, n, j, jb, ipiv, info);
     }
-    T *a11 = a + j + (int64_t)j * lda, *a12 = a + j + (int64_t)(j + jb) * lda;
-    if (!rc) rc = lu::trsm_unit_lower<T>(env, a11, a12, lda, jb, n - j - jb);
-    if (!rc)
-      rc = lu::gemm_minus<T>(env, a + j + jb + (int64_t)j * lda, a12, a + j + jb + (int64_t)(j + jb) * lda, lda,
-                             m - j - jb, n - j - jb, jb);
+    if (!rc) rc = lu::trailing_update<T>(env, a, lda, m, n, j, jb);
   }
   if (w) env->ws_free(env->owner, w);
   return rc;

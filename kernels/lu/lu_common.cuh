@@ -135,6 +135,27 @@ template <typename T> int gemm_minus(const ck_env *env, const T *pa, const T *pb
   return ck_matmul_blocktile_2d(&d, env);
 }
 
+/* Step 2's panel at columns [j, j + jb) of an m x n matrix: step 1's column kernels over the panel, then its row
+ * swaps on the columns left and right of it. */
+template <typename T>
+int panel_by_columns(const ck_env *env, T *a, int lda, int m, int n, int j, int jb, int32_t *ipiv, int32_t *info) {
+  int rc = unblocked<T>(env, a, lda, m, j, j + jb, j, j + jb, ipiv, info);
+  if (!rc) rc = laswp<T>(env, a, lda, j, j + jb, ipiv, 0, j);
+  if (!rc) rc = laswp<T>(env, a, lda, j, j + jb, ipiv, j + jb, n);
+  return rc;
+}
+
+/* After the panel at columns [j, j + jb) (factored, its swaps applied everywhere): U12 = L11^-1 A12, then
+ * A22 -= L21 U12. */
+template <typename T> int trailing_update(const ck_env *env, T *a, int lda, int m, int n, int j, int jb) {
+  T *a11 = a + j + (int64_t)j * lda, *a12 = a + j + (int64_t)(j + jb) * lda;
+  int rc = trsm_unit_lower<T>(env, a11, a12, lda, jb, n - j - jb);
+  if (!rc)
+    rc = gemm_minus<T>(env, a + j + jb + (int64_t)j * lda, a12, a + j + jb + (int64_t)(j + jb) * lda, lda, m - j - jb,
+                       n - j - jb, jb);
+  return rc;
+}
+
 } // namespace lu
 
 /* A rung's launcher: each batch entry in turn, by the rung's body factor<T>(env, a, lda, m, n, ipiv, info). */
