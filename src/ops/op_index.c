@@ -26,7 +26,8 @@
  *   - gathers (gather, index_select, take) flag a bad index in the device's check word (ck_check_word: pinned host
  *     memory the kernel writes over the bus). The host sets it before the launch and reads it after waiting for the
  *     stream: no memset before the kernel and no copy after it, so the op costs its kernel plus the wait. Under a
- *     graph capture they use device flags as the scatters do (a replay must not leave the shared word set).
+ *     graph capture they use device flags as the scatters do (a replay must not leave the shared word set), and so
+ *     they do where the driver refuses mapped pinned memory (ck_check_word fails: the op goes on without it).
  *   - scatters keep two device words (their writing kernel reads them on the device, so they cannot live across
  *     the bus), set here by one memset launch and read back with a copy.
  *   Why not check later, at the next synchronisation, as PyTorch's device asserts do: an error must point at the
@@ -411,11 +412,12 @@ static ck_status ix_trivial(ck_ctx *ctx, ck_plan *p, bool *done, char *note, siz
   }
   if (p->dev.kind != CK_CUDA || *done || !(is_gather(c->fn) || is_scatter(c->fn))) return CK_OK;
   ck_status st;
-  if (is_gather(c->fn) && !ck_capturing(ctx)) { /* the check word, set here by the host (see the top) */
-    if ((st = ck_check_word(ctx, p->dev, &p->hflag, &p->hflag_dev))) return st;
+  /* the check word, set here by the host (see the top); where mapped pinned memory is refused, device flags */
+  if (is_gather(c->fn) && !ck_capturing(ctx) && ck_check_word(ctx, p->dev, &p->hflag, &p->hflag_dev) == CK_OK) {
     ((volatile int64_t *)p->hflag)[0] = ((volatile int64_t *)p->hflag)[1] = IX_NONE;
     return CK_OK;
   }
+  p->hflag = NULL, p->hflag_dev = NULL;
   const int64_t two = 2;
   if ((st = ck_empty(ctx, &p->tflag, CK_I64, 1, &two, p->dev))) return st;
   return ck_memset(ctx, ck_data(&p->tflag), 0x7f, 2 * sizeof(int64_t), "index: the check flags");
@@ -475,10 +477,10 @@ ck_status ck_compact(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *a, co
   c.kind = CK_OP_INDEX, c.fn = CK_IX_COUNT, c.ix = mask;
   int64_t n = 0;
   ck_tensor cnt = {0};
-  if (dev.kind == CK_CUDA && !ck_capturing(ctx)) {
-    int64_t *word;
-    void *word_dev;
-    if ((st = ck_check_word(ctx, dev, &word, &word_dev))) return st;
+  int64_t *word = NULL;
+  void *word_dev = NULL;
+  /* the check word, unless a graph is being captured or mapped pinned memory was refused (then a copy back) */
+  if (dev.kind == CK_CUDA && !ck_capturing(ctx) && ck_check_word(ctx, dev, &word, &word_dev) == CK_OK) {
     ck_storage s; /* the word as a 0-d i64 array of the device (not an allocation: never released) */
     memset(&s, 0, sizeof s);
     s.refs = 1 << 30, s.dev = dev, s.ptr = word_dev, s.bytes = s.cap = sizeof(int64_t), s.ctx = ctx;
