@@ -122,8 +122,8 @@ template <typename T, int W> int launch(const ck_la_job *j, const ck_env *env) {
 
 template <typename T> int by_width(const ck_la_job *j, const ck_env *env) {
   if (j->n <= 8) return launch<T, 8>(j, env);
-  if (j->n <= 16) return launch<T, 16>(j, env);
-  return launch<T, 32>(j, env);
+  if constexpr (sizeof(T) == 8) return launch<T, 16>(j, env); /* (f64 stops at 16: no 32-lane form built) */
+  else return j->n <= 16 ? launch<T, 16>(j, env) : launch<T, 32>(j, env);
 }
 
 } // namespace

@@ -7,7 +7,8 @@
  * row itself) in a global workspace; after ONE grid barrier every block picks the same winner (the first largest,
  * as idamax) and updates its own rows with the pivot row, the swap folded into the update. The column below the
  * diagonal is divided by the pivot at the end: the update uses a(i, c) / piv on the fly and column c never changes
- * after step c, so the factors are step 1's, division for division. Block 0 also replays the panel's swaps on row
+ * after step c, so the factors are step 1's, division for division (for finite data: at an exact zero pivot the
+ * update is skipped, where step 1 adds 0 * u, which differs only for a NaN below or an Inf in the pivot row). Block 0 also replays the panel's swaps on row
  * labels, so the other columns take them as one permutation (laswp_perm_kernel: every moved row of a column loaded,
  * then stored) instead of step 2's swap after swap, each a dependent load and store.
  * Changed from step 2: the panel is one launch with one grid barrier a column instead of two launches a column;
@@ -216,7 +217,7 @@ bool plan(const ck_env *env, int mr, int w, size_t dyn_max, int gmax, int *G, in
     if (*smem > dyn_max || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, panel_kernel<T>, THREADS, *smem) ||
         occ < 1)
       break;
-    if ((int64_t)occ * env->sm_count >= *G) return true;
+    if ((int64_t)occ * env->sm_count >= *G && *G <= gmax) return true; /* (gmax: the workspace's blocks) */
     *R = (mr + occ * env->sm_count - 1) / (occ * env->sm_count);
   }
   (void)cudaGetLastError();
@@ -248,11 +249,13 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
   }
   int rc = 0;
   for (int j = 0, jb; j < k && !rc; j += jb) {
-    /* the panel: cols_wanted() columns, fewer where its rows would not fit (halved down to 8), else step 1's */
-    jb = k - j < cols_wanted() ? k - j : cols_wanted();
+    /* the panel: cols_wanted() columns, fewer where its rows would not fit (halved down to 8); else, or where the
+     * cooperative launch is refused (another process holding SMs under MPS), step 2's panel of as many columns */
+    const int want = k - j < cols_wanted() ? k - j : cols_wanted();
     const int mr = m - j;
     int G = 0, R = 0;
     size_t smem = 0;
+    jb = want;
     bool fits = coop && plan<T>(env, mr, jb, dyn_max, gmax, &G, &R, &smem);
     while (coop && !fits && jb > 8) jb /= 2, fits = plan<T>(env, mr, jb, dyn_max, gmax, &G, &R, &smem);
     if (fits) {
@@ -262,15 +265,20 @@ template <typename T> int factor(const ck_env *env, T *a, int lda, int m, int n,
       ck_note(env, panel_kernel<T>, THREADS, smem);
       rc = (int)cudaLaunchCooperativeKernel((const void *)panel_kernel<T>, dim3((unsigned)G), dim3(THREADS), args, smem,
                                             (cudaStream_t)env->stream);
-      if (!rc && n > jb) {
-        const int cols = n - jb, blocks = (cols + 7) / 8 < 4096 ? (cols + 7) / 8 : 4096;
-        ck_note(env, laswp_perm_kernel<T>, 256, 0);
-        laswp_perm_kernel<T><<<blocks, 256, 0, (cudaStream_t)env->stream>>>(a, lda, ws.perm, j, jb, n);
-        rc = (int)cudaGetLastError();
+      if (rc == (int)cudaErrorCooperativeLaunchTooLarge) {
+        (void)cudaGetLastError();
+        fits = false, rc = 0, jb = want;
       }
     } else {
-      rc = lu::panel_by_columns<T>(env, a, lda, m, n, j, jb, ipiv, info);
+      jb = want;
     }
+    if (fits && !rc && n > jb) {
+      const int cols = n - jb, blocks = (cols + 7) / 8 < 4096 ? (cols + 7) / 8 : 4096;
+      ck_note(env, laswp_perm_kernel<T>, 256, 0);
+      laswp_perm_kernel<T><<<blocks, 256, 0, (cudaStream_t)env->stream>>>(a, lda, ws.perm, j, jb, n);
+      rc = (int)cudaGetLastError();
+    }
+    if (!fits && !rc) rc = lu::panel_by_columns<T>(env, a, lda, m, n, j, jb, ipiv, info);
     if (!rc) rc = lu::trailing_update<T>(env, a, lda, m, n, j, jb);
   }
   if (w) env->ws_free(env->owner, w);
