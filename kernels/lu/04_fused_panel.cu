@@ -22,8 +22,8 @@
  * cooperative launch, step 1's column kernels and step 2's swaps run that panel.
  */
 #include <cooperative_groups.h>
-#include <stdlib.h>
 
+#include "ck_knob.h"
 #include "lu_common.cuh"
 
 namespace {
@@ -196,14 +196,9 @@ __global__ void __launch_bounds__(256) laswp_perm_kernel(T *a, int lda, const in
   }
 }
 
-/* A knob from the environment (the ladder's probes), read once: v in [lo, hi], else dflt */
-int knob(const char *name, int lo, int hi, int dflt) {
-  const char *e = getenv(name);
-  const int v = e ? atoi(e) : 0;
-  return v >= lo && v <= hi ? v : dflt;
-}
-int rows_wanted() { static const int w = knob("CUKERN_LU_PANEL_ROWS", 8, 4096, 64); return w; }
-int cols_wanted() { static const int w = knob("CUKERN_LU_PANEL_COLS", 8, NBMAX, 128); return w; }
+/* the probes' knobs (lab/lu_probe.lua), read once */
+int rows_wanted() { static const int w = ck_knob("CUKERN_LU_PANEL_ROWS", 8, 4096, 64); return w; }
+int cols_wanted() { static const int w = ck_knob("CUKERN_LU_PANEL_COLS", 8, NBMAX, 128); return w; }
 
 /* The grid for a panel of mr rows and w columns: blocks of rows_wanted() rows, more rows a block where that many
  * blocks would not all be resident; false where the rows do not fit the resident blocks' shared memory. */

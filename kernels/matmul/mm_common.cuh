@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "ck_kernels.h"
+#include "ck_knob.h"
 
 namespace ckmm {
 
@@ -141,15 +142,7 @@ int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, i
 }
 
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. n-1) of a templated step; -1 when unset or out of range. */
-inline int forced_cfg(int n) {
-  const char *s = getenv("CUKERN_MM_CFG");
-  if (s && *s) {
-    char *end;
-    const long i = strtol(s, &end, 10);
-    if (*end == 0 && i >= 0 && i < n) return (int)i;
-  }
-  return -1;
-}
+inline int forced_cfg(int n) { return ck_knob("CUKERN_MM_CFG", 0, n - 1, -1); }
 
 /* supports() of steps 8-9: they count k tiles in an int. */
 inline const char *supports_k31(const void *desc) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ck_knob.h"
 #include "mm_ptx.cuh"
 #include "mm_tc_host.cuh"
 #include "mm_tile.cuh"
@@ -129,10 +130,7 @@ __device__ __forceinline__ bool sk_finish(const TcArgs &p, float (&acc)[FI][FJ][
  * fifth of the SMs idle (R <= 4 S / 5) and every unit gets >= 2 k tiles; CUKERN_MM_SK=0 turns it off, =1 uses
  * it wherever a launch can (also under S tiles: measurements and checks). Otherwise, or when the workspace
  * cannot be had, launch_tiles. */
-inline int sk_env() {
-  const char *s = getenv("CUKERN_MM_SK");
-  return s && (s[0] == '0' || s[0] == '1') && s[1] == 0 ? s[0] - '0' : -1;
-}
+inline int sk_env() { return ck_knob("CUKERN_MM_SK", 0, 1, -1); }
 
 template <int BM, int BN, int BK, int NT, int SMEM, int BPS>
 int launch_tiles_sk(const ck_mm_desc *d, const ck_env *env, void (*kern)(TcArgs, int64_t, int64_t), ck_devcache &raised) {
