@@ -27,6 +27,8 @@ int ck_stream_slot(const ck_stream *s);
 bool ck_stream_borrowed(const ck_stream *s); /* an application's (ck_stream_borrow) */
 void *ck_stream_handle(const ck_stream *s); /* the cudaStream_t (NULL on a host device) */
 ck_status ck_stream_sync(ck_ctx *ctx, ck_stream *s);
+/* Wait for dev's current stream (a result the host looks at next, e.g. a check word the last launch wrote). */
+ck_status ck_stream_sync_current(ck_ctx *ctx, ck_device dev);
 ck_status ck_stream_wait(ck_ctx *ctx, ck_stream *s, const ck_event *e); /* s's later work runs after e */
 ck_status ck_event_new(ck_ctx *ctx, ck_device dev, ck_event **out);
 ck_status ck_event_record(ck_ctx *ctx, ck_event *e, ck_stream *s); /* s must be on e's device */

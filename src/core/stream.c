@@ -219,6 +219,11 @@ ck_status ck_stream_sync(ck_ctx *ctx, ck_stream *s) {
   return st ? st : ck_strm_sync(s);
 }
 
+ck_status ck_stream_sync_current(ck_ctx *ctx, ck_device dev) {
+  ck_stream *s = ck_stream_current(ctx, dev);
+  return s ? ck_stream_sync(ctx, s) : CK_ERR_DEVICE;
+}
+
 ck_status ck_stream_wait(ck_ctx *ctx, ck_stream *s, const ck_event *e) {
   ck_status st;
   if (e->d != s->d)

@@ -206,8 +206,7 @@ ck_status la_info_any(la_env *e, bool *any) {
 }
 
 ck_status la_wait(la_env *e) {
-  ck_stream *s = ck_stream_current(e->ctx, e->dev);
-  ck_status st = s ? ck_stream_sync(e->ctx, s) : CK_ERR_DEVICE;
+  const ck_status st = ck_stream_sync_current(e->ctx, e->dev);
   return st ? ck_error_prefix(e->ctx, st, "%s", e->c->name) : CK_OK;
 }
 

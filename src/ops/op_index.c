@@ -427,9 +427,7 @@ static ck_status ix_after(ck_ctx *ctx, ck_plan *p) {
   int64_t f[2];
   ck_status st;
   if (p->hflag) { /* the kernel wrote the check word itself: wait for its stream, then look */
-    ck_stream *s = ck_stream_current(ctx, p->dev);
-    if (!s) return CK_ERR_DEVICE;
-    if ((st = ck_stream_sync(ctx, s))) return st;
+    if ((st = ck_stream_sync_current(ctx, p->dev))) return st;
     f[0] = ((volatile int64_t *)p->hflag)[0], f[1] = ((volatile int64_t *)p->hflag)[1];
   } else {
     if (!p->tflag.st || ck_capturing(ctx)) return CK_OK; /* a graph cannot read back: bad indices write nothing */
@@ -487,9 +485,7 @@ ck_status ck_compact(ck_ctx *ctx, int fn, ck_tensor *out, const ck_tensor *a, co
     cnt.st = &s, cnt.dtype = CK_I64;
     ck_set_contiguous(&cnt, 0, NULL);
     c.out = &cnt;
-    ck_stream *strm = ck_stream_current(ctx, dev);
-    if (!strm) return CK_ERR_DEVICE;
-    if ((st = ck_run(ctx, &c, ran)) || (st = ck_stream_sync(ctx, strm))) return st;
+    if ((st = ck_run(ctx, &c, ran)) || (st = ck_stream_sync_current(ctx, dev))) return st;
     n = ((volatile int64_t *)word)[0];
   } else {
     c.out = &cnt;
