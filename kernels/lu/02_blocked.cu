@@ -2,7 +2,7 @@
  * 02_blocked.cu — LU ladder, step 2: right-looking blocked (LAPACK's getrf), panels of NB = 64 columns.
  * Idea: factor a tall panel of NB columns with step 1's kernels (swaps inside the panel only), apply its row swaps
  * to the columns left and right of it (laswp), solve L11 U12 = A12 (trsm), and update the trailing matrix
- * A22 -= L21 U12 with one matrix product on cukern's own matmul rungs (double_buffer for f32, blocktile_2d f64).
+ * A22 -= L21 U12 with one matrix product on cukern's own matmul rungs (double_buffer for f32, dmma for f64: lu_common.cuh).
  * Changed from step 1: the trailing update, ~all of the 2/3 n^3 flops, is a matrix-matrix product (BLAS-3: each
  * element read once per panel instead of once per column); the column steps touch only the panel.
  * Launch: the panel's 2 kernels per column, one laswp, one trsm and one matmul per panel.
