@@ -284,6 +284,7 @@ typedef struct ck_memstats {
   size_t in_use, cached, peak, allocations, cuda_mallocs, frees, cache_hits, oom_retries;
   size_t host_in_use;
   size_t pinned; /* page-locked host bytes (pinned arrays; every host device's) */
+  size_t segments; /* device bytes in the 2 MiB segments that blocks up to 64 KiB are carved from */
 } ck_memstats;
 void ck_memory_stats(ck_ctx *ctx, ck_device dev, ck_memstats *out);
 void ck_empty_cache(ck_ctx *ctx); /* every device */

@@ -10,10 +10,19 @@
 #include "ck.h"
 
 /* One free block of device memory held by the cache, for reuse by work on stream `slot` (stream.c). */
+/* A 2 MiB cudaMalloc that small blocks are carved from (storage.c): `used` bytes carved so far, `live` of its blocks
+ * not in a free list (in use, or held by a graph). */
+typedef struct ck_segment {
+  char *base;
+  size_t used;
+  int live;
+} ck_segment;
+
 typedef struct ck_block {
   void *ptr;
   size_t cap;
   int slot;
+  ck_segment *seg; /* the segment it was carved from, or NULL for a block of its own cudaMalloc */
   struct ck_block *next;
 } ck_block;
 
@@ -75,6 +84,9 @@ typedef struct ck_dctx {
   unsigned long long peer[(CK_MAX_DEVICES + 63) / 64]; /* peers this device may access (enabled lazily) */
   /* caching allocator */
   ck_block *free_[CK_NBUCKETS];
+  ck_segment **segs; /* small-block segments, sorted by base */
+  int nsegs, segs_cap;
+  ck_segment *carve; /* the one new small blocks are carved from (NULL: none yet, or it was given back) */
   ck_livemap live;
   ck_memstats stats;
   /* graph capture in progress on this device's stream (graph.c), or NULL */

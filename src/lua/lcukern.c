@@ -393,6 +393,7 @@ static int l_memory(lua_State *L) {
   F(oom_retries);
   F(host_in_use);
   F(pinned);
+  F(segments);
 #undef F
   lua_pushinteger(L, ck_fft_plans_count()); /* cuFFT's cached plans, every device (ck.empty_cache drops them) */
   lua_setfield(L, -2, "fft_plans");
