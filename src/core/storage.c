@@ -122,6 +122,10 @@ static size_t live_take(ck_livemap *m, void *p, int *slot) {
 #define CK_SMALL_MAX ((size_t)64 << 10) /* blocks up to this cap are carved from segments */
 #define CK_SEGMENT ((size_t)2 << 20)
 
+/* A carved block takes its cap rounded up to 256 bytes, so that every block starts where a cudaMalloc would
+ * (256-byte aligned: cuFFT's work area, TMA and the libraries' workspaces count on it). */
+static size_t carve_end(size_t cap) { return (cap + 255) & ~(size_t)255; }
+
 /* The segment holding p, or NULL (binary search of the sorted segments). */
 static ck_segment *seg_of(const ck_dctx *d, const void *p) {
   int lo = 0, hi = d->nsegs - 1;
@@ -259,7 +263,7 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
   if (!p && cap <= CK_SMALL_MAX && d->carve && d->carve->used + cap <= CK_SEGMENT) { /* carved from the segment */
     seg = d->carve;
     p = seg->base + seg->used;
-    seg->used += cap;
+    seg->used += carve_end(cap);
     seg->live++;
   }
   if (!p) { /* a block of its own, or a new segment to carve from */
@@ -284,13 +288,13 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
     d->stats.cuda_mallocs++;
     ctx->alloc_debt += want;
     if (small) {
-      if (!(seg = malloc(sizeof *seg)) || !seg_insert(d, seg)) {
+      if ((seg = malloc(sizeof *seg))) seg->base = p, seg->used = carve_end(cap), seg->live = 1; /* (sorted by base) */
+      if (!seg || !seg_insert(d, seg)) {
         free(seg);
         cudaFree(p);
         ctx->alloc_st = ck_error(ctx, CK_ERR_OOM, "out of host memory (allocator bookkeeping)");
         return NULL;
       }
-      seg->base = p, seg->used = cap, seg->live = 1;
       d->carve = seg; /* (what the old one had left, less than this block, stays unused) */
       d->stats.segments += CK_SEGMENT;
     }
