@@ -2,7 +2,7 @@
 -- before it) in one process: square sizes, the LU trailing-update shape (n x n x 128) and odd shapes, each checked
 -- against cuBLAS's result (relative Frobenius error) before it is timed (CUDA events, bench.run: 3 warm-ups, median
 -- of 7, L2 not flushed).
---   lua5.4 lab/dmma_bench.lua [CUKERN_MM_CFG=i picks a configuration]
+--   lua5.4 lab/dmma_bench.lua [CUKERN_MM_CFG=i picks a configuration of dmma]
 dofile("examples/paths.lua")
 local ck = require "cukern"
 local bench = require "cukern.bench"

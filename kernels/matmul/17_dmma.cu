@@ -3,10 +3,12 @@
  *
  * Idea: every f64 rung before this one runs on the FP64 pipe (an H100's blocktile_2d: 10.5 TFLOP/s), while the
  * tensor cores of sm_80+ also multiply doubles: one mma.sync.m8n8k4.f64 is a warp's 8x8x4 product (256 FMAs)
- * at about 4x the FMA pipe's rate (cuBLAS DGEMM reaches 60+ TFLOP/s on an H100). The fragments are small: a
+ * at about 4x the FMA pipe's rate (cuBLAS DGEMM reaches 55-60 TFLOP/s on an H100). The fragments are small: a
  * lane holds one double of A (row lane/4, k lane%4), one of B (k lane%4, column lane/4) and two of the 8x8
  * result (row lane/4, columns 2(lane%4) + {0,1}), so a warp's WM x WN tile is (WM/8) x (WN/8) accumulator pairs
- * and each k step of 4 loads WM/8 + WN/8 doubles per lane from shared memory for (WM/8)(WN/8) DMMAs.
+ * and each k step of 4 loads WM/8 + WN/8 doubles per lane from shared memory for (WM/8)(WN/8) DMMAs. sm_90 adds
+ * m16n8k16 (8 of those in one instruction, the same fragment pattern repeated: dmma16), which configurations
+ * 0-2 use; m8n8k4 alone ran at 43-47% of cuBLAS on an H100 (configuration table below).
  * Shared tiles are k-major (As[k][m], Bs[k][n]) with rows padded to BM + 4 and BN + 4 doubles (= 4 mod 16):
  * a half-warp's fragment loads (k 0..3 x rows or columns 0..3) then hit 16 different 8-byte bank pairs. Global
  * -> shared by step 9's STAGES-deep cp.async pipeline (one barrier per k tile): A moves in 8-byte copies, four
@@ -62,10 +64,26 @@ __device__ __forceinline__ void dmma(double &d0, double &d1, double a, double b)
 #endif
 }
 
+/* sm_90's m16n8k16: (16x16 A) x (16x8 B) in one instruction (8 of the above). Lane (g = lane/4, t = lane%4) holds
+ * a[q] = A(g + 8 (q%2), t + 4 (q/2)), b[q] = B(t + 4q, g), and the results (g, 2t..2t+1) in lo, (g + 8, 2t..2t+1)
+ * in hi. */
+__device__ __forceinline__ void dmma16(double (&lo)[2], double (&hi)[2], const double (&a)[8], const double (&b)[4]) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+               "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+               : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+                 "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#else
+  __trap(); /* the launcher picks these configurations on sm_90+ only */
+#endif
+}
+
 // ---------------------------------------------------------------- configuration
 
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int GROUP_ = 8> struct Cfg {
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int K16_, int GROUP_ = 8> struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
+  static constexpr int K16 = K16_; /* 1: sm_90's m16n8k16 (dmma16), 0: m8n8k4 (dmma) */
   static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
   static constexpr int LDA = BM + 4, LDB = BN + 4; /* = 4 (mod 16) doubles */
   static constexpr int MT = WM / 8, NTL = WN / 8;  /* DMMA tiles of a warp along M and N */
@@ -79,6 +97,7 @@ template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int G
   static_assert(BM % WM == 0 && BN % WN == 0 && BM % AROWS == 0, "tiles nest; A copy map");
   static_assert(LA * NT == BM * BK && LB2 * NT * 2 == BK * BN && NT % (BN / 2) == 0 && NT % BN == 0, "copy maps");
   static_assert(STAGES >= 2, "a pipeline needs two buffers");
+  static_assert(!K16 || (BK % 16 == 0 && WM % 16 == 0), "m16n8k16 steps");
 };
 
 // ---------------------------------------------------------------- kernel
@@ -169,17 +188,36 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
     if (t + C::STAGES - 1 < ktiles) issue(t + C::STAGES - 1, st_next);
     cp_commit();
     const double *as = As + st * C::A_STAGE + kl * C::LDA + ar, *bs = Bs + st * C::B_STAGE + kl * C::LDB + bc;
+    if constexpr (C::K16) { // a k step of 16: B's fragments for the warp's columns, then A's a 16-row tile at a time
 #pragma unroll
-    for (int kk = 0; kk < C::BK; kk += 4) {
-      double fa[C::MT], fb[C::NTL];
+      for (int kk = 0; kk < C::BK; kk += 16) {
+        double fb[C::NTL][4];
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i) fa[i] = as[kk * C::LDA + 8 * i];
+        for (int j = 0; j < C::NTL; ++j)
 #pragma unroll
-      for (int j = 0; j < C::NTL; ++j) fb[j] = bs[kk * C::LDB + 8 * j];
+          for (int q = 0; q < 4; ++q) fb[j][q] = bs[(kk + 4 * q) * C::LDB + 8 * j];
 #pragma unroll
-      for (int i = 0; i < C::MT; ++i)
+        for (int i = 0; i < C::MT; i += 2) {
+          double fa[8];
 #pragma unroll
-        for (int j = 0; j < C::NTL; ++j) dmma(acc[i][j][0], acc[i][j][1], fa[i], fb[j]);
+          for (int q = 0; q < 8; ++q) fa[q] = as[(kk + 4 * (q / 2)) * C::LDA + 8 * i + 8 * (q % 2)];
+#pragma unroll
+          for (int j = 0; j < C::NTL; ++j) dmma16(acc[i][j], acc[i + 1][j], fa, fb[j]);
+        }
+      }
+    } else { // a k step of 4: one double of A per 8-row tile, one of B per 8-column tile
+#pragma unroll
+      for (int kk = 0; kk < C::BK; kk += 4) {
+        double fa[C::MT], fb[C::NTL];
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i) fa[i] = as[kk * C::LDA + 8 * i];
+#pragma unroll
+        for (int j = 0; j < C::NTL; ++j) fb[j] = bs[kk * C::LDB + 8 * j];
+#pragma unroll
+        for (int i = 0; i < C::MT; ++i)
+#pragma unroll
+          for (int j = 0; j < C::NTL; ++j) dmma(acc[i][j][0], acc[i][j][1], fa[i], fb[j]);
+      }
     }
     st = st + 1 == C::STAGES ? 0 : st + 1;
     st_next = st_next + 1 == C::STAGES ? 0 : st_next + 1;
@@ -214,11 +252,18 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
 
 // ---------------------------------------------------------------- configurations and launch
 
-//               BM   BN  BK  WM  WN ST MINB
-using C0 = Cfg<128, 128, 16, 64, 32, 3, 1>; // 0: large problems: 8 warps of 64 x 32, 101 KB of shared memory
-using C1 = Cfg<128, 64, 16, 64, 32, 3, 2>;  // 1: medium: 4 warps of 64 x 32, two blocks per SM
-using C2 = Cfg<64, 64, 16, 32, 32, 3, 3>;   // 2: small problems: 4 warps of 32 x 32
-constexpr int kNCfg = 3;
+// Measured on an H100 (lab/dmma_bench.lua, % of cuBLAS DGEMM in the same run), m8n8k4 tiles (now C3-C5): 64 x 64
+// (then C2) was the fastest everywhere: 43-47% at 4096-8192 (25.7-26.1 TFLOP/s), 54% at the LU update shape
+// 8064 x 8064 x 128, 53% at 1024; 128 x 128 39-44%, 128 x 64 35-44%. sm_90's m16n8k16 (C0-C2) does the same work in
+// an eighth of the instructions.
+//               BM   BN  BK  WM  WN ST MINB K16
+using C0 = Cfg<128, 128, 16, 64, 32, 3, 1, 1>; // 0: sm_90, large problems: 8 warps of 64 x 32, 101 KB shared
+using C1 = Cfg<128, 64, 16, 64, 32, 3, 2, 1>;  // 1: sm_90, medium: 4 warps of 64 x 32, two blocks per SM
+using C2 = Cfg<64, 64, 16, 32, 32, 3, 3, 1>;   // 2: sm_90, small problems: 4 warps of 32 x 32
+using C3 = Cfg<128, 128, 16, 64, 32, 3, 1, 0>; // 3-5: the same tiles in m8n8k4 steps (sm_80+)
+using C4 = Cfg<128, 64, 16, 64, 32, 3, 2, 0>;
+using C5 = Cfg<64, 64, 16, 32, 32, 3, 3, 0>;
+constexpr int kNCfg = 6;
 
 template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   static ck_devcache raised[2]; // per instantiation and VEC (the attribute is per function and device)
@@ -232,16 +277,23 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   });
 }
 
-/* CUKERN_MM_CFG=<i> forces configuration i; otherwise by size: 128 x 128 tiles once they give every SM a block,
- * 128 x 64 while they give half the SMs one, 64 x 64 below. */
+/* CUKERN_MM_CFG=<i> forces configuration i (an sm_90 one before sm_90 runs its m8n8k4 twin); otherwise 64 x 64
+ * tiles (the fastest at every size measured), in m16n8k16 steps on sm_90+. */
 int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
+  (void)d;
+  static ck_devcache built; /* per device: 1 when the m16n8k16 kernels run there (compiled for sm_90+), 2 when not */
+  int &k16_ok = built.v[env->device];
+  if (!k16_ok) {
+    cudaFuncAttributes fa;
+    const bool ok = env->cc_major >= 9 && cudaFuncGetAttributes(&fa, matmul_dmma_kernel<C2, true>) == cudaSuccess &&
+                    fa.ptxVersion >= 90; /* (a build for sm_80 that the driver compiles for sm_90 would trap) */
+    (void)cudaGetLastError();
+    k16_ok = ok ? 1 : 2;
+  }
+  const bool k16 = k16_ok == 1;
   const int forced = forced_cfg(kNCfg);
-  if (forced >= 0) return forced;
-  const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
-  const int64_t big = ((d->m + 127) / 128) * ((d->n + 127) / 128) * d->batch;
-  const int64_t mid = ((d->m + 127) / 128) * ((d->n + 63) / 64) * d->batch;
-  if (big >= sms) return 0;
-  return 2 * mid >= sms ? 1 : 2;
+  if (forced >= 0) return forced < 3 && !k16 ? forced + 3 : forced;
+  return k16 ? 2 : 5;
 }
 
 } // namespace
@@ -253,9 +305,12 @@ extern "C" int ck_matmul_dmma(const void *desc, const ck_env *env) {
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   if (d->dtype != CK_F64) return (int)cudaErrorInvalidValue;
   switch (pick_cfg(d, env)) {
+  case 0: return launch<C0>(d, env);
   case 1: return launch<C1>(d, env);
   case 2: return launch<C2>(d, env);
-  default: return launch<C0>(d, env);
+  case 3: return launch<C3>(d, env);
+  case 4: return launch<C4>(d, env);
+  default: return launch<C5>(d, env);
   }
 }
 
