@@ -8,7 +8,7 @@
  * result (row lane/4, columns 2(lane%4) + {0,1}), so a warp's WM x WN tile is (WM/8) x (WN/8) accumulator pairs
  * and each k step of 4 loads WM/8 + WN/8 doubles per lane from shared memory for (WM/8)(WN/8) DMMAs. sm_90 adds
  * m16n8k16 (8 of those in one instruction, the same fragment pattern repeated: dmma16), which configurations
- * 0-2 use; m8n8k4 alone ran at 43-47% of cuBLAS on an H100 (configuration table below).
+ * 0-2 use (59-65% of cuBLAS at 4096-8192 on an H100, where m8n8k4 ran at 43-47%: configuration table below).
  * Shared tiles are k-major (As[k][m], Bs[k][n]) with rows padded to BM + 4 and BN + 4 doubles (= 4 mod 16):
  * a half-warp's fragment loads (k 0..3 x rows or columns 0..3) then hit 16 different 8-byte bank pairs. Global
  * -> shared by step 9's STAGES-deep cp.async pipeline (one barrier per k tile): A moves in 8-byte copies, four
@@ -252,10 +252,12 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
 
 // ---------------------------------------------------------------- configurations and launch
 
-// Measured on an H100 (lab/dmma_bench.lua, % of cuBLAS DGEMM in the same run), m8n8k4 tiles (now C3-C5): 64 x 64
-// (then C2) was the fastest everywhere: 43-47% at 4096-8192 (25.7-26.1 TFLOP/s), 54% at the LU update shape
-// 8064 x 8064 x 128, 53% at 1024; 128 x 128 39-44%, 128 x 64 35-44%. sm_90's m16n8k16 (C0-C2) does the same work in
-// an eighth of the instructions.
+// Measured on an H100 (lab/dmma_bench.lua, % of cuBLAS DGEMM in the same run; round 3 session 10, runs B and C of
+// bench/results/round10/README.md). m8n8k4 (C3-C5): 64 x 64 was the fastest everywhere, 43-47% at 4096-8192
+// (25.7-26.1 TFLOP/s), 51-54% at the LU update shape 8064 x 8064 x 128; 128 x 128 and 128 x 64 35-46%. m16n8k16
+// (C0-C2), the same work in an eighth of the instructions: 128 x 64 (C1) 65.2 / 63.8% at 4096 / 8192 (38.3 / 35.4
+// TFLOP/s), 71.6% at 2048, 77.3% at 8064 x 8064 x 128; 64 x 64 (C2) 59.4 / 60.2%, but 81.8% at 1024 and 78.1% at
+// 1000^3, where C1's tiles leave SMs idle; 128 x 128 (C0) 50.7 / 58.7%.
 //               BM   BN  BK  WM  WN ST MINB K16
 using C0 = Cfg<128, 128, 16, 64, 32, 3, 1, 1>; // 0: sm_90, large problems: 8 warps of 64 x 32, 101 KB shared
 using C1 = Cfg<128, 64, 16, 64, 32, 3, 2, 1>;  // 1: sm_90, medium: 4 warps of 64 x 32, two blocks per SM
@@ -277,10 +279,10 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   });
 }
 
-/* CUKERN_MM_CFG=<i> forces configuration i (an sm_90 one before sm_90 runs its m8n8k4 twin); otherwise 64 x 64
- * tiles (the fastest at every size measured), in m16n8k16 steps on sm_90+. */
+/* CUKERN_MM_CFG=<i> forces configuration i (an sm_90 one before sm_90 runs its m8n8k4 twin); otherwise 128 x 64
+ * tiles in m16n8k16 steps once they give every SM two blocks, 64 x 64 below (and always in m8n8k4 steps, where
+ * 64 x 64 was the fastest at every size). */
 int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
-  (void)d;
   static ck_devcache built; /* per device: 1 when the m16n8k16 kernels run there (compiled for sm_90+), 2 when not */
   int &k16_ok = built.v[env->device];
   if (!k16_ok) {
@@ -293,7 +295,9 @@ int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
   const bool k16 = k16_ok == 1;
   const int forced = forced_cfg(kNCfg);
   if (forced >= 0) return forced < 3 && !k16 ? forced + 3 : forced;
-  return k16 ? 2 : 5;
+  if (!k16) return 5;
+  const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
+  return ((d->m + 127) / 128) * ((d->n + 63) / 64) * d->batch >= 2 * sms ? 1 : 2;
 }
 
 } // namespace

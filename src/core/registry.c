@@ -24,9 +24,11 @@ const ck_variant *ck_find_variant(const ck_variant *tab, int n, const char *req)
   return NULL;
 }
 
+static const char NO_DTYPE[] = "dtype not supported";
+
 /* NULL if v can run desc in dtype dt, else why not. */
 static const char *cannot(const ck_variant *v, ck_dtype dt, const void *desc) {
-  if (!(v->dtypes & CK_DT_BIT(dt))) return "dtype not supported";
+  if (!(v->dtypes & CK_DT_BIT(dt))) return NO_DTYPE;
   return v->supports ? v->supports(desc) : NULL;
 }
 
@@ -109,9 +111,10 @@ const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant 
       return req;
     }
   }
-  char reasons[512];
-  size_t k = 0;
-  reasons[0] = 0;
+  /* the reasons of the rungs that take the dtype but declined the case, then the names of those that do not take it */
+  char reasons[768], other[512];
+  size_t k = 0, ko = 0;
+  reasons[0] = other[0] = 0;
   for (const int *p = preferred; *p >= 0; ++p) {
     const ck_variant *v = NULL;
     for (int i = 0; i < n; ++i)
@@ -124,8 +127,13 @@ const ck_variant *ck_pick_variant(ck_ctx *ctx, const char *op, const ck_variant 
         snprintf(ran->note, sizeof ran->note, "asked for '%s': %s; ran '%s'", req->name, why_req, v->name);
       return v;
     }
-    if (k < sizeof reasons) k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", v->name, why);
+    if (why == NO_DTYPE) {
+      if (ko < sizeof other) ko += (size_t)snprintf(other + ko, sizeof other - ko, "%s%s", ko ? ", " : "", v->name);
+    } else if (k < sizeof reasons) {
+      k += (size_t)snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", v->name, why);
+    }
   }
-  ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: no variant can run this case for %s (%s)", op, ck_dtype_name(dt), reasons);
+  ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: no variant can run this case for %s (%s%s%s%s)", op, ck_dtype_name(dt), reasons,
+           k && ko ? "; " : "", ko ? "not taking it: " : "", other);
   return NULL;
 }
