@@ -135,12 +135,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_double_buffer_kernel(co
   float *const Bs = As + C::STAGES * C::A_STAGE;      // [STAGES][BK][BN]
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t z = z0 + blockIdx.z;
-  unsigned tile_m = blockIdx.y, tile_n = blockIdx.x;
-  if (C::GROUP > 1) { // grouped order: consecutive blocks walk GROUP tile rows of one band of tile columns
-    const unsigned band = blockIdx.y / C::GROUP, rows = min((unsigned)C::GROUP, gridDim.y - band * C::GROUP);
-    const unsigned l = (blockIdx.y % C::GROUP) * gridDim.x + blockIdx.x; // < 2^32: gridDim.x < 2^28
-    tile_m = band * C::GROUP + l % rows, tile_n = l / rows;
-  }
+  unsigned tile_m, tile_n;
+  block_tile<C::GROUP>(tile_m, tile_n);
   const int64_t m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
   const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
   const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);

@@ -109,12 +109,8 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
   double *const Bs = As + C::STAGES * C::A_STAGE;        // [STAGES][BK][LDB]
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int64_t z = z0 + blockIdx.z;
-  unsigned tile_m = blockIdx.y, tile_n = blockIdx.x;
-  if (C::GROUP > 1) { // grouped order (step 9): consecutive blocks walk GROUP tile rows of one band of columns
-    const unsigned band = blockIdx.y / C::GROUP, rows = min((unsigned)C::GROUP, gridDim.y - band * C::GROUP);
-    const unsigned l = (blockIdx.y % C::GROUP) * gridDim.x + blockIdx.x;
-    tile_m = band * C::GROUP + l % rows, tile_n = l / rows;
-  }
+  unsigned tile_m, tile_n;
+  block_tile<C::GROUP>(tile_m, tile_n); // grouped order (step 9)
   const int64_t m0 = (y0 + tile_m) * C::BM, n0 = (int64_t)tile_n * C::BN;
   const int mrem = (int)(p.m - m0 < C::BM ? p.m - m0 : C::BM);
   const int nrem = (int)(p.n - n0 < C::BN ? p.n - n0 : C::BN);
@@ -322,9 +318,6 @@ extern "C" const char *ck_matmul_dmma_supports(const void *desc) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if (d->dtype != CK_F64 || d->c_dtype != CK_F64) return "f64 only";
   if (d->k > 0x7fffff00LL) return "needs k < 2^31";
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return "no CUDA device";
-  if (major < 8) return "needs compute capability >= 8.0 (mma.sync m8n8k4 f64, cp.async)";
-  return NULL;
+  if (const char *why = cc_outside(8, 99, "needs compute capability >= 8.0 (mma.sync m8n8k4 f64, cp.async)")) return why;
+  return no_image((const void *)matmul_dmma_kernel<C5, true>, "not built for this GPU (no kernel image; set CUDA_ARCH)");
 }

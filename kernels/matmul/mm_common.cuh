@@ -141,6 +141,22 @@ int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, i
   });
 }
 
+/* supports() helpers: NULL when the current device's compute capability major is in [lo, hi], else why ("no CUDA
+ * device" without one); NULL when kern has an image for the current device, else why (the failed query's error is
+ * cleared: it is not sticky, but the next launch check would see it). */
+inline const char *cc_outside(int lo, int hi, const char *why) {
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return "no CUDA device";
+  return major < lo || major > hi ? why : NULL;
+}
+inline const char *no_image(const void *kern, const char *why) {
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kern) == cudaSuccess) return NULL;
+  (void)cudaGetLastError();
+  return why;
+}
+
 /* CUKERN_MM_CFG=<i> forces configuration i (0 .. n-1) of a templated step; -1 when unset or out of range. */
 inline int forced_cfg(int n) { return ck_knob("CUKERN_MM_CFG", 0, n - 1, -1); }
 
@@ -151,6 +167,17 @@ inline const char *supports_k31(const void *desc) {
 }
 
 // ---------------------------------------------------------------- device helpers
+
+/* This block's tile of C (row tile, column tile) in grouped order: consecutive blocks walk GROUP tile rows of one
+ * band of tile columns (L2 reuse of B panels; steps 9 and 17); GROUP 1: grid y and x as they are. */
+template <int GROUP> __device__ __forceinline__ void block_tile(unsigned &tile_m, unsigned &tile_n) {
+  tile_m = blockIdx.y, tile_n = blockIdx.x;
+  if (GROUP > 1) {
+    const unsigned band = blockIdx.y / GROUP, rows = min((unsigned)GROUP, gridDim.y - band * GROUP);
+    const unsigned l = (blockIdx.y % GROUP) * gridDim.x + blockIdx.x; // < 2^32: gridDim.x < 2^28 (split_tiles)
+    tile_m = band * GROUP + l % rows, tile_n = l / rows;
+  }
+}
 
 /* One result: alpha * acc + beta * C at c; beta == 0 never reads C (it may hold NaN). */
 template <typename T> __device__ __forceinline__ T epi(T acc, T alpha, T beta, const T *c) {

@@ -311,15 +311,8 @@ inline const char *supports_hopper(const ck_mm_desc *d, const void *kern) {
     return "A: a tensor map needs 16-byte aligned rows (k a multiple of 8 for a copy) and base";
   if (!ck_tma_operand_after_copy(d->b, d->k, d->n, d->b_rs, d->b_cs, d->b_bs, 2, b_contig))
     return "B: a tensor map needs 16-byte aligned rows (n a multiple of 8 for a copy) and base";
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return "no CUDA device";
-  if (major != 9) return "needs a Hopper GPU (compute capability 9.x: wgmma, TMA)";
-  cudaFuncAttributes fa;
-  if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
-    cudaGetLastError();
-    return "not built for this GPU (no kernel image; build with CUDA_ARCH=90a)";
-  }
+  if (const char *why = ckmm::cc_outside(9, 9, "needs a Hopper GPU (compute capability 9.x: wgmma, TMA)")) return why;
+  if (const char *why = ckmm::no_image(kern, "not built for this GPU (no kernel image; build with CUDA_ARCH=90a)")) return why;
   if (!encode_fn()) return "the driver has no cuTensorMapEncodeTiled (needs CUDA 12+ driver)";
   return NULL;
 }

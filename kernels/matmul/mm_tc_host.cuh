@@ -83,16 +83,8 @@ inline const char *supports_tc(const ck_mm_desc *d, bool tf32, const void *kern)
     return tf32 ? "f16/bf16 inputs, or f32 with precision = tf32" : "f16/bf16 inputs only";
   }
   if (d->k > 0x7fffff00LL) return "needs k < 2^31";
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return "no CUDA device";
-  if (major < 8) return "needs compute capability >= 8.0 (mma.sync m16n8k16, cp.async)";
-  cudaFuncAttributes fa;
-  if (cudaFuncGetAttributes(&fa, kern) != cudaSuccess) {
-    cudaGetLastError(); // the failed query leaves a (non-sticky) error behind: clear it
-    return "not built for this GPU (no kernel image; set CUDA_ARCH)";
-  }
-  return NULL;
+  if (const char *why = ckmm::cc_outside(8, 99, "needs compute capability >= 8.0 (mma.sync m16n8k16, cp.async)")) return why;
+  return ckmm::no_image(kern, "not built for this GPU (no kernel image; set CUDA_ARCH)");
 }
 
 // ---------------------------------------------------------------- launches (host)
