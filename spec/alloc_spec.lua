@@ -32,4 +32,15 @@ describe("the caching allocator (spec/c/alloc_test.c, no GPU)", function()
       it(what, function() assert.equals("ok", good, line) end)
     end
   end
+  -- the same under AddressSanitizer and UBSan, with the leak check (ck_alloc_destroy with blocks still in use)
+  local abuilt, aout = sh("make -s build/spec/alloc_test_asan")
+  if abuilt then
+    local aok, arun = sh("ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 " ..
+      "timeout 300 build/spec/alloc_test_asan")
+    it("runs clean under AddressSanitizer and UBSan, leaks included", function()
+      assert.is_true(aok and arun:find("\nPASSED\n", 1, true) ~= nil, arun)
+    end)
+  else
+    pending("the AddressSanitizer build (no libasan here?): " .. aout:sub(1, 200))
+  end
 end)

@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
 
   // epilogue: this lane's pair of tile (i, j) is row wm*WM + 8i + lane/4, columns wn*WN + 8j + 2(lane%4) + {0, 1}
   double *const Cb = p.c + z * p.c_bs + m0 * p.c_rs + n0;
-  const bool cvec = (((uintptr_t)p.c | (uintptr_t)(p.c_rs * 8) | (uintptr_t)(p.c_bs * 8) | (uintptr_t)(n0 * 8)) & 15) == 0;
+  const bool cvec = (((uintptr_t)p.c | (uintptr_t)(p.c_rs * 8) | (uintptr_t)(p.batch > 1 ? p.c_bs * 8 : 0)) & 15) == 0;
 #pragma unroll
   for (int i = 0; i < C::MT; ++i) {
     const int r = wm * C::WM + 8 * i + lane / 4;

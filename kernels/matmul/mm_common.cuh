@@ -146,8 +146,10 @@ int launch_split(const ck_mm_desc *d, const ck_env *env, void (*kern)(MmArgsV, i
  * cleared: it is not sticky, but the next launch check would see it). */
 inline const char *cc_outside(int lo, int hi, const char *why) {
   int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
     return "no CUDA device";
+  }
   return major < lo || major > hi ? why : NULL;
 }
 inline const char *no_image(const void *kern, const char *why) {

@@ -31,11 +31,14 @@ typedef struct {
 } fake_block;
 static fake_block heap[100000];
 static int nheap, failures, mallocs;
+static size_t heap_bytes, heap_limit = (size_t)-1; /* the fake device's memory: cudaMalloc past the limit fails */
 
 cudaError_t fake_cudaMalloc(void **p, size_t n) {
+  if (heap_bytes + n > heap_limit || nheap == (int)(sizeof heap / sizeof *heap)) return cudaErrorMemoryAllocation;
   char *q = aligned_alloc(256, (n + 255) & ~(size_t)255);
-  if (!q || nheap == (int)(sizeof heap / sizeof *heap)) return cudaErrorMemoryAllocation;
+  if (!q) return cudaErrorMemoryAllocation;
   heap[nheap++] = (fake_block){q, n};
+  heap_bytes += n;
   ++mallocs;
   *p = q;
   return cudaSuccess;
@@ -76,6 +79,7 @@ cudaError_t fake_cudaFree(void *p) {
     if ((char *)live[k].p >= heap[i].p && (char *)live[k].p < heap[i].p + heap[i].n)
       fail("cudaFree(%p) while block %d inside it is live", p, live[k].id);
   free(heap[i].p);
+  heap_bytes -= heap[i].n;
   heap[i] = heap[--nheap];
   return cudaSuccess;
 }
@@ -87,6 +91,7 @@ const char *cudaGetErrorString(cudaError_t e) { return e ? "fake error" : "no er
 cudaError_t cudaHostAlloc(void **p, size_t n, unsigned f) { (void)f; *p = malloc(n); return *p ? cudaSuccess : cudaErrorMemoryAllocation; }
 cudaError_t cudaFreeHost(void *p) { free(p); return cudaSuccess; }
 ck_status ck_error(ck_ctx *ctx, ck_status st, const char *fmt, ...) { (void)ctx, (void)fmt; return st; }
+ck_status ck_error_prefix(ck_ctx *ctx, ck_status st, const char *fmt, ...) { (void)ctx, (void)fmt; return st; }
 ck_status ck_synchronize_device(ck_ctx *ctx, ck_device dev) { (void)ctx, (void)dev; return CK_OK; }
 ck_status ck_use_device(ck_ctx *ctx, ck_device dev) { (void)ctx, (void)dev; return CK_OK; }
 ck_dctx *ck_cur(ck_ctx *ctx) { return ctx->cur; }
@@ -149,6 +154,13 @@ static void free_live(ck_dctx *d, int k) {
   live[k] = live[--nlive];
 }
 
+/* The OOM hook of scenario B: frees the block its argument points at, as the binding's full GC would. */
+static ck_dctx *hook_dctx;
+static void free_garbage(void *ud) {
+  void **g = ud;
+  if (*g) ck_dctx_free(hook_dctx, *g), *g = NULL;
+}
+
 int main(void) {
   ck_ctx *ctx = calloc(1, sizeof *ctx);
   ck_dctx *d = calloc(1, sizeof *d);
@@ -158,6 +170,7 @@ int main(void) {
   s1->d = d, s1->slot = 1, d->strm[1] = s1;
   ctx->cur = d;
   ctx->cuda[0] = d, ctx->ncuda = 1;
+  hook_dctx = d;
   int id = 0, steps = 0;
   size_t small_bytes = 0;
   const int before = mallocs;
@@ -212,6 +225,15 @@ int main(void) {
       }
       for (int i = 0; i < d->nsegs; ++i) seg += CK_SEGMENT;
       if (in_use != d->stats.in_use) fail("in_use %zu, the live blocks' caps %zu", d->stats.in_use, in_use);
+      size_t cached = 0;
+      for (int b = 0; b < CK_NBUCKETS; ++b)
+        for (ck_block *k = d->free_[b]; k; k = k->next) cached += k->cap;
+      if (cached != d->stats.cached) fail("cached %zu, the free lists hold %zu", d->stats.cached, cached);
+      for (int i = 0; i < d->nsegs; ++i) { /* each segment's count of blocks outside the free lists, recounted */
+        int out = 0;
+        for (int k = 0; k < nlive; ++k) out += (char *)live[k].p >= d->segs[i]->base && (char *)live[k].p < d->segs[i]->base + CK_SEGMENT;
+        if (out != d->segs[i]->live) fail("segment %d counts %d blocks in use, %d are", i, d->segs[i]->live, out);
+      }
       if (seg != d->stats.segments) fail("segments %zu, %d segments", d->stats.segments, d->nsegs);
     }
   }
@@ -231,8 +253,43 @@ int main(void) {
   if (mallocs - m0 != 1) fail("1000 4-byte blocks took %d cudaMalloc calls (want 1)", mallocs - m0);
   else printf("ok - 1000 4-byte blocks from one cudaMalloc\n");
   for (int i = 0; i < 1000; ++i) ck_dctx_free(d, ps[i]);
+  ck_dctx_empty_cache(d);
+
+  /* out of memory, A: a segment kept by one small block in use, full, and room for less than a new segment on the
+   * device; a small block of another class must still come (a block of its own), and go back with empty_cache */
+  d->cs = &d->main;
+  void *keep = ck_dctx_alloc(d, 512), *fill[400];
+  int nfill = 0;
+  while (nfill < 400 && d->carve && d->carve->used + 40960 <= CK_SEGMENT) /* until a 40000-byte block cannot be carved */
+    fill[nfill++] = ck_dctx_alloc(d, d->carve->used + 65536 + 40960 <= CK_SEGMENT ? 65536 : 2048);
+  for (int i = 0; i < nfill; ++i) ck_dctx_free(d, fill[i]);
+  heap_limit = heap_bytes + ((size_t)1 << 20);
+  void *q = ck_dctx_alloc(d, 40000);
+  if (!q || seg_of(d, q)) fail("out of memory A: a 40000-byte block %s with 1 MiB free on the fake device", q ? "was carved" : "failed");
+  else printf("ok - out of memory A: a small block of its own when a new segment does not fit (%d blocks filled the segment)\n", nfill);
+  ck_dctx_free(d, q);
+  ck_dctx_empty_cache(d);
+  if (q && heap_index(q) >= 0) fail("out of memory A: the block of its own was not given back by empty_cache");
+  if (!seg_of(d, keep)) fail("out of memory A: empty_cache gave back the segment of a block in use");
+
+  /* out of memory, B: nothing fits any more, but the OOM hook (the binding's GC) frees a block of the asked class:
+   * the retry must find it in the cache */
+  heap_limit = heap_bytes;
+  static void *garbage;
+  garbage = ck_dctx_alloc(d, 1000);
+  void *more[4096];
+  int nmore = 0;
+  while (nmore < 4096 && (more[nmore] = ck_dctx_alloc(d, 1000))) ++nmore; /* the rest of the segment, then OOM */
+  ctx->oom_hook = free_garbage, ctx->oom_ud = &garbage;
+  void *r = ck_dctx_alloc(d, 1000);
+  if (!garbage && r) printf("ok - out of memory B: the retry after the OOM hook finds the block it freed (%d filled)\n", nmore);
+  else fail("out of memory B: %s", garbage ? "the hook did not run" : "the block the hook freed was not reused");
+  ctx->oom_hook = NULL, ctx->oom_ud = NULL;
+  heap_limit = (size_t)-1;
+
+  /* destroy with blocks still in use: every record is freed (ASan's leak check in make alloc-test-asan) */
   ck_alloc_destroy(ctx);
-  if (nheap) fail("%d fake blocks left after ck_alloc_destroy", nheap);
+  while (nheap > 0) free(heap[--nheap].p); /* the fake device's memory (a real context takes it with it) */
   free(s1);
   free(d);
   free(ctx);

@@ -155,16 +155,20 @@ static bool seg_insert(ck_dctx *d, ck_segment *s) {
   return true;
 }
 
-/* Segment i back to the driver: its blocks (all in free lists, live == 0) leave the lists first. */
-static void seg_release(ck_dctx *d, int i) {
+/* Every segment none of whose blocks is in use back to the driver: one pass over the small classes' free lists
+ * takes their blocks out (marked by live == -1 meanwhile), then the segments go. */
+static void release_free_segments(ck_dctx *d) {
   ck_ctx *ctx = d->ctx;
-  ck_segment *s = d->segs[i];
+  int n = 0;
+  for (int i = 0; i < d->nsegs; ++i)
+    if (d->segs[i]->live == 0) d->segs[i]->live = -1, ++n;
+  if (!n) return;
   size_t cap;
   const int last = size_class(CK_SMALL_MAX, &cap);
   for (int b = 0; b <= last; ++b)
     for (ck_block **pp = &d->free_[b]; *pp;) {
       ck_block *blk = *pp;
-      if (blk->seg != s) {
+      if (!blk->seg || blk->seg->live != -1) {
         pp = &blk->next;
         continue;
       }
@@ -173,12 +177,19 @@ static void seg_release(ck_dctx *d, int i) {
       blk->next = ctx->spare_blocks;
       ctx->spare_blocks = blk;
     }
-  cudaFree(s->base);
-  d->stats.segments -= CK_SEGMENT;
-  if (d->carve == s) d->carve = NULL;
-  free(s);
-  memmove(d->segs + i, d->segs + i + 1, sizeof *d->segs * (size_t)(d->nsegs - i - 1));
-  d->nsegs--;
+  int k = 0;
+  for (int i = 0; i < d->nsegs; ++i) {
+    ck_segment *s = d->segs[i];
+    if (s->live != -1) {
+      d->segs[k++] = s;
+      continue;
+    }
+    cudaFree(s->base);
+    d->stats.segments -= CK_SEGMENT;
+    if (d->carve == s) d->carve = NULL;
+    free(s);
+  }
+  d->nsegs = k;
 }
 
 // ---------------------------------------------------------------- allocator
@@ -201,8 +212,7 @@ void ck_dctx_empty_cache(ck_dctx *d) {
       blk->next = ctx->spare_blocks;
       ctx->spare_blocks = blk;
     }
-  for (int i = d->nsegs - 1; i >= 0; --i)
-    if (d->segs[i]->live == 0) seg_release(d, i);
+  release_free_segments(d);
   if (keep) (void)ck_use_device(ctx, keep->dev);
 }
 
@@ -222,6 +232,12 @@ void ck_alloc_destroy(ck_ctx *ctx) {
   for (int i = 0; i < ctx->ncuda; ++i)
     if (ctx->cuda[i]) {
       ck_dctx *d = ctx->cuda[i];
+      /* what empty_cache kept (the free blocks of segments that live arrays still use, or everything when it could
+       * not synchronise): the records go, the device memory goes with the CUDA context */
+      for (int b = 0; b < CK_NBUCKETS; ++b) {
+        for (ck_block *blk = d->free_[b], *next; blk; blk = next) next = blk->next, free(blk);
+        d->free_[b] = NULL;
+      }
       for (int j = 0; j < d->nsegs; ++j) free(d->segs[j]); /* (still holding live arrays: their memory stays) */
       free(d->segs);
       d->segs = NULL, d->nsegs = d->segs_cap = 0, d->carve = NULL;
@@ -246,48 +262,41 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
   }
   int b = size_class(bytes, &cap);
   const int slot = d->cs->slot; /* only blocks of this stream: their earlier uses are in its order */
+  const bool small = cap <= CK_SMALL_MAX;
   ck_segment *seg = NULL;
-  for (ck_block **pp = &d->free_[b]; *pp; pp = &(*pp)->next) {
-    if ((*pp)->cap == cap && (*pp)->slot == slot) {
-      ck_block *blk = *pp;
-      *pp = blk->next;
-      p = blk->ptr;
-      if ((seg = blk->seg)) seg->live++;
-      blk->next = ctx->spare_blocks; /* the node is kept for the next ck_cache_block */
-      ctx->spare_blocks = blk;
-      d->stats.cached -= cap;
-      d->stats.cache_hits++;
-      break;
-    }
-  }
-  if (!p && cap <= CK_SMALL_MAX && d->carve && d->carve->used + cap <= CK_SEGMENT) { /* carved from the segment */
-    seg = d->carve;
-    p = seg->base + seg->used;
-    seg->used += carve_end(cap);
-    seg->live++;
-  }
-  if (!p) { /* a block of its own, or a new segment to carve from */
-    const bool small = cap <= CK_SMALL_MAX;
-    const size_t want = small ? CK_SEGMENT : cap;
-    cudaError_t e = cudaMalloc(&p, want);
-    if (e == cudaErrorMemoryAllocation) {
+  cudaError_t e = cudaSuccess;
+  /* a cached block of the class, a carve of the current segment, or the driver's memory: a new segment for a small
+   * class (a block of its own when that fails: one block in use keeps a segment), a block of its own otherwise; on
+   * running out, the binding's hook (a full Lua GC returns blocks to the cache) and an emptied cache, then all again */
+  for (int attempt = 0; attempt < 2 && !p; ++attempt) {
+    if (attempt) {
       (void)cudaGetLastError();
       d->stats.oom_retries++;
       if (ctx->oom_hook) ctx->oom_hook(ctx->oom_ud);
       ck_dctx_empty_cache(d);
-      e = cudaMalloc(&p, want);
     }
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      ctx->alloc_st = ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
-               "%s allocating %zu bytes on %s (%s; in use %zu, cached %zu)",
-               e == cudaErrorMemoryAllocation ? "out of device memory" : "cudaMalloc failed", bytes,
-               ck_device_name(d->dev).s, cudaGetErrorString(e), d->stats.in_use, d->stats.cached);
-      return NULL;
+    for (ck_block **pp = &d->free_[b]; *pp; pp = &(*pp)->next) {
+      if ((*pp)->cap == cap && (*pp)->slot == slot) {
+        ck_block *blk = *pp;
+        *pp = blk->next;
+        p = blk->ptr;
+        if ((seg = blk->seg)) seg->live++;
+        blk->next = ctx->spare_blocks; /* the node is kept for the next ck_cache_block */
+        ctx->spare_blocks = blk;
+        d->stats.cached -= cap;
+        d->stats.cache_hits++;
+        break;
+      }
     }
-    d->stats.cuda_mallocs++;
-    ctx->alloc_debt += want;
-    if (small) {
+    if (p) break;
+    if (small && d->carve && d->carve->used + cap <= CK_SEGMENT) { /* carved from the current segment */
+      seg = d->carve;
+      p = seg->base + seg->used;
+      seg->used += carve_end(cap);
+      seg->live++;
+      break;
+    }
+    if (small && (e = cudaMalloc(&p, CK_SEGMENT)) == cudaSuccess) { /* a new segment to carve from */
       if ((seg = malloc(sizeof *seg))) seg->base = p, seg->used = carve_end(cap), seg->live = 1; /* (sorted by base) */
       if (!seg || !seg_insert(d, seg)) {
         free(seg);
@@ -297,7 +306,27 @@ void *ck_dctx_alloc(ck_dctx *d, size_t bytes) {
       }
       d->carve = seg; /* (what the old one had left, less than this block, stays unused) */
       d->stats.segments += CK_SEGMENT;
+      d->stats.cuda_mallocs++;
+      ctx->alloc_debt += CK_SEGMENT;
+      break;
     }
+    p = NULL;
+    if (small && e != cudaErrorMemoryAllocation) break;
+    if ((e = cudaMalloc(&p, cap)) == cudaSuccess) { /* a block of its own */
+      d->stats.cuda_mallocs++;
+      ctx->alloc_debt += cap;
+      break;
+    }
+    p = NULL;
+    if (e != cudaErrorMemoryAllocation) break;
+  }
+  if (!p) {
+    (void)cudaGetLastError();
+    ctx->alloc_st = ck_error(ctx, e == cudaErrorMemoryAllocation ? CK_ERR_OOM : CK_ERR_CUDA,
+             "%s allocating %zu bytes on %s (%s; in use %zu, cached %zu)",
+             e == cudaErrorMemoryAllocation ? "out of device memory" : "cudaMalloc failed", bytes,
+             ck_device_name(d->dev).s, cudaGetErrorString(e), d->stats.in_use, d->stats.cached);
+    return NULL;
   }
   if (!live_put(&d->live, p, cap, slot)) {
     if (seg) ck_cache_block(d, p, cap, slot); /* back to the free list: its segment keeps it */
