@@ -7,7 +7,7 @@
  * lane holds one double of A (row lane/4, k lane%4), one of B (k lane%4, column lane/4) and two of the 8x8
  * result (row lane/4, columns 2(lane%4) + {0,1}), so a warp's WM x WN tile is (WM/8) x (WN/8) accumulator pairs
  * and each k step of 4 loads WM/8 + WN/8 doubles per lane from shared memory for (WM/8)(WN/8) DMMAs. sm_90 adds
- * m16n8k16 (8 of those in one instruction, the same fragment pattern repeated: dmma16), which configurations
+ * m16n8k16 (8 of those in one instruction, the same fragment pattern repeated: dmma16816), which configurations
  * 0-2 use (59-65% of cuBLAS at 4096-8192 on an H100, where m8n8k4 ran at 43-47%: configuration table below).
  * Shared tiles are k-major (As[k][m], Bs[k][n]) with rows padded to BM + 4 and BN + 4 doubles (= 4 mod 16):
  * a half-warp's fragment loads (k 0..3 x rows or columns 0..3) then hit 16 different 8-byte bank pairs. Global
@@ -26,64 +26,26 @@
  * C [m,n] at c + b*c_bs + i*c_rs + j; f64 only. LU's f64 trailing update (kernels/lu/lu_common.cuh) runs here.
  */
 #include "mm_common.cuh"
+#include "mm_ptx.cuh"
 
 using namespace ckmm;
 
 namespace {
 
-// ---------------------------------------------------------------- cp.async and the DMMA (sm_80+)
-
-__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-/* 8 bytes, or a zero when !valid (src must still be a valid address: callers pass the operand's first element). */
-__device__ __forceinline__ void cp8z(double *dst, const double *src, bool valid) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src), "r"(valid ? 8 : 0));
-#else
-  *dst = valid ? *src : 0.0;
-#endif
-}
-
-/* 16 bytes, both addresses 16-byte aligned. */
-__device__ __forceinline__ void cp16(double *dst, const double *src) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-#else
-  *reinterpret_cast<double2 *>(dst) = *reinterpret_cast<const double2 *>(src);
-#endif
-}
-
-/* d0, d1 += (8x4 A fragment) x (4x8 B fragment): this lane's two results of the 8x8 tile. */
-__device__ __forceinline__ void dmma(double &d0, double &d1, double a, double b) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-               : "+d"(d0), "+d"(d1)
-               : "d"(a), "d"(b));
-#else
-  __trap(); /* supports() declines before sm_80 */
-#endif
-}
-
-/* sm_90's m16n8k16: (16x16 A) x (16x8 B) in one instruction (8 of the above). Lane (g = lane/4, t = lane%4) holds
- * a[q] = A(g + 8 (q%2), t + 4 (q/2)), b[q] = B(t + 4q, g), and the results (g, 2t..2t+1) in lo, (g + 8, 2t..2t+1)
- * in hi. */
-__device__ __forceinline__ void dmma16(double (&lo)[2], double (&hi)[2], const double (&a)[8], const double (&b)[4]) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-               "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-               : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
-               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-                 "d"(b[1]), "d"(b[2]), "d"(b[3]));
-#else
-  __trap(); /* the launcher picks these configurations on sm_90+ only */
-#endif
-}
+// cp.async and the DMMA wrappers are the tensor-core rungs' (mm_ptx.cuh): cp8z, cp16, dmma884, dmma16816. Before
+// sm_80 they are empty; supports() declines there, and pick_cfg takes the m16n8k16 configurations only where the
+// kernels were built for sm_90+.
+using cktc::cp16;
+using cktc::cp8z;
+using cktc::dmma16816;
+using cktc::dmma884;
+using cktc::smem_u32;
 
 // ---------------------------------------------------------------- configuration
 
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int ST_, int MINB_, int K16_, int GROUP_ = 8> struct Cfg {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = ST_, MINB = MINB_, GROUP = GROUP_;
-  static constexpr int K16 = K16_; /* 1: sm_90's m16n8k16 (dmma16), 0: m8n8k4 (dmma) */
+  static constexpr int K16 = K16_; /* 1: sm_90's m16n8k16 (dmma16816), 0: m8n8k4 (dmma884) */
   static constexpr int WARPS_N = BN / WN, NT = (BM / WM) * WARPS_N * 32;
   static constexpr int LDA = BM + 4, LDB = BN + 4; /* = 4 (mod 16) doubles */
   static constexpr int MT = WM / 8, NTL = WN / 8;  /* DMMA tiles of a warp along M and N */
@@ -138,7 +100,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
     for (int l = 0; l < C::LA; ++l) {
       const int r = arow + (l % RP) * C::AROWS, kk = ak + 4 * (l / RP);
       const bool ok = full || (r < mrem && kk < krem);
-      cp8z(as + kk * C::LDA + r, ok ? asrc + (int64_t)r * p.a_rs + kk : p.a, ok);
+      cp8z(smem_u32(as + kk * C::LDA + r), ok ? asrc + (int64_t)r * p.a_rs + kk : p.a, ok ? 8 : 0);
     }
     if (VEC) {
 #pragma unroll
@@ -147,11 +109,11 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
         const double *src = bsrc + (int64_t)r * p.b_rs + b2c;
         double *dst = bs + r * C::LDB + b2c;
         if (full || (r < krem && b2c + 2 <= nrem)) {
-          cp16(dst, src);
+          cp16(smem_u32(dst), src);
         } else { // a partial pair: double by double, zeros past the edge
           const bool ok0 = r < krem && b2c < nrem, ok1 = r < krem && b2c + 1 < nrem;
-          cp8z(dst, ok0 ? src : p.b, ok0);
-          cp8z(dst + 1, ok1 ? src + 1 : p.b, ok1);
+          cp8z(smem_u32(dst), ok0 ? src : p.b, ok0 ? 8 : 0);
+          cp8z(smem_u32(dst + 1), ok1 ? src + 1 : p.b, ok1 ? 8 : 0);
         }
       }
     } else {
@@ -159,7 +121,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
       for (int l = 0; l < C::LB1; ++l) {
         const int r = b1row + l * B1_STEP;
         const bool ok = full || (r < krem && b1c < nrem);
-        cp8z(bs + r * C::LDB + b1c, ok ? bsrc + (int64_t)r * p.b_rs + b1c : p.b, ok);
+        cp8z(smem_u32(bs + r * C::LDB + b1c), ok ? bsrc + (int64_t)r * p.b_rs + b1c : p.b, ok ? 8 : 0);
       }
     }
   };
@@ -198,7 +160,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
 #pragma unroll
           for (int q = 0; q < 8; ++q) fa[q] = as[(kk + 4 * (q / 2)) * C::LDA + 8 * i + 8 * (q % 2)];
 #pragma unroll
-          for (int j = 0; j < C::NTL; ++j) dmma16(acc[i][j], acc[i + 1][j], fa, fb[j]);
+          for (int j = 0; j < C::NTL; ++j) dmma16816(acc[i][j], acc[i + 1][j], fa, fb[j]);
         }
       }
     } else { // a k step of 4: one double of A per 8-row tile, one of B per 8-column tile
@@ -212,7 +174,7 @@ __global__ void __launch_bounds__(C::NT, C::MINB) matmul_dmma_kernel(const MmArg
 #pragma unroll
         for (int i = 0; i < C::MT; ++i)
 #pragma unroll
-          for (int j = 0; j < C::NTL; ++j) dmma(acc[i][j][0], acc[i][j][1], fa[i], fb[j]);
+          for (int j = 0; j < C::NTL; ++j) dmma884(acc[i][j][0], acc[i][j][1], fa[i], fb[j]);
       }
     }
     st = st + 1 == C::STAGES ? 0 : st + 1;

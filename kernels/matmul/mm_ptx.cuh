@@ -1,7 +1,7 @@
 /*
  * mm_ptx.cuh — the PTX wrappers of the tensor-core rungs (sm_80+ unless marked): cp.async with zero fill (also
  * four copies in one statement, and with a constant offset), 16-byte shared stores and 8-byte shared loads,
- * ldmatrix, mma.sync (m16n8k16 f16/bf16, m16n8k8 TF32), the TF32 rounding, named barriers, mbarriers (init,
+ * ldmatrix, mma.sync (m16n8k16 f16/bf16, m16n8k8 TF32, f64 m8n8k4 and sm_90's m16n8k16), the TF32 rounding, named barriers, mbarriers (init,
  * arrive, cp.async arrive, parity wait) and setmaxnreg (sm_90a). Everything here is inlined into the kernels.
  * Part of mm_tc.cuh; the Hopper rungs' own wrappers (wgmma, TMA) are mm_hopper.cuh's.
  */
@@ -24,6 +24,12 @@ __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)_
 __device__ __forceinline__ void cp16z(uint32_t dst, const void *src, int bytes) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+#endif
+}
+/* 8 bytes global -> shared, through L1 (.ca); the first `bytes` (0 or 8) are read, the rest zero-filled. */
+__device__ __forceinline__ void cp8z(uint32_t dst, const void *src, int bytes) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
 #endif
 }
 __device__ __forceinline__ void cp16(uint32_t dst, const void *src) {
@@ -95,6 +101,28 @@ __device__ __forceinline__ void mma1688_tf32(float (&d)[4], const uint32_t (&a)[
                "{%0, %1, %2, %3};\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* d0, d1 += (8x4 A fragment) x (4x8 B fragment), f64: lane (g = lane/4, t = lane%4) holds A(g, t), B(t, g) and the
+ * results (g, 2t..2t+1). */
+__device__ __forceinline__ void dmma884(double &d0, double &d1, double a, double b) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+               : "+d"(d0), "+d"(d1)
+               : "d"(a), "d"(b));
+#endif
+}
+
+/* sm_90's f64 m16n8k16, eight of the above in one instruction: lane (g, t) holds a[q] = A(g + 8 (q%2), t + 4 (q/2)),
+ * b[q] = B(t + 4q, g), and the results (g, 2t..2t+1) in lo, (g + 8, 2t..2t+1) in hi. */
+__device__ __forceinline__ void dmma16816(double (&lo)[2], double (&hi)[2], const double (&a)[8], const double (&b)[4]) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+               "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+               : "+d"(lo[0]), "+d"(lo[1]), "+d"(hi[0]), "+d"(hi[1])
+               : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+                 "d"(b[1]), "d"(b[2]), "d"(b[3]));
 #endif
 }
 
