@@ -256,7 +256,7 @@ describe("the FFT ladder on the GPU #gpu", function()
     local failures = {}
     for _, v in ipairs(ck.variants("fft")) do
       for _, dt in ipairs {"c64", "c128"} do
-        for _, n in ipairs {1, 2, 8, 16, 64, 256, 1000, 1024, 4096, 4097} do
+        for _, n in ipairs {1, 2, 8, 16, 32, 64, 128, 256, 512, 1000, 1024, 2048, 4096, 4097} do
           local h, re, im = crand({n >= 1000 and 3 or 37, n}, dt)
           local g = h:to("cuda")
           for _, norm in ipairs {"backward", "ortho", "forward"} do

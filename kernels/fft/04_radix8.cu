@@ -41,19 +41,35 @@ using namespace ckfft;
 
 // ---------------------------------------------------------------- kernel
 
-/* One radix-R pass over a line: each of the n/8 threads does 8/R butterflies. All loads come before the block's
- * barrier and all stores after it, so src and dst may be the same shared buffer. */
-template <int R, class C, class Rl>
-__device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool active, int sign, Rl scale) {
-  constexpr int Q = 8 / R;
-  const int T = n / 8;
+/* The shared buffer's swizzle: element i of a block's buffer lives at i ^ ((i >> 3) & 15). A pass writes a warp's
+ * 32 points Ns * R apart, and 8 complex values (64 bytes) apart puts a c64 half-warp on 2 of the 16 bank pairs: the
+ * first pass's stores were 8-way conflicted and the second's 2-way, three times the shared-memory wavefronts of a
+ * conflict-free pass over the whole ladder at n = 256..4096 (lab/fft_swizzle.py counts them, with the half-warp model
+ * of 8-byte accesses). XORing bits 3-6 into bits 0-3 spreads every pass's stores and loads over all 16 pairs at every
+ * n from 8 to 4096 with no extra shared memory; the map only moves bits below the ones it reads, so it is a
+ * permutation of each aligned 128 elements (and of [0, n) for shorter lines). R8_SWZ = 0 keeps the plain layout
+ * (lab/fft_r8_probe.cu's A/B). c128's 16-byte accesses are conflict-free in the plain layout's reads and get the same
+ * map; they are not what this rung is tuned for. */
+#ifndef R8_SWZ
+#define R8_SWZ 1
+#endif
+template <bool SH> __device__ __forceinline__ int at(int i) { return SH && R8_SWZ ? i ^ ((i >> 3) & 15) : i; }
+
+/* One radix-R pass over a line of N points, the Ns-th (Ns = 1, R, R^2, ...): each of the N/8 threads does 8/R
+ * butterflies. All loads come before the block's barrier and all stores after it, so src and dst may be the same
+ * shared buffer. SRC_SH / DST_SH say which side is the shared buffer (indexed from the block's buffer with the
+ * line's offset `off`, swizzled) and which is the line in global memory (natural order, coalesced). N and Ns are
+ * compile-time constants: j / Ns and j % Ns are shifts and masks, and the last pass's scale is the only one. */
+template <int N, int Ns, int R, bool SRC_SH, bool DST_SH, class C, class Rl>
+__device__ __forceinline__ void pass(const C *src, C *dst, int off, bool active, int sign, Rl scale) {
+  constexpr int Q = 8 / R, T = N / 8;
   C v[Q][R];
   if (active) {
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       const int j = threadIdx.x + q * T, k = j & (Ns - 1);
 #pragma unroll
-      for (int r = 0; r < R; ++r) v[q][r] = src[j + r * (n / R)];
+      for (int r = 0; r < R; ++r) v[q][r] = src[at<SRC_SH>((SRC_SH ? off : 0) + j + r * (N / R))];
       if (Ns > 1) {
         const C w = R8_TWP2 ? twiddle_p2(Rl(), sign, k, Ns * R) : twiddle(Rl(), sign, k, (int64_t)Ns * R);
         C wr = w;
@@ -63,57 +79,87 @@ __device__ __forceinline__ void pass(const C *src, C *dst, int n, int Ns, bool a
       dft_reg<R>(v[q], sign);
     }
   }
-  __syncthreads();
+  if (SRC_SH || DST_SH) __syncthreads(); /* global to global (N = 8): no barrier needed */
   if (active) {
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
       const int j = threadIdx.x + q * T, d = (j / Ns) * Ns * R + (j & (Ns - 1));
 #pragma unroll
-      for (int r = 0; r < R; ++r) dst[d + r * Ns] = cscale(v[q][r], scale);
+      for (int r = 0; r < R; ++r) {
+        const C o = Ns * R == N ? cscale(v[q][r], scale) : v[q][r];
+        dst[at<DST_SH>((DST_SH ? off : 0) + d + r * Ns)] = o;
+      }
     }
   }
-  __syncthreads();
+  if (DST_SH) __syncthreads(); /* the next pass reads what this one stored */
 }
 
-template <class Rl>
-__global__ void __launch_bounds__(R8_MAX_THREADS, sizeof(Rl) == 4 ? R8_MINB : 1) fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out,
-                                                                 int64_t outer, int n, int sign, Rl scale) {
+/* The passes of an N-point line from the Ns-th on: radix 8 while 8 | N / Ns, then one radix-4 or -2 pass. The first
+ * reads the line in global memory and the last writes it; the ones between stay in the shared buffer. */
+template <int N, int Ns, class C, class Rl>
+__device__ __forceinline__ void passes(const C *x, C *y, C *buf, int off, bool active, int sign, Rl scale) {
+  if constexpr (Ns < N) {
+    constexpr int R = N / Ns >= 8 ? 8 : N / Ns;
+    constexpr bool first = Ns == 1, last = Ns * R == N;
+    pass<N, Ns, R, !first, !last>(first ? x : buf, last ? y : buf, off, active, sign, scale);
+    passes<N, Ns * R>(x, y, buf, off, active, sign, scale);
+  }
+}
+
+/* Threads a block has for lines of N points: N / 8 threads a line, and several short lines a block. */
+template <int N> struct Shape {
+  static constexpr int T = N / 8, F = T >= R8_THREADS ? 1 : R8_THREADS / T, THREADS = T * F;
+};
+
+/* c64's register cap: the same 64 at every length, i.e. R8_MINB blocks of 512 threads an SM. */
+template <class Rl, int N> constexpr int min_blocks() {
+  return (sizeof(Rl) == 4 ? R8_MINB : 1) * R8_MAX_THREADS / Shape<N>::THREADS;
+}
+
+template <class Rl, int N>
+__global__ void __launch_bounds__(Shape<N>::THREADS, (min_blocks<Rl, N>()))
+    fft_radix8_kernel(const typename Cx<Rl>::T *x, typename Cx<Rl>::T *out, int64_t outer, int sign, Rl scale) {
   using C = typename Cx<Rl>::T;
   extern __shared__ __align__(16) unsigned char raw[];
-  C *buf = (C *)raw + threadIdx.y * n;
+  C *buf = (C *)raw;
+  const int off = threadIdx.y * N; /* the line's first element in the block's buffer */
   for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < outer; base += (int64_t)gridDim.x * blockDim.y) {
     const int64_t line = base + threadIdx.y;
     const bool active = line < outer; /* inactive threads still meet every barrier */
-    const C *src = x + (active ? line : 0) * n;
-    C *dst = out + (active ? line : 0) * n;
-    for (int Ns = 1; Ns < n;) {
-      const int left = n / Ns, R = left >= 8 ? 8 : left;
-      const C *s = Ns == 1 ? src : buf;
-      C *t = Ns * R == n ? dst : buf;
-      const Rl sc = Ns * R == n ? scale : Rl(1);
-      if (R == 8) pass<8>(s, t, n, Ns, active, sign, sc);
-      else if (R == 4) pass<4>(s, t, n, Ns, active, sign, sc);
-      else pass<2>(s, t, n, Ns, active, sign, sc);
-      Ns *= R;
-    }
+    passes<N, 1>(x + (active ? line : 0) * N, out + (active ? line : 0) * N, buf, off, active, sign, scale);
   }
 }
 
 // ---------------------------------------------------------------- launcher
 
-template <class R> static int run(const ck_fft_desc &d, const ck_env *env) {
+template <class R, int N> static int launch(const ck_fft_desc &d, const ck_env *env) {
   using C = typename Cx<R>::T;
-  const int T = (int)(d.n / 8), F = T >= R8_THREADS ? 1 : R8_THREADS / T;
-  const size_t smem = (size_t)F * (size_t)d.n * sizeof(C);
+  using S = Shape<N>;
+  const size_t smem = (size_t)S::F * N * sizeof(C);
   if (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(fft_radix8_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    const cudaError_t e = cudaFuncSetAttribute(fft_radix8_kernel<R, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
   }
-  const dim3 block(T, F);
-  ck_note(env, fft_radix8_kernel<R>, T * F, smem);
-  fft_radix8_kernel<R><<<grid_for((d.outer + F - 1) / F, 1), block, smem, (cudaStream_t)env->stream>>>(
-      (const C *)d.x, (C *)d.out, d.outer, (int)d.n, d.inverse ? 1 : -1, (R)d.scale);
+  ck_note(env, fft_radix8_kernel<R, N>, S::THREADS, smem);
+  fft_radix8_kernel<R, N><<<grid_for((d.outer + S::F - 1) / S::F, 1), dim3(S::T, S::F), smem, (cudaStream_t)env->stream>>>(
+      (const C *)d.x, (C *)d.out, d.outer, d.inverse ? 1 : -1, (R)d.scale);
   return (int)cudaGetLastError();
+}
+
+/* One kernel per length (8 ... 4096), as the libraries do: supports() has checked that n is one of them. */
+template <class R> static int run(const ck_fft_desc &d, const ck_env *env) {
+  switch (log2i(d.n)) {
+  case 3: return launch<R, 8>(d, env);
+  case 4: return launch<R, 16>(d, env);
+  case 5: return launch<R, 32>(d, env);
+  case 6: return launch<R, 64>(d, env);
+  case 7: return launch<R, 128>(d, env);
+  case 8: return launch<R, 256>(d, env);
+  case 9: return launch<R, 512>(d, env);
+  case 10: return launch<R, 1024>(d, env);
+  case 11: return launch<R, 2048>(d, env);
+  default: return launch<R, 4096>(d, env);
+  }
 }
 
 CK_FFT_LAUNCHER(ck_fft_radix8, run)

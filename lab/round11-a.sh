@@ -1,0 +1,18 @@
+#!/bin/bash
+# Round 3, session 11, first one-GPU call: build; FFT rung 4 A/B in lab/fft_r8_probe.cu (the committed rung as
+# kernels/fft/r8_old.inc, the new one with compile-time lengths, swizzled and not); LU's dmma tiles at 8192 f64
+# (CUKERN_MM_CFG 1 = 128x64, 2 = 64x64, one process each); then every spec file (lab/round7-suite.sh) until DEADLINE.
+#   OUT=/dir CUKERN_COMMIT=abc bash lab/round11-a.sh
+set -u
+. lab/run_env.sh
+NV="nvcc -O3 -std=c++17 -arch=sm_90a -Ikernels --expt-relaxed-constexpr"
+( $NV -DR8_FILE='"fft/r8_old.inc"' -o /tmp/r8old lab/fft_r8_probe.cu -lcufft > "$R/r8old-build.txt" 2>&1
+  $NV -o /tmp/r8new lab/fft_r8_probe.cu -lcufft > "$R/r8new-build.txt" 2>&1
+  $NV -DR8_SWZ=0 -o /tmp/r8nosw lab/fft_r8_probe.cu -lcufft > "$R/r8nosw-build.txt" 2>&1 ) &
+timeout 320 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; grep -m3 error "$R/build.txt"
+wait
+for b in r8old r8new r8nosw r8new; do timeout 40 /tmp/$b > "$R/$b.txt" 2>&1; log "$b rc=$?"; cat "$R/$b.txt" >> "$R/r8-all.txt"; done
+cat "$R/r8-all.txt"
+for c in 1 2; do CUKERN_MM_CFG=$c timeout 60 lua5.4 lab/lu_probe.lua 8192 f64 > "$R/lu-cfg$c.txt" 2>&1; log "lu cfg $c rc=$?"; cat "$R/lu-cfg$c.txt"; done
+DEADLINE=${DEADLINE:-560} HARD=${HARD:-588} bash lab/round7-suite.sh > "$R/suite-out.txt" 2>&1
+tail -4 "$R/suite-out.txt"
