@@ -7,15 +7,21 @@
 --   4 three_streams     three streams, pipelined: upload, compute and download of three chunks at once
 -- Every rung's results are checked against the host oracle before it is timed. Results: overlap-<device>.json (in
 -- $CUKERN_RESULTS or bench/results). Without a GPU it runs on the host (the rungs then cannot overlap).
---   lua5.4 examples/overlap_ladder.lua [--chunks K] [--mb MiB] [--chain C] [--reps R]
+-- Diagnostic rows beside the bound: duplex_alone, the uploads and the downloads alone but at once on two streams
+-- (what the copy engines and the link give in both directions together, which no rung can beat), and with
+-- --staged, three_streams_staged: rung 4 with one stream per stage (uploads, computes, downloads) and events
+-- between them, each chunk in one of --bufs device buffers, instead of one stream per chunk.
+--   lua5.4 examples/overlap_ladder.lua [--chunks K] [--mb MiB] [--chain C] [--reps R] [--staged] [--bufs B]
 local ck = require "cukern"
 local bench = require "cukern.bench"
 
 -- 24 chunks of 16 MiB (384 MiB in all): the pipeline's fill and drain cost about one chunk each, so more, smaller
 -- chunks bring the three-stream rung closer to the bound (H100, one run, 46b451a: 12 x 32 MiB 79.5%, 24 x 16 MiB
 -- 83.7% of the bound)
-local K, MB, CHAIN, REPS = 24, 16, 8, 5
+local K, MB, CHAIN, REPS, STAGED, NBUF = 24, 16, 8, 5, false, 3
 for i = 1, #arg do
+  if arg[i] == "--staged" then STAGED = true end
+  if arg[i] == "--bufs" then NBUF = tonumber(arg[i + 1]) end
   if arg[i] == "--chunks" then K = tonumber(arg[i + 1]) end
   if arg[i] == "--mb" then MB = tonumber(arg[i + 1]) end
   if arg[i] == "--chain" then CHAIN = tonumber(arg[i + 1]) end
@@ -98,6 +104,34 @@ row("bound", -1, bound) -- the reference row: max of the three parts alone
 row("upload_alone", -1, up)
 row("compute_alone", -1, comp)
 row("download_alone", -1, down)
+if DEV == "cuda" then -- both directions at once: uploads on one stream, downloads (of another buffer) on a second
+  local two = streams(2)
+  local ub = buffers(2, two)
+  row("duplex_alone", -1, timed(function()
+    ck.with_stream(two[1], function() for i = 1, K do ub[1]:copy_(pin_src[i]) end end)
+    ck.with_stream(two[2], function() for i = 1, K do out_pin[i]:copy_(ub[2]) end end)
+    two[1]:sync(); two[2]:sync()
+  end))
+end
+
+-- Rung 4 staged: st[1] uploads, st[2] computes, st[3] downloads; chunk i uses buffer (i - 1) % nb + 1, whose upload
+-- waits for the download of the chunk that used it last.
+local function pass_staged(bufs, st, nb)
+  local freed = {}
+  for i = 1, K do
+    local b = (i - 1) % nb + 1
+    if freed[b] then st[1]:wait(freed[b]) end
+    ck.with_stream(st[1], function() bufs[b]:copy_(pin_src[i]) end)
+    local up_done = ck.event(DEV); up_done:record(st[1])
+    st[2]:wait(up_done)
+    ck.with_stream(st[2], function() compute(bufs[b]) end)
+    local comp_done = ck.event(DEV); comp_done:record(st[2])
+    st[3]:wait(comp_done)
+    ck.with_stream(st[3], function() out_pin[i]:copy_(bufs[b]) end)
+    freed[b] = ck.event(DEV); freed[b]:record(st[3])
+  end
+  for _, s in ipairs(st) do s:sync() end
+end
 
 local RUNGS = {{"serial_pageable", 1, 0, false}, {"pinned", 2, 0, true}, {"two_streams", 3, 2, true}, {"three_streams", 4, 3, true}}
 for _, r in ipairs(RUNGS) do
@@ -107,6 +141,14 @@ for _, r in ipairs(RUNGS) do
   pass(ns, pinned, bufs, st)
   check(pinned and out_pin or out_pg, name)
   row(name, id, timed(function() pass(ns, pinned, bufs, st) end), bound)
+end
+
+if STAGED and DEV == "cuda" then
+  local st = streams(3)
+  local bufs = buffers(NBUF, nil)
+  pass_staged(bufs, st, NBUF)
+  check(out_pin, "three_streams_staged")
+  row("three_streams_staged", -1, timed(function() pass_staged(bufs, st, NBUF) end), bound)
 end
 
 local meta = bench.meta()

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Round 3, session 11, first one-GPU call: build; FFT rung 4 A/B in lab/fft_r8_probe.cu (the committed rung as
 # kernels/fft/r8_old.inc, the new one with compile-time lengths, swizzled and not); LU's dmma tiles at 8192 f64
-# (CUKERN_MM_CFG 1 = 128x64, 2 = 64x64, one process each); then every spec file (lab/round7-suite.sh) until DEADLINE.
+# (CUKERN_MM_CFG 1 = 128x64, 2 = 64x64, one process each); the overlap ladder with its duplex row, the staged
+# three-stream form and 48 chunks of 8 MiB; then every spec file (lab/round7-suite.sh) until DEADLINE.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round11-a.sh
 set -u
 . lab/run_env.sh
@@ -14,5 +15,10 @@ wait
 for b in r8old r8new r8nosw r8new; do timeout 40 /tmp/$b > "$R/$b.txt" 2>&1; log "$b rc=$?"; cat "$R/$b.txt" >> "$R/r8-all.txt"; done
 cat "$R/r8-all.txt"
 for c in 1 2; do CUKERN_MM_CFG=$c timeout 60 lua5.4 lab/lu_probe.lua 8192 f64 > "$R/lu-cfg$c.txt" 2>&1; log "lu cfg $c rc=$?"; cat "$R/lu-cfg$c.txt"; done
+for a in "" "--staged" "--staged --bufs 4" "--chunks 48 --mb 8 --staged"; do
+  # shellcheck disable=SC2086
+  CUKERN_RESULTS="$R" timeout 60 lua5.4 examples/overlap_ladder.lua $a > "$R/overlap.txt" 2>&1; log "overlap $a rc=$?"
+  grep -E "alone|bound|streams" "$R/overlap.txt" | tee -a "$R/overlap-all.txt"
+done
 DEADLINE=${DEADLINE:-560} HARD=${HARD:-588} bash lab/round7-suite.sh > "$R/suite-out.txt" 2>&1
 tail -4 "$R/suite-out.txt"
