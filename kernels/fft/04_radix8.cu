@@ -11,11 +11,14 @@
  * registers. Lines shorter than 8^k end with a radix-4 or -2 pass;
  * short lines share a block (256 / (n / 8) of them), so blocks stay full at n = 256.
  * Change from step 3: radix 8 instead of 2, twiddles in registers, global memory read and written by the first
- * and last passes, several lines per block.
+ * and last passes, several lines per block, a kernel per length.
+ * One kernel per length (8, 16, ..., 4096, a template parameter), as the libraries do: the passes, their strides and
+ * masks are constants, and c64 fits 64 registers without spilling (the one kernel for every length took 64 with 84
+ * bytes spilled). H100, one run (session 11, lab/fft_r8_probe.cu, 2^28 c64, % of cuFFT at n = 256 ... 4096): 79.8,
+ * 81.6, 63.5, 66.9, 59.6 with the runtime length; 101.2, 101.6, 97.2, 98.1, 84.3 with a kernel per length.
  * Launch: (n/8, F) threads (512 at n = 4096), F = max(1, 256 / (n/8)) lines per block; F n sizeof(complex) bytes of
- * shared memory. c64 is capped at 64 registers (__launch_bounds__(512, 2): four blocks of 256 an SM, so more lines'
- * loads in flight; 76 bytes spill), which took batched lines of 256 and 512 from 58-60% of cuFFT to 80-82% on an
- * H100 (R8_MINB below); c128 keeps 128 and spills a little (it is not what this rung is tuned for).
+ * shared memory. c64 is capped at 64 registers (R8_MINB blocks of 512 an SM, so more lines' loads in flight: from
+ * 58-60% of cuFFT to 80-82% at 256 and 512 in session 8), c128 at 128.
  * Limits: complex-to-complex rows (inner == 1), n a power of two, 8 <= n <= 4096.
  * Operands: x, out contiguous complex [outer, n].
  */
@@ -41,17 +44,17 @@ using namespace ckfft;
 
 // ---------------------------------------------------------------- kernel
 
-/* The shared buffer's swizzle: element i of a block's buffer lives at i ^ ((i >> 3) & 15). A pass writes a warp's
- * 32 points Ns * R apart, and 8 complex values (64 bytes) apart puts a c64 half-warp on 2 of the 16 bank pairs: the
- * first pass's stores were 8-way conflicted and the second's 2-way, three times the shared-memory wavefronts of a
- * conflict-free pass over the whole ladder at n = 256..4096 (lab/fft_swizzle.py counts them, with the half-warp model
- * of 8-byte accesses). XORing bits 3-6 into bits 0-3 spreads every pass's stores and loads over all 16 pairs at every
- * n from 8 to 4096 with no extra shared memory; the map only moves bits below the ones it reads, so it is a
- * permutation of each aligned 128 elements (and of [0, n) for shorter lines). R8_SWZ = 0 keeps the plain layout
- * (lab/fft_r8_probe.cu's A/B). c128's 16-byte accesses are conflict-free in the plain layout's reads and get the same
- * map; they are not what this rung is tuned for. */
+/* A swizzle of the shared buffer, off by default: with R8_SWZ = 1 element i of a block's buffer lives at
+ * i ^ ((i >> 3) & 15). A pass writes a warp's points Ns * R apart; 8 complex values (64 bytes) apart puts a c64
+ * half-warp on 2 of the 16 bank pairs, so the first pass's stores are 8-way conflicted and the second's 2-way: three
+ * times the shared-memory wavefronts of a conflict-free ladder at n = 256..4096 (lab/fft_swizzle.py counts them with
+ * the half-warp model of 8-byte accesses). The XOR spreads every pass over all 16 pairs at every length with no
+ * extra memory (it only moves bits below the ones it reads: a permutation of each aligned 128 elements). Measured on
+ * an H100 (session 11, one run, lab/fft_r8_probe.cu, % of cuFFT at n = 1024, 2048, 4096): swizzled 94.2-94.4,
+ * 96.0-96.2, 84.5-84.7; plain 97.2, 98.1, 84.3, the same within 1% at 32..512. The conflicts cost less than the
+ * XOR's index arithmetic: the passes wait on DRAM, not on shared memory, once the kernel stopped spilling. */
 #ifndef R8_SWZ
-#define R8_SWZ 1
+#define R8_SWZ 0
 #endif
 template <bool SH> __device__ __forceinline__ int at(int i) { return SH && R8_SWZ ? i ^ ((i >> 3) & 15) : i; }
 
