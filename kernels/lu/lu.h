@@ -24,6 +24,9 @@ typedef struct ck_lu_desc {
 #include "rungs.def"
 #undef CK_RUNG
 
+/* The f64 trailing update's product: matmul rung 17 (dmma) in the tiles LU wants (kernels/matmul/17_dmma.cu). */
+int ck_matmul_dmma_small_tiles(const void *desc, const ck_env *env);
+
 extern const ck_variant ck_lu_variants[];
 extern const int ck_lu_nvariants;
 

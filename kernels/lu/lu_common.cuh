@@ -121,8 +121,8 @@ template <typename T> int trsm_unit_lower(const ck_env *env, const T *l, T *b, i
 
 /* C (m x n at c) -= A (m x k at pa) B (k x n at pb), all column-major with lda, on cukern's own matmul rungs: in
  * the row-major terms the matmul ladder speaks, C^T -= B^T A^T with unit column strides. f32: double_buffer when it
- * takes the case (its alignment and size rules), else blocktile_2d; f64: dmma (the tensor cores) on sm_80 and sm_90+,
- * else blocktile_2d. */
+ * takes the case (its alignment and size rules), else blocktile_2d; f64: dmma (the tensor cores, 64 x 64 tiles:
+ * kernels/matmul/17_dmma.cu says why) on sm_80 and sm_90+, else blocktile_2d. */
 template <typename T> int gemm_minus(const ck_env *env, const T *pa, const T *pb, T *c, int lda, int m, int n, int k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   ck_mm_desc d = {};
@@ -135,7 +135,7 @@ template <typename T> int gemm_minus(const ck_env *env, const T *pa, const T *pb
   if (sizeof(T) == 4 && !ck_matmul_double_buffer_supports(&d)) return ck_matmul_double_buffer(&d, env);
   /* (dmma only where f64 tensor cores run at full rate: sm_80 (A100) and sm_90+; sm_86/89 have a fraction of it) */
   const bool dmma_fast = env->cc_major >= 9 || (env->cc_major == 8 && env->cc_minor == 0);
-  if (sizeof(T) == 8 && dmma_fast && !ck_matmul_dmma_supports(&d)) return ck_matmul_dmma(&d, env);
+  if (sizeof(T) == 8 && dmma_fast && !ck_matmul_dmma_supports(&d)) return ck_matmul_dmma_small_tiles(&d, env);
   return ck_matmul_blocktile_2d(&d, env);
 }
 

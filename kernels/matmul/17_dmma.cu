@@ -237,10 +237,10 @@ template <class C> int launch(const ck_mm_desc *d, const ck_env *env) {
   });
 }
 
-/* CUKERN_MM_CFG=<i> forces configuration i (an sm_90 one before sm_90 runs its m8n8k4 twin); otherwise 128 x 64
- * tiles in m16n8k16 steps once they give every SM two blocks, 64 x 64 below (and always in m8n8k4 steps, where
- * 64 x 64 was the fastest at every size). */
-int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
+/* CUKERN_MM_CFG=<i> forces configuration i (an sm_90 one before sm_90 runs its m8n8k4 twin); otherwise `want` (a
+ * caller's configuration, the same mapping; -1: none), otherwise 128 x 64 tiles in m16n8k16 steps once they give
+ * every SM two blocks, 64 x 64 below (and always in m8n8k4 steps, where 64 x 64 was the fastest at every size). */
+int pick_cfg(const ck_mm_desc *d, const ck_env *env, int want) {
   static ck_devcache built; /* per device: 1 when the m16n8k16 kernels run there (compiled for sm_90+), 2 when not */
   int &k16_ok = built.v[env->device];
   if (!k16_ok) {
@@ -252,21 +252,17 @@ int pick_cfg(const ck_mm_desc *d, const ck_env *env) {
   }
   const bool k16 = k16_ok == 1;
   const int forced = forced_cfg(kNCfg);
-  if (forced >= 0) return forced < 3 && !k16 ? forced + 3 : forced;
+  const int c = forced >= 0 ? forced : want >= 0 && want < kNCfg ? want : -1;
+  if (c >= 0) return c < 3 && !k16 ? c + 3 : c;
   if (!k16) return 5;
   const int64_t sms = env->sm_count > 0 ? env->sm_count : 132;
   return ((d->m + 127) / 128) * ((d->n + 63) / 64) * d->batch >= 2 * sms ? 1 : 2;
 }
 
-} // namespace
-
-// ---------------------------------------------------------------- launcher
-
-extern "C" int ck_matmul_dmma(const void *desc, const ck_env *env) {
-  const ck_mm_desc *d = (const ck_mm_desc *)desc;
+int run(const ck_mm_desc *d, const ck_env *env, int want) {
   if (d->m <= 0 || d->n <= 0 || d->batch <= 0) return 0;
   if (d->dtype != CK_F64) return (int)cudaErrorInvalidValue;
-  switch (pick_cfg(d, env)) {
+  switch (pick_cfg(d, env, want)) {
   case 0: return launch<C0>(d, env);
   case 1: return launch<C1>(d, env);
   case 2: return launch<C2>(d, env);
@@ -274,6 +270,20 @@ extern "C" int ck_matmul_dmma(const void *desc, const ck_env *env) {
   case 4: return launch<C4>(d, env);
   default: return launch<C5>(d, env);
   }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- launcher
+
+extern "C" int ck_matmul_dmma(const void *desc, const ck_env *env) { return run((const ck_mm_desc *)desc, env, -1); }
+
+/* LU's trailing update (kernels/lu/lu_common.cuh): k = 128 products with beta = 1 into a strided C. 64 x 64 tiles
+ * there made f64 LU of 8192 faster than the pick's 128 x 64 (H100, one run, session 11: 65.0 against 70.5 ms, 58.1%
+ * against 53.5% of cuSOLVER), though the product alone at 8064 x 8064 x 128 is faster in 128 x 64 (77.3% against
+ * 71.7% of cuBLAS, session 10): in the LU the update shrinks to a few tiles an SM, and runs beside the next panel. */
+extern "C" int ck_matmul_dmma_small_tiles(const void *desc, const ck_env *env) {
+  return run((const ck_mm_desc *)desc, env, 2);
 }
 
 extern "C" const char *ck_matmul_dmma_supports(const void *desc) {
