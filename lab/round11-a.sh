@@ -1,8 +1,9 @@
 #!/bin/bash
-# Round 3, session 11, first one-GPU call: build; FFT rung 4 A/B in lab/fft_r8_probe.cu (the committed rung as
-# kernels/fft/r8_old.inc, the new one with compile-time lengths, swizzled and not); LU's dmma tiles at 8192 f64
-# (CUKERN_MM_CFG 1 = 128x64, 2 = 64x64, one process each); the overlap ladder with its duplex row, the staged
-# three-stream form and 48 chunks of 8 MiB; then every spec file (lab/round7-suite.sh) until DEADLINE.
+# Round 3, session 11, first one-GPU call: build; FFT rung 4 A/B in lab/fft_r8_probe.cu (the rung before 7961f42
+# as kernels/fft/r8_old.inc, from `git show 7961f42^:kernels/fft/04_radix8.cu`, not committed; the new one with
+# compile-time lengths, swizzled and not); LU's dmma tiles at 8192 f64 (CUKERN_MM_CFG 1 = 128x64, 2 = 64x64, one
+# process each); the overlap ladder with its duplex row, the staged three-stream form and 48 chunks of 8 MiB; then
+# every spec file (lab/round7-suite.sh) until DEADLINE. Results: bench/results/round11/a/.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round11-a.sh
 set -u
 . lab/run_env.sh
