@@ -91,7 +91,8 @@ end
 local rows = {}
 local function row(variant, id, ms, bound)
   local gbs = 2 * K * N * 4 / (ms * 1e-3) / 1e9
-  rows[#rows + 1] = {variant = variant, id = id, ms = ms, bound_ms = bound, pct_of_bound = bound and 100 * bound / ms,
+  rows[#rows + 1] = {case = ("%d x %d MiB, chain %d"):format(K, MB, CHAIN), variant = variant, id = id, ms = ms,
+                     bound_ms = bound, pct_of_bound = bound and 100 * bound / ms,
                      gbps = gbs, chunks = K, mib = MB, chain = CHAIN}
   print(("%-18s %9.3f ms  %7.1f GB/s%s"):format(variant, ms, gbs, bound and ("  %5.1f%% of the bound"):format(100 * bound / ms) or ""))
 end
