@@ -431,6 +431,14 @@ describe("fused complex ops (one pass, host backend)", function()
       local q = ck.div(ck.complex(ck.array({big}, {dtype = real}), ck.array({big}, {dtype = real})),
                        ck.complex(ck.array({big}, {dtype = real}), ck.array({-big}, {dtype = real})))
       check(dt .. " Smith's division", q, {{0, 1}}, nil, dt)
+      -- z / z is 1 + 0i with a +0 imaginary part in both of Smith's cases (|re| or |im| the larger), as NumPy gives
+      -- it: a -0 there would move a later sqrt or log to the other side of its branch cut
+      local z = ck.complex(ck.array({1, 2, 0}, {dtype = real}), ck.array({2, 1, 3}, {dtype = real}))
+      local zz = ck.div(z, z):totable()
+      for i = 1, 3 do
+        assert.are.equal(1, zz[i][1], dt .. " z / z " .. i)
+        assert.are.equal(math.huge, 1 / zz[i][2], dt .. " z / z has a +0 imaginary part " .. i)
+      end
       -- exp of a large real number: (inf, 0), not NaN
       local e = ck.exp(ck.complex(ck.array({1000}, {dtype = real}), 0)):flat()[1]
       assert.are.equal(math.huge, e[1]); assert.are.equal(0, e[2])
@@ -595,6 +603,14 @@ describe("complex arrays on the GPU", function()
         assert.are.equal("cuda", g:device():match("^%a+"))
         local ref = pairs_of(h)
         check(dt .. " cuda vs host", g, ref, each(ref, function(x) return 260 * math.max(1, C.abs(x)) end), dt)
+      end
+      -- Smith's division on the GPU: z / z is 1 + 0i with a +0 imaginary part in both cases, as on the host
+      local real = dt == "c64" and "f32" or "f64"
+      local z = ck.complex(ck.array({1, 2, 0}, {dtype = real}), ck.array({2, 1, 3}, {dtype = real})):to("cuda")
+      local zz = ck.div(z, z):totable()
+      for i = 1, 3 do
+        assert.are.equal(1, zz[i][1], dt .. " cuda z / z " .. i)
+        assert.are.equal(math.huge, 1 / zz[i][2], dt .. " cuda z / z has a +0 imaginary part " .. i)
       end
     end
   end))

@@ -12,9 +12,9 @@
  *        b = 1e30 + 1e30i divides in c64 without overflow (the textbook (a conj b) / |b|^2 overflows for
  *        |b| > 1.8e19 in c64 and 1.3e154 in c128). A real divisor (im == 0) divides both parts, so z / 0 is
  *        +-inf or NaN per part as for real arrays. Its two cases (|re| or |im| of b the larger) are one path of
- *        selects, the same values as the two branches (the second case's parts are the first's with a and b's
- *        parts swapped and the imaginary part negated, an exact step): on random divisors half a warp took each
- *        branch, so every warp paid for both.
+ *        selects giving the two branches' values bit for bit (the second case is the first with a's and b's parts
+ *        swapped and the imaginary numerator's operands negated, not its result: -(a - b) would turn an exact +0
+ *        into -0): on random divisors half a warp took each branch, so every warp paid for both.
  *   exp: e^re (cos im, sin im); im == 0 gives (e^re, im) exactly (no inf * 0 = NaN for large re).
  *   log: (log |z|, atan2(im, re)), |z| by hypot (no overflow of re^2 + im^2).
  *   sqrt: the principal root (re >= 0, im with the sign of z's im, -0 included: NumPy, MATLAB, C99 csqrt) in
@@ -41,8 +41,8 @@
     const int big_re = fabs##M(b.re) >= fabs##M(b.im);                                                            \
     const T p = big_re ? b.re : b.im, q = big_re ? b.im : b.re; /* |p| >= |q| */                                   \
     const T x = big_re ? a.re : a.im, y = big_re ? a.im : a.re, r = q / p, d = p + q * r;                         \
-    const T im = (y - x * r) / d;                                                                                   \
-    return P##mk((x + y * r) / d, big_re ? im : -im);                                                               \
+    const T u = big_re ? y : -y, v = big_re ? x : -x; /* the imaginary numerator u - v r, as each case writes it */ \
+    return P##mk((x + y * r) / d, (u - v * r) / d);                                                                 \
   }                                                                                                                 \
   CK_CX_FN C P##neg(C a) { return P##mk(-a.re, -a.im); }                                                            \
   CK_CX_FN C P##conj(C a) { return P##mk(a.re, -a.im); }                                                            \
