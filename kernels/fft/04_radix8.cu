@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(Shape<N>::THREADS, (min_blocks<Rl, N>()))
 template <class R, int N> static int launch(const ck_fft_desc &d, const ck_env *env) {
   using C = typename Cx<R>::T;
   using S = Shape<N>;
-  const size_t smem = (size_t)S::F * N * sizeof(C);
+  const size_t smem = N == 8 ? 0 : (size_t)S::F * N * sizeof(C); /* (one pass, global to global: no buffer) */
   if (smem > 48 * 1024) {
     const cudaError_t e = cudaFuncSetAttribute(fft_radix8_kernel<R, N>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
@@ -161,7 +161,8 @@ template <class R> static int run(const ck_fft_desc &d, const ck_env *env) {
   case 9: return launch<R, 512>(d, env);
   case 10: return launch<R, 1024>(d, env);
   case 11: return launch<R, 2048>(d, env);
-  default: return launch<R, 4096>(d, env);
+  case 12: return launch<R, 4096>(d, env);
+  default: return (int)cudaErrorInvalidValue; /* (supports() declines these lengths) */
   }
 }
 
