@@ -223,6 +223,18 @@ for _, dev in ipairs(H.devices()) do
                   return cfro(r) / (cfro(a) * cfro(x) * n * u)
                 end, A, X, B:to(dt))
                 assert(e < BOUND, fail(("trsm up=%s left=%s unit=%s"):format(tostring(up), tostring(left), tostring(unit)), shape, e))
+                -- trans = "C" solves A^H x = B (x A^H = B), "T" A^T x = B: residuals against those
+                for _, tr in ipairs {"C", "T"} do
+                  local Xt = ck.triangular_solve(A, B, {upper = up, left = left, unit = unit, trans = tr})
+                  local et = worst(function(a, x, b)
+                    if unit then a = a - ck.diag(ck.diag(a)) + eye(n) end
+                    a = (tr == "C" and ck.conj(a) or a):transpose(-2, -1)
+                    local r = left and ck.matmul(a, x) - b or ck.matmul(x, a) - b
+                    return cfro(r) / (cfro(a) * cfro(x) * n * u)
+                  end, A, Xt, B:to(dt))
+                  assert(et < BOUND, fail(("trsm trans=%s up=%s left=%s unit=%s"):format(tr, tostring(up), tostring(left),
+                    tostring(unit)), shape, et))
+                end
               end
             end
           end

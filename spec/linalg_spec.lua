@@ -171,9 +171,20 @@ for _, dev in ipairs(H.devices()) do
               local r = left and ck.sub(mm(Ae, X), host64(B)) or ck.sub(mm(X, Ae), host64(B))
               local e = fro(r) / (fro(Ae) * fro(X) * n * EPS[dt])
               assert(e < BOUND, ("trsm up=%s left=%s unit=%s: %.3g"):format(tostring(up), tostring(left), tostring(unit), e))
+              -- trans = "T" (and 1, "C": real A): A^T x = B, or x A^T = B; checked by the residual against A^T
+              local At = Ae:t():contiguous()
+              for _, tr in ipairs {"T", 1, "C"} do
+                local Xt = ck.triangular_solve(A, B, {upper = up, left = left, unit = unit, trans = tr})
+                local rt = left and ck.sub(mm(At, Xt), host64(B)) or ck.sub(mm(Xt, At), host64(B))
+                local et = fro(rt) / (fro(At) * fro(Xt) * n * EPS[dt])
+                assert(et < BOUND, ("trsm trans=%s up=%s left=%s unit=%s: %.3g"):format(tr, tostring(up), tostring(left),
+                  tostring(unit), et))
+              end
             end
           end
         end
+        local ok, err = pcall(ck.triangular_solve, ck.eye(3, {dtype = dt, device = dev}), H.rand({3, 2}, dt, dev), {trans = "X"})
+        assert(not ok and err:find("ck.triangular_solve", 1, true) and err:find('"N", "T" or "C"', 1, true), err)
       end))
 
       it(dt .. ": qr, reduced and complete, tall and wide: Q^T Q = I, A = Q R, R upper", g(function()

@@ -35,6 +35,7 @@ local RULES = {
   uplo = function(v) return v == "L" or v == "U", '"L" or "U"' end,
   rtol = function(v) return type(v) == "number" and v >= 0, "a number >= 0" end,
   tol = function(v) return type(v) == "number" and v >= 0, "a number >= 0" end,
+  trans = function(v) return v == "N" or v == "T" or v == "C" or v == 0 or v == 1 or v == 2, '"N", "T" or "C" (or 0, 1, 2)' end,
 }
 
 local function opts_of(where, opts, allowed)
@@ -149,11 +150,21 @@ function L.cholesky_solve(F, B, opts)
   local x = run(w_chols, "cholesky_solve", matrix(w_chols, F, "the factor"), b, o)
   return vec and x:select(2, 1) or x
 end
+--- {trans = "T"} solves A^T x = B (x A^T = B with left = false), "C" A^H (SciPy's trans, MATLAB's linsolve TRANSA):
+-- A's transposed view with upper swapped, which the solvers take as it is (cuBLAS trsm and trtrs read either
+-- layout); "C" conjugates complex A first (one copy; real A: the same as "T").
+local TRANS = {N = "N", T = "T", C = "C", [0] = "N", [1] = "T", [2] = "C"}
 function L.triangular_solve(A, B, opts)
-  local o = opts_of(w_tri, opts, options.set("upper", "left", "unit", "check"))
+  local o = opts_of(w_tri, opts, options.set("upper", "left", "unit", "check", "trans"))
   local b, vec = rhs(w_tri, B)
   if vec and o.left == false then b = B:expand(1, B:size(1)) end -- a row: x A = b
-  local x = run(w_tri, "triangular_solve", matrix(w_tri, A), b, o)
+  A = matrix(w_tri, A)
+  local t = TRANS[o.trans or "N"]
+  if t ~= "N" then
+    A = t == "C" and ctrans(A) or A:transpose(-2, -1)
+    o = {upper = not o.upper, left = o.left, unit = o.unit, check = o.check}
+  end
+  local x = run(w_tri, "triangular_solve", A, b, o)
   if vec then x = o.left == false and x:select(1, 1) or x:select(2, 1) end
   return x
 end
