@@ -216,6 +216,16 @@ describe("ck.fft on the host, against a plain-Lua DFT", function()
     check(ck.fftn(a), r3, i3, 1e-12, "fftn")
     check(ck.ifftn(ck.fftn(a)), re, im, 1e-12, "ifftn(fftn(a))")
     check(ck.ifft2(ck.fft2(a, {4, 5}, {-2, -1})), re, im, 1e-12, "ifft2(fft2(a, s, dims))")
+    -- the core's two-dim transform (core.fft's n2: what fft2 runs as one cuFFT plan on a GPU) on the host oracle,
+    -- scaled once, and its refusals
+    check(ck.core.fft("fft", a, 4, 2, false, 1, nil, nil, 5), r2, i2, 1e-12, "core.fft over the last two dims")
+    local b1, c1 = dft(re, im, {3, 4, 5}, 3, 1, 1)
+    local b2, c2 = dft(b1, c1, {3, 4, 5}, 2, 1, 1 / 20)
+    check(ck.core.fft("fft", a, 4, 2, true, 1 / 20, nil, nil, 5), b2, c2, 1e-12, "core.fft inverse over two dims")
+    local ok, e = pcall(ck.core.fft, "fft", a, 3, 1, false, 1, nil, nil, 4)
+    assert(not ok and tostring(e):find("two-dim transform runs over the last two dims", 1, true), tostring(e))
+    ok, e = pcall(ck.core.fft, "rfft", H.rand({3, 4, 5}, "f64"), 4, 2, false, 1, nil, nil, 5)
+    assert(not ok and tostring(e):find("complex-to-complex only", 1, true), tostring(e))
   end)
 
   it("fftshift, ifftshift and fftfreq follow NumPy", function()
@@ -308,6 +318,53 @@ describe("the FFT ladder on the GPU #gpu", function()
     assert.are.equal("cufft", ck.last_ran().name)
     ck.fft(s, {variant = "radix8"})
     assert.are.equal("radix8", ck.last_ran().name)
+  end))
+
+  it("fft2 / ifft2 over a GPU array's last two dims: one rank-2 cuFFT plan, against the plain-Lua DFT", gpu(function()
+    for _, dt in ipairs {"c64", "c128"} do
+      for _, shape in ipairs {{16, 12}, {3, 7, 10}, {2, 2, 9, 4}} do
+        local nd = #shape
+        local n1, n2 = shape[nd - 1], shape[nd]
+        local a, re, im = crand(shape, dt, "cuda")
+        local xmax = maxabs(re, im)
+        local r1, i1 = dft(re, im, shape, nd, -1, 1)
+        local fr, fi = dft(r1, i1, shape, nd - 1, -1, 1)
+        local b1, c1 = dft(re, im, shape, nd, 1, 1)
+        local br, bi = dft(b1, c1, shape, nd - 1, 1, 1)
+        for _, norm in ipairs {"backward", "ortho", "forward"} do
+          local sf, si = scales(norm, n1 * n2)
+          local label = ("%s fft2 %s norm %s"):format(dt, table.concat(shape, "x"), norm)
+          local y = ck.fft2(a, {norm = norm})
+          assert.are.equal("cufft", ck.last_ran().name, label)
+          assert.are.equal(dt, y:dtype())
+          local r, i = scaled(fr, fi, sf)
+          check(y, r, i, tol_for(dt, n1 * n2, xmax, sf), label)
+          r, i = scaled(br, bi, si)
+          check(ck.ifft2(a, {norm = norm}), r, i, tol_for(dt, n1 * n2, xmax, si), "i" .. label)
+        end
+      end
+      -- against the host's one-dim passes: s padding and cutting, fftn of three dims (the last two together, then
+      -- dim 1), a transposed view, a real input, and a radix8 request (one dim at a time on that rung)
+      local real = dt == "c64" and "f32" or "f64"
+      local a = crand({3, 6, 8}, dt, "cuda")
+      local h = a:to("host")
+      local cases = {
+        {"fft2 s {5, 12}", function(x) return ck.fft2(x, {5, 12}) end},
+        {"fftn", function(x) return ck.fftn(x) end},
+        {"ifftn ortho", function(x) return ck.ifftn(x, {norm = "ortho"}) end},
+        {"fft2 of a transposed view", function(x) return ck.fft2(x:select(1, 2):t()) end},
+        {"fft2 of the real part", function(x) return ck.fft2(x:real():contiguous():to(real)) end},
+        {"fft2 on radix8", function(x) return ck.fft2(x, {variant = "radix8"}) end},
+      }
+      for _, c in ipairs(cases) do
+        local got = c[2](a)
+        local hr, hi = parts(c[2](h))
+        check(got, hr, hi, tol_for(dt, 3 * 6 * 16, maxabs(parts(h)), 1) * 4, dt .. " " .. c[1] .. " against the host")
+      end
+      local function err(f) local ok, e = pcall(f); assert(not ok); return tostring(e) end
+      local bad = err(function() return ck.fft2(crand({4, 0}, dt, "cuda")) end)
+      assert.truthy(bad:find("ck.fft2", 1, true) and bad:find("give n >= 1", 1, true), bad)
+    end
   end))
 
   it("caches cuFFT plans and frees them with ck.empty_cache", gpu(function()

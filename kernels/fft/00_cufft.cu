@@ -4,8 +4,9 @@
  * The plan comes from the cache (cufft_plans.c: made once per length, batch, layout, kind and device); its work
  * area is taken from the caching allocator for this execution and given back after it (stream order makes that
  * safe). cuFFT's complex-to-real transforms overwrite their input, so C2R runs on a copy of x in the work area.
- * Columns (inner > 1) run one execution per outer slice on a plan strided by inner. cuFFT does not normalise: a
- * scale other than 1 is one more pass over out (scale_kernel).
+ * Columns (inner > 1) run one execution per outer slice on a plan strided by inner; two dims at once (n2) one
+ * execution of a rank-2 plan batched over outer. cuFFT does not normalise: a scale other than 1 is one more pass
+ * over out (scale_kernel).
  * Every cuFFT status is checked and returned as CK_KERR_CUFFT (ck_submit names it).
  * Operands: x contiguous [outer, xlen, inner], out contiguous [outer, outlen, inner] (fft.h).
  */
@@ -19,7 +20,7 @@ using namespace ckfft;
 template <class R> static int rescale(const ck_fft_desc &d, const ck_env *env) {
   using C = typename Cx<R>::T;
   const cudaStream_t st = (cudaStream_t)env->stream;
-  const int64_t count = d.outer * ck_fft_outlen(&d) * d.inner;
+  const int64_t count = ck_fft_outcount(&d);
   if (d.kind == CK_FFT_C2R) {
     ck_note(env, scale_real_kernel<R>, SCALE_BLOCK, 0);
     scale_real_kernel<R><<<grid_for(count, SCALE_BLOCK), SCALE_BLOCK, 0, st>>>((R *)d.out, count, (R)d.scale);

@@ -52,5 +52,6 @@ CK_FFT_LAUNCHER(ck_fft_naive, run)
 extern "C" const char *ck_fft_naive_supports(const void *desc) {
   const ck_fft_desc *d = (const ck_fft_desc *)desc;
   if (d->kind != CK_FFT_C2C) return "complex-to-complex only (rfft/irfft run on cuFFT or the host)";
+  if (d->n2 > 0) return "one dim at a time (two dims at once are cuFFT's rank-2 plan)";
   return d->n > NAIVE_MAX_N ? "n > 65536: O(n^2) work per line (minutes); cuFFT or a power-of-two rung" : NULL;
 }

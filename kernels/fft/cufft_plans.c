@@ -56,7 +56,7 @@ const ck_cufft_api *ck_cufft(const char **why) {
 // ---------------------------------------------------------------- the cache
 
 typedef struct { /* all int64_t: no padding, so memcmp compares keys */
-  int64_t device, kind, fp64, n, batch, stride, idist, odist;
+  int64_t device, kind, fp64, n, n2, batch, stride, idist, odist;
 } plan_key;
 
 typedef struct {
@@ -75,20 +75,23 @@ static cufftType type_of(const ck_fft_desc *d) {
   return t[d->fp64 != 0][d->kind];
 }
 
-/* Rows (inner == 1): all lines in one batch. Columns: the inner lines of one outer slice, stride inner. */
+/* Rows (inner == 1): all lines in one batch. Columns: the inner lines of one outer slice, stride inner. Two dims
+ * (n2, C2C, inner == 1): the outer n x n2 planes in one batch. */
 static plan_key key_of(int device, const ck_fft_desc *d) {
   const bool rows = d->inner == 1;
-  return (plan_key){.device = device, .kind = d->kind, .fp64 = d->fp64 != 0, .n = d->n,
+  const int64_t plane = d->n2 > 0 ? d->n2 : 1;
+  return (plan_key){.device = device, .kind = d->kind, .fp64 = d->fp64 != 0, .n = d->n, .n2 = d->n2,
                     .batch = rows ? d->outer : d->inner, .stride = rows ? 1 : d->inner,
-                    .idist = rows ? ck_fft_xlen(d) : 1, .odist = rows ? ck_fft_outlen(d) : 1};
+                    .idist = rows ? ck_fft_xlen(d) * plane : 1, .odist = rows ? ck_fft_outlen(d) * plane : 1};
 }
 
 static int make(const plan_key *k, const ck_fft_desc *d, cufftHandle *plan, size_t *ws) {
-  long long n = k->n, inembed = ck_fft_xlen(d), onembed = ck_fft_outlen(d);
+  const int rank = k->n2 > 0 ? 2 : 1;
+  long long n[2] = {k->n, k->n2}, inembed[2] = {ck_fft_xlen(d), k->n2}, onembed[2] = {ck_fft_outlen(d), k->n2};
   int st = api.Create(plan);
   if (st) return st;
   if (!(st = api.SetAutoAllocation(*plan, 0)))
-    st = api.MakePlanMany64(*plan, 1, &n, &inembed, k->stride, k->idist, &onembed, k->stride, k->odist, type_of(d),
+    st = api.MakePlanMany64(*plan, rank, n, inembed, k->stride, k->idist, onembed, k->stride, k->odist, type_of(d),
                             k->batch, ws);
   if (st) api.Destroy(*plan);
   return st;

@@ -10,6 +10,9 @@
  *        of x[0] and, for even n, of x[n/2] are ignored, as NumPy's irfft and cuFFT do)
  * out(k) = scale * sum_j x(j) exp(sign * 2 pi i j k / n), sign = -1 forward, +1 inverse. n >= 1, outer*inner >= 1
  * (the dispatcher handles empty arrays). x and out never overlap.
+ * Two dims at once (n2 >= 1, C2C only, inner == 1): x and out are [outer, n, n2] and the transform runs along both
+ * last dims (scale once), as one rank-2 cuFFT plan does it; n2 == 0 is the one-dim transform above. Only cuFFT
+ * and the host oracle take n2 (the own rungs are one-dim ladders and decline it).
  */
 #ifndef CK_FFT_H
 #define CK_FFT_H
@@ -29,6 +32,7 @@ enum { CK_FFT_C2C, CK_FFT_R2C, CK_FFT_C2R, CK_FFT_NKINDS };
 typedef struct ck_fft_desc {
   int kind, fp64, inverse;
   int64_t outer, n, inner;
+  int64_t n2; /* 0, or the length along the next dim of a two-dim transform (x [outer, n, n2], inner == 1) */
   double scale;
   const void *x;
   void *out;
@@ -37,6 +41,10 @@ typedef struct ck_fft_desc {
 /* Elements along len of x and of out for a descriptor's kind. */
 static inline int64_t ck_fft_xlen(const ck_fft_desc *d) { return d->kind == CK_FFT_C2R ? d->n / 2 + 1 : d->n; }
 static inline int64_t ck_fft_outlen(const ck_fft_desc *d) { return d->kind == CK_FFT_R2C ? d->n / 2 + 1 : d->n; }
+/* Elements of out: outer lines (planes, for two dims) of outlen (x n2) x inner. */
+static inline int64_t ck_fft_outcount(const ck_fft_desc *d) {
+  return d->outer * ck_fft_outlen(d) * (d->n2 > 0 ? d->n2 : 1) * d->inner;
+}
 
 #define CK_RUNG(ID, NAME, SUP, DTYPES, FLAGS, RANKS, SUMMARY)                                                         \
   int ck_fft_##NAME(const void *desc, const ck_env *env);                                                            \

@@ -107,6 +107,7 @@ template <class R> __global__ void scale_real_kernel(R *out, int64_t count, R s)
 /* The reason an own rung (C2C of rows) declines a descriptor, or NULL. */
 static inline const char *c2c_rows(const ck_fft_desc *d, int64_t max_n, const char *why_n) {
   if (d->kind != CK_FFT_C2C) return "complex-to-complex only (rfft/irfft run on cuFFT or the host)";
+  if (d->n2 > 0) return "one dim at a time (two dims at once are cuFFT's rank-2 plan)";
   if (d->inner != 1) return "rows only (the transform along the last dim of a contiguous array)";
   if (max_n && d->n > max_n) return why_n;
   return NULL;

@@ -4,6 +4,7 @@
 --   ck.rfft(a [, n [, dim]] [, opts])                    real input: the n/2 + 1 non-negative frequencies
 --   ck.irfft(a [, n [, dim]] [, opts])                   back to n real values (default n = 2 (m - 1))
 --   ck.fft2 / ck.ifft2(a [, s [, dims]] [, opts])        over dims (default the last two); s: a length per dim
+--                                                        (a GPU array's last two dims go as one rank-2 cuFFT plan)
 --   ck.fftn / ck.ifftn(a [, s [, dims]] [, opts])        over dims (default: all, or the last #s)
 --   ck.fftshift / ck.ifftshift(a [, dims])               zero frequency to the centre and back (ck.roll)
 --   ck.fftfreq(n [, d = 1] [, {dtype, device}])          the sample frequencies, NumPy's order
@@ -136,6 +137,36 @@ local function plan_dims(where, a, s, dims, two)
   return dims
 end
 
+-- The last two dims of a GPU array at once (dims d and d + 1 = nd, lengths n1 and n2), as one rank-2 cuFFT plan:
+-- what ck.fft2 of a matrix or a batch of them is, and fftn's last two dims. Each dim is padded or cut first.
+local function both(ck, where, inverse, a, n1, n2, d, o)
+  local function len(n, dim)
+    if n ~= nil then return check_n(where, n, "s") end
+    local m = a:shape()[dim]
+    if m < 1 then raise(fmt("%s: %s has %d elements along dim %d: give n >= 1", where, desc(a), m, dim)) end
+    return m
+  end
+  n1, n2 = len(n1, d), len(n2, d + 1)
+  local scale = scale_of(o.norm, n1 * n2, inverse)
+  local ok, r = pcall(function()
+    return core_fft("fft", fit(ck, fit(ck, a, d, n1), d + 1, n2), n1, d, inverse, scale, o.variant, nil, n2)
+  end)
+  if ok then return r end
+  fail(where, r)
+end
+
+-- Whether dims i - 1 and i of the list are a's last two, on a GPU, for cuFFT (the default, or asked for by name),
+-- both transforms at least 2 long (s's lengths where given; a length-1 transform is a copy, left to the one-dim path).
+local function pairable(a, dims, i, o, s)
+  if i < 2 or (o.variant ~= nil and o.variant ~= "cufft") or not a:device():match("^cuda") then return false end
+  local nd = a:ndim()
+  local d1, d2 = dims[i - 1], dims[i]
+  d1, d2 = d1 < 0 and nd + d1 + 1 or d1, d2 < 0 and nd + d2 + 1 or d2
+  if d2 ~= nd or d1 ~= nd - 1 then return false end
+  local n1, n2 = s and s[i - 1] or a:shape()[d1], s and s[i] or a:shape()[d2]
+  return type(n1) == "number" and type(n2) == "number" and n1 >= 2 and n2 >= 2
+end
+
 local function many_fn(ck, name, inverse, two)
   local where = where_of("ck." .. name)
   return function(a, s, dims, opts)
@@ -143,8 +174,16 @@ local function many_fn(ck, name, inverse, two)
     local o = check_opts(where, opts, MANY)
     check_live(where, a, "argument 1")
     dims = plan_dims(where, a, s, dims, two)
-    local r = a
-    for i = #dims, 1, -1 do r = one(ck, where, "fft", inverse, r, s and s[i], dims[i], o) end
+    local r, i = a, #dims
+    while i >= 1 do -- the last dim first; the last two of a GPU array together
+      if pairable(r, dims, i, o, s) then
+        r = both(ck, where, inverse, r, s and s[i - 1], s and s[i], r:ndim() - 1, o)
+        i = i - 2
+      else
+        r = one(ck, where, "fft", inverse, r, s and s[i], dims[i], o)
+        i = i - 1
+      end
+    end
     return r
   end
 end

@@ -436,7 +436,8 @@ typedef struct ck_call {
                            * indices): the repeat check is skipped; the range check stays */
   bool exclusive;         /* scan: out(r) covers elements 0..r-1 (the identity at r == 0) */
   bool descending;        /* sort */
-  int64_t k;              /* sort: keep the first k along dim (topk); 0: all. histc: the number of bins */
+  int64_t k;              /* sort: keep the first k along dim (topk); 0: all. histc: the number of bins. fft: 0, or
+                           * the last dim's length when the transform runs over dim and the last dim at once */
   int64_t fft_n;          /* fft: the transform's length (fn = CK_FFT_C2C/R2C/C2R, s1 = the scale) */
   bool inverse;           /* fft: exp(+2 pi i jk/n) */
   bool causal;            /* attention: key j takes part in query i's row only when j <= i */

@@ -192,6 +192,14 @@ static void scatter(const ck_fft_desc *d, const line_ws *L, int64_t o, int64_t i
 }
 
 ck_status ck_host_fft(ck_ctx *ctx, const ck_fft_desc *d) {
+  if (d->n2 > 0) { /* two dims: along the last (n2) into out, then along n in place (a line is read before written) */
+    ck_fft_desc rows = *d, cols = *d;
+    rows.n2 = cols.n2 = 0;
+    rows.n = d->n2, rows.outer = d->outer * d->n, rows.scale = 1;
+    cols.inner = d->n2, cols.x = d->out;
+    ck_status st = ck_host_fft(ctx, &rows);
+    return st ? st : ck_host_fft(ctx, &cols);
+  }
   line_ws L;
   if (!ws_init(&L, d->n, d->inverse ? +1 : -1))
     return ck_error(ctx, CK_ERR_OOM, "fft: out of host memory for the work buffers of a length-%lld transform",

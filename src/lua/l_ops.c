@@ -255,8 +255,9 @@ static void parse_search(lua_State *L, int base, ckl_opcall *oc) {
   oc->nout = 1;
 }
 
-/* fft: kind ("fft", "rfft", "irfft"), x, n, dim [, inverse [, scale [, variant [, out]]]] (issue 35): x's length
- * along dim is already the transform's (lua/cukern/fft.lua pads or cuts it) */
+/* fft: kind ("fft", "rfft", "irfft"), x, n, dim [, inverse [, scale [, variant [, out [, n2]]]]] (issue 35): x's
+ * length along dim is already the transform's (lua/cukern/fft.lua pads or cuts it); n2: the last dim's length, for
+ * a complex transform over dim and the last dim at once (dim then is the next to last) */
 static void parse_fft(lua_State *L, int base, ckl_opcall *oc) {
   ck_call *c = &oc->call;
   const char *kind = luaL_checkstring(L, base);
@@ -272,6 +273,7 @@ static void parse_fft(lua_State *L, int base, ckl_opcall *oc) {
   c->s1 = luaL_optnumber(L, base + 5, 1.0);
   c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
   oc->out_at = opt_out(L, base + 7);
+  c->k = (int64_t)luaL_optinteger(L, base + 8, 0);
   oc->nout = 1;
 }
 
@@ -350,7 +352,7 @@ const ckl_opdesc ckl_ops[] = {
     {"sort", parse_sort, {"x", "dim", "descending", "k", "variant", "values", "out", "idx", "indices"}},
     {"histc", parse_histc, {"x", "bins", "lo", "hi", "variant", "out"}},
     {"searchsorted", parse_search, {"sorted", "values", "right", "variant", "out"}},
-    {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out"}},
+    {"fft", parse_fft, {"kind", "x", "n", "dim", "inverse", "scale", "variant", "out", "n2"}},
     {"rows", parse_rows, {"fn", "x", "dim", "w", "b", "eps", "variant", "out"}},
     {"attention", parse_attention, {"q", "k", "v", "mask", "causal", "scale", "variant", "out"}},
     {"complex_op", parse_complex, {"fn", "a", "b", "out", "dim", "keepdim", "variant", "b_im"}},
