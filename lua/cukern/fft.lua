@@ -138,20 +138,19 @@ local function plan_dims(where, a, s, dims, two)
 end
 
 -- The last two dims of a GPU array at once (dims d and d + 1 = nd, lengths n1 and n2), as one rank-2 cuFFT plan:
--- what ck.fft2 of a matrix or a batch of them is, and fftn's last two dims. Each dim is padded or cut first.
+-- what ck.fft2 of a matrix or a batch of them is, and fftn's last two dims. Each dim is padded or cut first. nil
+-- when the core refuses it and no rung was asked for (cuFFT missing: only cuFFT takes two dims at once), so the
+-- caller goes one dim at a time and any real error is raised there.
 local function both(ck, where, inverse, a, n1, n2, d, o)
-  local function len(n, dim)
-    if n ~= nil then return check_n(where, n, "s") end
-    local m = a:shape()[dim]
-    if m < 1 then raise(fmt("%s: %s has %d elements along dim %d: give n >= 1", where, desc(a), m, dim)) end
-    return m
-  end
-  n1, n2 = len(n1, d), len(n2, d + 1)
+  -- (pairable saw both at least 2 long; s's lengths are checked as the one-dim path checks them)
+  n1 = n1 == nil and a:shape()[d] or check_n(where, n1, "n")
+  n2 = n2 == nil and a:shape()[d + 1] or check_n(where, n2, "n")
   local scale = scale_of(o.norm, n1 * n2, inverse)
   local ok, r = pcall(function()
     return core_fft("fft", fit(ck, fit(ck, a, d, n1), d + 1, n2), n1, d, inverse, scale, o.variant, nil, n2)
   end)
   if ok then return r end
+  if o.variant == nil then return nil end
   fail(where, r)
 end
 
@@ -176,9 +175,9 @@ local function many_fn(ck, name, inverse, two)
     dims = plan_dims(where, a, s, dims, two)
     local r, i = a, #dims
     while i >= 1 do -- the last dim first; the last two of a GPU array together
-      if pairable(r, dims, i, o, s) then
-        r = both(ck, where, inverse, r, s and s[i - 1], s and s[i], r:ndim() - 1, o)
-        i = i - 2
+      local p = pairable(r, dims, i, o, s) and both(ck, where, inverse, r, s and s[i - 1], s and s[i], r:ndim() - 1, o)
+      if p then
+        r, i = p, i - 2
       else
         r = one(ck, where, "fft", inverse, r, s and s[i], dims[i], o)
         i = i - 1
