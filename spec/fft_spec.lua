@@ -343,8 +343,13 @@ describe("the FFT ladder on the GPU #gpu", function()
           check(ck.ifft2(a, {norm = norm}), r, i, tol_for(dt, n1 * n2, xmax, si), "i" .. label)
         end
       end
+      -- one plan, not two: the rank-2 path ran (the one-dim passes would also say "cufft" and give the same values)
+      ck.empty_cache()
+      ck.fft2(crand({16, 12}, dt, "cuda"))
+      assert.are.equal(1, ck.memory().fft_plans, dt .. " fft2 made one cuFFT plan")
       -- against the host's one-dim passes: s padding and cutting, fftn of three dims (the last two together, then
-      -- dim 1), a transposed view, a real input, and a radix8 request (one dim at a time on that rung)
+      -- dim 1), a transposed view, a real input, and a radix8 request (one dim at a time: radix8 where it takes the
+      -- length, a fallback where not)
       local real = dt == "c64" and "f32" or "f64"
       local a = crand({3, 6, 8}, dt, "cuda")
       local h = a:to("host")

@@ -12,7 +12,8 @@
  * Every line is gathered into a contiguous buffer, transformed in double, scaled once and written in the output's
  * precision. Twiddles come from sin/cos of 2 pi j / n with j reduced modulo n (and k^2 modulo 2n for the chirp),
  * so the error stays O(eps log n) as for a library transform: the specs compare the GPU rungs against it at
- * rtol ~ eps_dtype * log2(n).
+ * rtol ~ eps_dtype * log2(n). A two-dim descriptor (n2) is two such passes, the first stored in the output's
+ * precision before the second reads it (c64 rounds twice; the specs' bounds cover it).
  * R2C transforms the real line as complex and keeps n/2 + 1 outputs; C2R rebuilds the Hermitian line (the
  * imaginary parts of x[0] and of x[n/2] for even n are ignored) and keeps the real parts.
  */

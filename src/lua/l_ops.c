@@ -274,6 +274,7 @@ static void parse_fft(lua_State *L, int base, ckl_opcall *oc) {
   c->variant = ckl_opt_variant(L, base + 6, oc->vbuf, sizeof oc->vbuf);
   oc->out_at = opt_out(L, base + 7);
   c->k = (int64_t)luaL_optinteger(L, base + 8, 0);
+  if (c->k < 0) luaL_argerror(L, base + 8, "n2 must be >= 0");
   oc->nout = 1;
 }
 
