@@ -16,6 +16,9 @@
 // Second run (another H100): memcpy 0.720, CUB 0.882; packed B256 I16 1.055 (persistent), 1.011 (a block per
 // tile), B256 I32 0.979, prefetch after publishing 1.110, streaming hints 1.017, other shapes 1.09-1.42.
 // PROBE3=1 runs the third set (tiles of 8192, a block per tile, __nanosleep backoff in the spin: NS).
+// PROBE4=1 runs the fourth set: LBW (status words a lane loads per look-back step: 32 * LBW predecessors a step),
+// CNT (look-back steps and zero-flag re-polls a tile), and scan_cp (the next tile loaded by cp.async into a second
+// shared buffer while the block looks back and stores).
 //   nvcc -O3 -std=c++17 -arch=sm_90a -o /tmp/slp lab/scan_lookback_probe.cu && /tmp/slp [log2 n]
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -55,34 +58,63 @@ struct St {
   unsigned long long *word; /* PACK */
   int *flags;               /* !PACK */
   void *agg, *inc;          /* !PACK */
+  unsigned long long *cnt;  /* CNT: [0] look-back steps, [1] re-polls of a zero flag (summed over lanes), [2] tiles */
 };
 
-/* warp 0, after publish_agg: look back, publish the inclusive prefix; returns the exclusive prefix */
-template <class T, int PACK, int NS> __device__ T look_back(const St &st, int64_t g, T total) {
+/* warp 0, after publish_agg: look back, publish the inclusive prefix; returns the exclusive prefix.
+ * LBW (PACK only): each lane loads LBW status words per step, so a step sees 32 * LBW predecessors (lane l holds
+ * tiles end-1-l*LBW-j, j = 0 nearest). CNT: look-back steps and zero-flag re-polls added to st.cnt[0], st.cnt[1]. */
+template <class T, int PACK, int NS, int LBW = 1, int CNT = 0> __device__ T look_back(const St &st, int64_t g, T total) {
   const int lane = threadIdx.x & 31;
   T *agg = (T *)st.agg, *inc = (T *)st.inc;
   T prefix = 0;
   if (g == 0) return prefix;
-  for (int64_t end = g;; end -= 32) {
-    const int64_t at = end - 1 - lane;
+  unsigned steps = 0, spins = 0;
+  for (int64_t end = g;; end -= 32 * LBW) {
+    ++steps;
     unsigned f = 2;
     T v = 0;
-    if (at >= 0) {
-      if (PACK) {
-        unsigned long long w;
-        unsigned ns = NS;
-        for (;;) {
-          w = *(volatile unsigned long long *)(st.word + at);
-          if ((w >> 32) != 0) break;
-          if (NS) { __nanosleep(ns); ns = ns < 512 ? 2 * ns : ns; }
+    if (PACK && LBW > 1) {
+      unsigned long long w[LBW];
+#pragma unroll
+      for (int j = 0; j < LBW; ++j) {
+        const int64_t at = end - 1 - lane * LBW - j;
+        w[j] = at >= 0 ? *(volatile unsigned long long *)(st.word + at) : (2ull << 32); /* before tile 0: stop */
+      }
+#pragma unroll
+      for (int j = 0; j < LBW; ++j)
+        while ((w[j] >> 32) == 0) {
+          w[j] = *(volatile unsigned long long *)(st.word + (end - 1 - lane * LBW - j));
+          if (CNT) ++spins;
         }
-        f = (unsigned)(w >> 32);
-        v = unpack<T>(w);
-      } else {
-        do f = ((volatile int *)st.flags)[at];
-        while (f == 0);
-        __threadfence();
-        v = ((volatile T *)(f == 2 ? inc : agg))[at];
+      bool stop = false;
+#pragma unroll
+      for (int j = 0; j < LBW; ++j)
+        if (!stop) {
+          v += unpack<T>(w[j]);
+          stop = (w[j] >> 32) == 2;
+        }
+      f = stop ? 2 : 1;
+    } else {
+      const int64_t at = end - 1 - lane;
+      if (at >= 0) {
+        if (PACK) {
+          unsigned long long w;
+          unsigned ns = NS;
+          for (;;) {
+            w = *(volatile unsigned long long *)(st.word + at);
+            if ((w >> 32) != 0) break;
+            if (CNT) ++spins;
+            if (NS) { __nanosleep(ns); ns = ns < 512 ? 2 * ns : ns; }
+          }
+          f = (unsigned)(w >> 32);
+          v = unpack<T>(w);
+        } else {
+          do f = ((volatile int *)st.flags)[at];
+          while (f == 0);
+          __threadfence();
+          v = ((volatile T *)(f == 2 ? inc : agg))[at];
+        }
       }
     }
     const unsigned incl = __ballot_sync(0xffffffffu, f == 2);
@@ -92,6 +124,14 @@ template <class T, int PACK, int NS> __device__ T look_back(const St &st, int64_
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     prefix += v;
     if (incl) break;
+  }
+  if (CNT) {
+    spins = __reduce_add_sync(0xffffffffu, spins);
+    if (lane == 0) {
+      atomicAdd(st.cnt, (unsigned long long)steps);
+      atomicAdd(st.cnt + 1, (unsigned long long)spins);
+      atomicAdd(st.cnt + 2, 1ull);
+    }
   }
   if (lane == 0) {
     const T ip = prefix + total;
@@ -123,7 +163,7 @@ template <class T, int CS> __device__ __forceinline__ void st4(uint4 *p, uint4 v
  *       registers, then waits on its look-back and stores: loads stay in flight across the wait, and a tile's
  *       aggregate is published before its block takes another ticket (so successors never wait on a tile whose
  *       holder is still busy with an earlier one before publishing). */
-template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0>
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0>
 __global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__restrict__ y, int64_t ntiles, St st) {
   constexpr int N = BLOCK * ITEMS, V = ITEMS / 4, NW = BLOCK / 32;
   __shared__ T s[N + N / 32];
@@ -179,7 +219,7 @@ __global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__re
     }
     if (threadIdx.x < 32) {
       if (!PF && threadIdx.x == 0) publish_agg<T, PACK>(st, g, total);
-      const T pre = look_back<T, PACK, NS>(st, g, total);
+      const T pre = look_back<T, PACK, NS, LBW, CNT>(st, g, total);
       if (threadIdx.x == 0) carry = pre;
     }
     __syncthreads();
@@ -209,7 +249,7 @@ __global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__re
   }
 }
 
-template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0>
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0>
 void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) {
   constexpr int N = BLOCK * ITEMS;
   const int64_t nt = n / N;
@@ -220,9 +260,10 @@ void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) 
   st.flags = (int *)(c + 256);
   st.agg = c + 256 + 8 * nt;
   st.inc = c + 256 + 16 * nt;
+  st.cnt = (unsigned long long *)(c + 64);
   CK(cudaMemsetAsync(ws, 0, 256 + 8 * nt, s));
   static int grid = 0;
-  const auto k = scan_k<T, BLOCK, ITEMS, PACK, PF, PERSIST, CS, NS>;
+  const auto k = scan_k<T, BLOCK, ITEMS, PACK, PF, PERSIST, CS, NS, LBW, CNT>;
   if (!grid) {
     int per = 0, sms = 0, dev = 0;
     CK(cudaGetDevice(&dev));
@@ -237,7 +278,132 @@ void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) 
   CK(cudaGetLastError());
 }
 
+// ---------------------------------------------------------------- PROBE4: the next tile's loads in flight (cp.async)
+/* A persistent block keeps two tile buffers in shared memory. After publishing tile g's aggregate it takes its
+ * next ticket and issues that tile's loads with cp.async (16 bytes a thread at a time, no registers held), then
+ * looks back for g and stores it: the next tile's loads are in flight through the look-back and the store.
+ * Buffers are in 16-byte chunks with one chunk of padding per 8 (phys), so that a thread's ITEMS/4 consecutive
+ * chunks (the thread-blocked scan) and the striped chunks (loads and stores) are both conflict-free. */
+__device__ __forceinline__ int phys(int c) { return c + (c >> 3); }
+__device__ __forceinline__ void cp16(void *smem, const void *g) {
+  const unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(a), "l"(g) : "memory");
+}
+
+template <class T, int BLOCK, int ITEMS, int LBW, int CNT, int CS>
+__global__ void __launch_bounds__(BLOCK) scan_cp(const T *__restrict__ x, T *__restrict__ y, int64_t ntiles, St st) {
+  constexpr int N = BLOCK * ITEMS, C = N / 4, PC = C + C / 8, CPT = ITEMS / 4, NW = BLOCK / 32;
+  extern __shared__ uint4 sm[]; /* 2 * PC chunks */
+  __shared__ T wsum[NW];
+  __shared__ T carry;
+  __shared__ int64_t tk;
+  auto issue = [&](int64_t g, uint4 *buf) {
+    const uint4 *p = reinterpret_cast<const uint4 *>(x + g * N);
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+      const int c = k * BLOCK + threadIdx.x;
+      cp16(buf + phys(c), p + c);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  if (threadIdx.x == 0) tk = (int64_t)atomicAdd(st.ticket, 1ull);
+  __syncthreads();
+  int64_t g = tk;
+  if (g < ntiles) issue(g, sm);
+  int cur = 0;
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  while (g < ntiles) {
+    uint4 *b = sm + cur * PC;
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+    T r[ITEMS];
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+      const uint4 q = b[phys(threadIdx.x * CPT + k)];
+      memcpy(&r[4 * k], &q, 16);
+    }
+#pragma unroll
+    for (int m = 1; m < ITEMS; ++m) r[m] += r[m - 1];
+    const T wi = warp_incl(r[ITEMS - 1]);
+    if (lane == 31) wsum[w] = wi;
+    __syncthreads();
+    T before = 0, total = 0;
+#pragma unroll
+    for (int k = 0; k < NW; ++k) {
+      if (k < w) before += wsum[k];
+      total += wsum[k];
+    }
+    before += wi - r[ITEMS - 1];
+    if (threadIdx.x == 0) {
+      publish_agg<T, 1>(st, g, total);
+      tk = (int64_t)atomicAdd(st.ticket, 1ull);
+    }
+    __syncthreads();
+    const int64_t gn = tk;
+    if (gn < ntiles) issue(gn, sm + (cur ^ 1) * PC);
+    if (threadIdx.x < 32) {
+      const T pre = look_back<T, 1, 0, LBW, CNT>(st, g, total);
+      if (threadIdx.x == 0) carry = pre;
+    }
+    __syncthreads();
+    before += carry;
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+      T e[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) e[m] = before + r[4 * k + m];
+      memcpy(&b[phys(threadIdx.x * CPT + k)], e, 16);
+    }
+    __syncthreads();
+    uint4 *q = reinterpret_cast<uint4 *>(y + g * N);
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+      const int c = k * BLOCK + threadIdx.x;
+      st4<T, CS>(q + c, b[phys(c)]);
+    }
+    g = gn;
+    cur ^= 1;
+  }
+}
+
+template <class T, int BLOCK, int ITEMS, int LBW, int CNT = 0, int CS = 0>
+void run_cp(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) {
+  constexpr int N = BLOCK * ITEMS, C = N / 4, PC = C + C / 8;
+  constexpr size_t smem = 2 * PC * 16;
+  const int64_t nt = n / N;
+  St st;
+  char *c = (char *)ws;
+  st.ticket = (unsigned long long *)c;
+  st.word = (unsigned long long *)(c + 256);
+  st.cnt = (unsigned long long *)(c + 64);
+  CK(cudaMemsetAsync(ws, 0, 256 + 8 * nt, s));
+  static int grid = 0;
+  const auto k = scan_cp<T, BLOCK, ITEMS, LBW, CNT, CS>;
+  if (!grid) {
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int per = 0, sms = 0, dev = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, BLOCK, smem));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, k));
+    grid = per * sms;
+    printf("      (%d blocks/SM, %d registers, %zu B dynamic smem)\n", per, fa.numRegs, smem);
+  }
+  k<<<(unsigned)std::min<int64_t>(grid, nt), BLOCK, smem, s>>>((const T *)x, (T *)y, nt, st);
+  CK(cudaGetLastError());
+}
+
 template <class T> std::vector<void (*)(const void *, void *, int64_t, void *, cudaStream_t, bool)> fns() {
+  if (getenv("PROBE4"))
+    return {run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 1, 1>, run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 1>,
+            run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 4, 1>, run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 4>,
+            run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 8>,    run_cfg<T, 256, 16, 1, 0, 0, 0, 0, 4>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 0, 4>,    run_cp<T, 256, 32, 1, 1>,
+            run_cp<T, 256, 32, 4, 1>,                 run_cp<T, 256, 32, 4>,
+            run_cp<T, 256, 16, 4>,                    run_cp<T, 256, 32, 4, 0, 1>,
+            run_cp<T, 512, 16, 4>,                    run_cp<T, 128, 32, 4>,
+            run_cp<T, 256, 16, 8, 1>,                 run_cp<T, 256, 32, 8>};
   if (getenv("PROBE3"))
     return {run_cfg<T, 256, 32, 1, 0, 1, 0>,     run_cfg<T, 256, 32, 1, 0, 0, 0>,    run_cfg<T, 256, 32, 1, 0, 0, 0, 32>,
             run_cfg<T, 256, 16, 1, 0, 0, 0, 32>, run_cfg<T, 128, 32, 1, 0, 0, 0>,    run_cfg<T, 256, 32, 1, 0, 0, 1>,
@@ -255,12 +421,18 @@ static const char *names2[] = {"B256 I16 pack0 (rung 6)", "B256 I16", "B256 I16 
 static const char *names3[] = {"B256 I32", "B256 I32 one tile/block", "B256 I32 one tile ns32", "B256 I16 one tile ns32",
                                "B128 I32 one tile", "B256 I32 one tile cs", "B256 I32 ns32", "B128 I32 one tile ns32",
                                "B256 I32 one tile cs ns32"};
+static const char *names4[] = {"B256 I32 one tile (rung 6) cnt", "B256 I32 one tile (rung 6)", "B256 I32 one tile lbw4 cnt",
+                               "B256 I32 one tile lbw4", "B256 I32 one tile lbw8", "B256 I16 one tile lbw4",
+                               "B256 I32 one tile lbw4 cs", "cp B256 I32 lbw1 cnt", "cp B256 I32 lbw4 cnt",
+                               "cp B256 I32 lbw4", "cp B256 I16 lbw4", "cp B256 I32 lbw4 cs", "cp B512 I16 lbw4",
+                               "cp B128 I32 lbw4", "cp B256 I16 lbw8 cnt", "cp B256 I32 lbw8"};
 static const char **names = names2;
 
 
 int main(int argc, char **argv) {
   const int lg = argc > 1 ? atoi(argv[1]) : 28;
   if (getenv("PROBE3")) names = names3;
+  if (getenv("PROBE4")) names = names4;
   const int64_t n = (int64_t)1 << lg;
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
@@ -309,6 +481,10 @@ int main(int argc, char **argv) {
     fs_f[c](x, y, n, ws, s, true);
     CK(cudaStreamSynchronize(s));
     CK(cudaMemcpy(hfy.data(), y, n * 4, cudaMemcpyDeviceToHost));
+    unsigned long long cnt[3];
+    CK(cudaMemcpy(cnt, (char *)ws + 64, 24, cudaMemcpyDeviceToHost));
+    if (cnt[2]) printf("      (look-back steps %.2f a tile, zero-flag re-polls %.2f a tile, over %llu tiles)\n",
+                       (double)cnt[0] / cnt[2], (double)cnt[1] / cnt[2], cnt[2]);
     double worst = 0;
     for (int64_t i = 0; i < n; ++i) worst = std::max(worst, (double)fabsf(hfy[i] - hfr[i]) / (fabsf(hfr[i]) + 1.0));
     const float t = probe_ms([&] { fs_f[c](x, y, n, ws, s, false); }, s);
