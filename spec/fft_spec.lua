@@ -345,7 +345,7 @@ describe("the FFT ladder on the GPU #gpu", function()
       end
       -- one plan, not two: the rank-2 path ran (the one-dim passes would also say "cufft" and give the same values)
       ck.empty_cache()
-      ck.fft2(crand({16, 12}, dt, "cuda"))
+      ck.fft2((crand({16, 12}, dt, "cuda"))) -- (crand returns the parts too: one argument only)
       assert.are.equal(1, ck.memory().fft_plans, dt .. " fft2 made one cuFFT plan")
       -- against the host's one-dim passes: s padding and cutting, fftn of three dims (the last two together, then
       -- dim 1), a transposed view, a real input, and a radix8 request (one dim at a time: radix8 where it takes the
@@ -367,7 +367,7 @@ describe("the FFT ladder on the GPU #gpu", function()
         check(got, hr, hi, tol_for(dt, 3 * 6 * 16, maxabs(parts(h)), 1) * 4, dt .. " " .. c[1] .. " against the host")
       end
       local function err(f) local ok, e = pcall(f); assert(not ok); return tostring(e) end
-      local bad = err(function() return ck.fft2(crand({4, 0}, dt, "cuda")) end)
+      local bad = err(function() return ck.fft2((crand({4, 0}, dt, "cuda"))) end)
       assert.truthy(bad:find("ck.fft2", 1, true) and bad:find("give n >= 1", 1, true), bad)
     end
   end))
