@@ -58,6 +58,7 @@ template <class A> CKS_HD bool nan_of(A v) {
 template <class T, int OP, bool BOOL>
 struct ScanOp {
   using in_t = T;
+  static constexpr int op = OP;
   static constexpr bool arith = OP == CK_SCAN_SUM || OP == CK_SCAN_PROD;
   static constexpr bool wraps = arith && !is_float_v<T>; /* integer sums/products: uint64, written as i64 */
   using acc_t = std::conditional_t<wraps, uint64_t,
