@@ -24,7 +24,7 @@ struct Chained {
   template <class A> static constexpr int items() { return SP_ITEMS; }
   template <class P>
   __device__ static typename P::acc_t get(const Status<typename P::acc_t> &st, int64_t g, int64_t t,
-                                          typename P::acc_t total) {
+                                          typename P::acc_t total, Delay) { /* (the chain spins: no sleeps) */
     typename P::acc_t prev = P::identity();
     if (threadIdx.x != 0) return prev;
     if (t > 0) {

@@ -90,7 +90,7 @@ template <int N, class F> __device__ __forceinline__ void unrolled(F &&f) {
  * pre. */
 template <class P, int V>
 __device__ __forceinline__ void look_back(const Words<typename P::acc_t> &st, int64_t g, int64_t t, int64_t chains,
-                                          const typename P::acc_t (&agg)[V], typename P::acc_t (&pre)[V]) {
+                                          const typename P::acc_t (&agg)[V], typename P::acc_t (&pre)[V], Delay dl) {
   using acc_t = typename P::acc_t;
   constexpr int C = 32 * V;
   const int lane = threadIdx.x & 31;
@@ -99,12 +99,14 @@ __device__ __forceinline__ void look_back(const Words<typename P::acc_t> &st, in
 #pragma unroll
   for (int v = 0; v < V; ++v) pre[v] = P::identity();
   if (t == 0) return;
+  sleep_ns(dl.first);
   unsigned open = (1u << V) - 1; /* the columns still looking back (the strip's first tile is inclusive) */
   for (int64_t tile = g - chains; open; tile -= chains) {
     acc_t x[V];
     unsigned f[V];
     bool wait;
-    do {
+    for (int pass = 0;; ++pass) {
+      if (pass) sleep_ns(dl.poll);
       wait = false;
 #pragma unroll
       for (int v = 0; v < V; ++v) {
@@ -115,7 +117,8 @@ __device__ __forceinline__ void look_back(const Words<typename P::acc_t> &st, in
           wait |= f[v] == 0;
         }
       }
-    } while (wait);
+      if (!wait) break;
+    }
 #pragma unroll
     for (int v = 0; v < V; ++v)
       if (open >> v & 1) {
@@ -134,7 +137,7 @@ template <class P, bool VEC>
 __global__ void __launch_bounds__(CL_BLOCK)
     scan_cols_lookback_kernel(const typename P::in_t *__restrict__ x, typename P::out_t *__restrict__ out, int64_t len,
                               int64_t inner, int64_t nstrips, int64_t chains, int64_t total, int exclusive,
-                              Words<typename P::acc_t> st) {
+                              Words<typename P::acc_t> st, Delay dl) {
   using G = ColsGeom<P>;
   using acc_t = typename P::acc_t;
   using in_t = typename P::in_t;
@@ -201,7 +204,7 @@ __global__ void __launch_bounds__(CL_BLOCK)
 #pragma unroll
         for (int q = 1; q < CL_WARPS; ++q) agg[v] = P::combine(agg[v], tot[q][v * 32 + lane]);
       }
-      look_back<P, V>(st, g, t, chains, agg, pre);
+      look_back<P, V>(st, g, t, chains, agg, pre, dl);
 #pragma unroll
       for (int v = 0; v < V; ++v) carry[v * 32 + lane] = pre[v];
     }
@@ -249,8 +252,12 @@ template <class P> static int launch(const ck_scan_desc &d, const ck_env *env) {
                    aligned(d.out, StoreChunk<G::V * (int)sizeof(out_t)>::value);
   const auto kernel = vec ? scan_cols_lookback_kernel<P, true> : scan_cols_lookback_kernel<P, false>;
   ck_note(env, kernel, CL_BLOCK, 0);
+  /* rung 6's sleeps (single_pass.cuh's Delay) are off here by default: the tile above was ticketed a band earlier
+   * and has mostly published, so a sleep before the first read would only add latency; CUKERN_SCAN_COLS_DELAY and
+   * CUKERN_SCAN_COLS_POLL set them for lab/ sweeps */
+  const Delay dl = look_back_delay(total, "CUKERN_SCAN_COLS_DELAY", "CUKERN_SCAN_COLS_POLL", 0, 0);
   kernel<<<grid_for(total), CL_BLOCK, 0, s>>>((const in_t *)d.x, (out_t *)d.out, d.len, d.inner, nstrips, chains,
-                                              total, d.exclusive, PackedWords::at<acc_t>(w.p, total * G::C));
+                                              total, d.exclusive, PackedWords::at<acc_t>(w.p, total * G::C), dl);
   return (int)cudaGetLastError();
 }
 

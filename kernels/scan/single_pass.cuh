@@ -22,6 +22,7 @@
 #ifndef CK_SCAN_SINGLE_PASS_CUH
 #define CK_SCAN_SINGLE_PASS_CUH
 
+#include "ck_knob.h"
 #include "scan_common.cuh"
 
 namespace ckscan {
@@ -120,6 +121,30 @@ struct PackedWords {
   }
 };
 
+/* The look-back's sleeps, in ns (Merrill and Garland's look-back as CUB's sm90 tuning runs it): `first` before a
+ * tile's first read of its predecessors' words, `poll` before each re-read of a word still empty. Polling at once
+ * keeps the waiting warps issuing loads to the few lines that hold the newest words, against the other tiles' loads
+ * and stores; asleep, the warp leaves the SM to the blocks that are loading. On an H100 (3 x 2^26 f32, rung 6's
+ * tiles, lab/scan_lookback_probe.cu PROBE5 and PROBE6, one run each) polling at once ran at 74.8% of memcpy;
+ * sleeping first 800, 1140, 1600, 2200 and 3000 ns (then 688 between re-polls) at 81.6, 84.7, 86.1, 88.8 and
+ * 87.4%; the re-poll sleep mattered little (344-2000 ns: within 1%). CUB's sm90 f32 tuning sleeps 1140 and 688 (and
+ * ran at 80.5% in the same run). CUB sleeps only in grids of at least 500 blocks (kDelayGrid): with few tiles the
+ * wait is latency, not contention. CUKERN_SCAN_DELAY and CUKERN_SCAN_POLL set the two for rung 6 (0: no sleep),
+ * whatever the grid, for lab/ sweeps and the sanitizer runs on small cases. */
+struct Delay {
+  unsigned first, poll;
+};
+constexpr int64_t kDelayGrid = 500;
+static inline Delay look_back_delay(int64_t tiles, const char *first_knob, const char *poll_knob, unsigned first,
+                                    unsigned poll) {
+  const bool big = tiles >= kDelayGrid; /* a knob that is set applies whatever the grid (the sanitizer runs use it) */
+  return {(unsigned)ck_knob(first_knob, 0, 100000, big ? (int)first : 0),
+          (unsigned)ck_knob(poll_knob, 0, 100000, big ? (int)poll : 0)};
+}
+__device__ __forceinline__ void sleep_ns(unsigned ns) {
+  if (ns) __nanosleep(ns);
+}
+
 /* The next tile for this block (all threads get it). */
 __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t *sh) {
   if (threadIdx.x == 0) *sh = (int64_t)atomicAdd(ticket, 1ull);
@@ -137,7 +162,7 @@ __device__ __forceinline__ int64_t next_tile(unsigned long long *ticket, int64_t
 template <class P, class Prefix, int ITEMS>
 __global__ void __launch_bounds__(SP_BLOCK, ITEMS >= 32 ? 3 : 0) scan_single_pass_kernel(
     const typename P::in_t *__restrict__ x, typename P::out_t *out, int64_t outer, int64_t len, int64_t ntiles,
-    int exclusive, typename Prefix::Layout::template State<typename P::acc_t> st) {
+    int exclusive, typename Prefix::Layout::template State<typename P::acc_t> st, Delay dl) {
   using T = Tile<P, SP_BLOCK, ITEMS, Prefix::stream>;
   using acc_t = typename P::acc_t;
   __shared__ acc_t s[T::SMEM];
@@ -155,7 +180,7 @@ __global__ void __launch_bounds__(SP_BLOCK, ITEMS >= 32 ? 3 : 0) scan_single_pas
     acc_t total;
     const acc_t ex = block_excl<P, SP_BLOCK>(mine, total, wsum);
     if (threadIdx.x < 32) {
-      const acc_t prefix = Prefix::template get<P>(st, g, t, total);
+      const acc_t prefix = Prefix::template get<P>(st, g, t, total, dl);
       if (threadIdx.x == 0) carry = prefix;
     }
     __syncthreads();
@@ -181,7 +206,8 @@ static int run_single_pass(const ck_env *env, const ck_scan_desc &d) {
   if (err) return err;
   ck_note(env, kernel, SP_BLOCK, 0);
   kernel<<<grid_for(total), SP_BLOCK, 0, s>>>((const typename P::in_t *)d.x, (typename P::out_t *)d.out, d.outer,
-                                              d.len, ntiles, d.exclusive, L::template at<acc_t>(w.p, total));
+                                              d.len, ntiles, d.exclusive, L::template at<acc_t>(w.p, total),
+                                              look_back_delay(total, "CUKERN_SCAN_DELAY", "CUKERN_SCAN_POLL", 2200, 688));
   return (int)cudaGetLastError();
 }
 
