@@ -21,8 +21,11 @@ function M.median(t)
   return #t % 2 == 1 and t[m + 1] or (t[m] + t[m + 1]) / 2
 end
 
---- The median of `reps` runs of f (after `warmup`), in ms, each between ck.sync("all") calls.
+--- The median of `reps` runs of f (after `warmup`), in ms, each between ck.sync("all") calls. A full collection
+-- first: arrays an earlier case left to the collector (a check's temporaries) are freed before the clock starts,
+-- not by a collection step inside a timed run.
 function M.time(f, reps, warmup)
+  collectgarbage("collect")
   for _ = 1, warmup or 3 do f() end
   local times = {}
   for r = 1, reps do

@@ -16,6 +16,9 @@
 // Second run (another H100): memcpy 0.720, CUB 0.882; packed B256 I16 1.055 (persistent), 1.011 (a block per
 // tile), B256 I32 0.979, prefetch after publishing 1.110, streaming hints 1.017, other shapes 1.09-1.42.
 // PROBE3=1 runs the third set (tiles of 8192, a block per tile, __nanosleep backoff in the spin: NS).
+// PROBE6=1: the delays swept on PROBE5's best tile (B256 I32 streaming: names give d<first sleep> ns<re-poll sleep>).
+// PROBE5=1 runs the fifth set on n = 3 * 2^(lg-2): CUB's sm90 tuning (128 threads x 24 items, a 1140 ns sleep before the
+// first look-back read and 688 ns between re-polls), register caps (MINB blocks an SM) and streaming loads.
 // PROBE4=1 runs the fourth set: LBW (status words a lane loads per look-back step: 32 * LBW predecessors a step),
 // CNT (look-back steps and zero-flag re-polls a tile), and scan_cp (the next tile loaded by cp.async into a second
 // shared buffer while the block looks back and stores).
@@ -64,11 +67,13 @@ struct St {
 /* warp 0, after publish_agg: look back, publish the inclusive prefix; returns the exclusive prefix.
  * LBW (PACK only): each lane loads LBW status words per step, so a step sees 32 * LBW predecessors (lane l holds
  * tiles end-1-l*LBW-j, j = 0 nearest). CNT: look-back steps and zero-flag re-polls added to st.cnt[0], st.cnt[1]. */
-template <class T, int PACK, int NS, int LBW = 1, int CNT = 0> __device__ T look_back(const St &st, int64_t g, T total) {
+template <class T, int PACK, int NS, int LBW = 1, int CNT = 0, int D0 = 0>
+__device__ T look_back(const St &st, int64_t g, T total) {
   const int lane = threadIdx.x & 31;
   T *agg = (T *)st.agg, *inc = (T *)st.inc;
   T prefix = 0;
   if (g == 0) return prefix;
+  if (D0) __nanosleep(D0); /* CUB's L2 write latency: give the predecessors' words time to land before reading */
   unsigned steps = 0, spins = 0;
   for (int64_t end = g;; end -= 32 * LBW) {
     ++steps;
@@ -163,8 +168,9 @@ template <class T, int CS> __device__ __forceinline__ void st4(uint4 *p, uint4 v
  *       registers, then waits on its look-back and stores: loads stay in flight across the wait, and a tile's
  *       aggregate is published before its block takes another ticket (so successors never wait on a tile whose
  *       holder is still busy with an earlier one before publishing). */
-template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0>
-__global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__restrict__ y, int64_t ntiles, St st) {
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0,
+          int MINB = 0, int D0 = 0>
+__global__ void __launch_bounds__(BLOCK, MINB) scan_k(const T *__restrict__ x, T *__restrict__ y, int64_t ntiles, St st) {
   constexpr int N = BLOCK * ITEMS, V = ITEMS / 4, NW = BLOCK / 32;
   __shared__ T s[N + N / 32];
   __shared__ T wsum[NW];
@@ -219,7 +225,7 @@ __global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__re
     }
     if (threadIdx.x < 32) {
       if (!PF && threadIdx.x == 0) publish_agg<T, PACK>(st, g, total);
-      const T pre = look_back<T, PACK, NS, LBW, CNT>(st, g, total);
+      const T pre = look_back<T, PACK, NS, LBW, CNT, D0>(st, g, total);
       if (threadIdx.x == 0) carry = pre;
     }
     __syncthreads();
@@ -249,7 +255,8 @@ __global__ void __launch_bounds__(BLOCK) scan_k(const T *__restrict__ x, T *__re
   }
 }
 
-template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0>
+template <class T, int BLOCK, int ITEMS, int PACK, int PF, int PERSIST, int CS, int NS = 0, int LBW = 1, int CNT = 0,
+          int MINB = 0, int D0 = 0>
 void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) {
   constexpr int N = BLOCK * ITEMS;
   const int64_t nt = n / N;
@@ -263,14 +270,16 @@ void run_cfg(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) 
   st.cnt = (unsigned long long *)(c + 64);
   CK(cudaMemsetAsync(ws, 0, 256 + 8 * nt, s));
   static int grid = 0;
-  const auto k = scan_k<T, BLOCK, ITEMS, PACK, PF, PERSIST, CS, NS, LBW, CNT>;
+  const auto k = scan_k<T, BLOCK, ITEMS, PACK, PF, PERSIST, CS, NS, LBW, CNT, MINB, D0>;
   if (!grid) {
     int per = 0, sms = 0, dev = 0;
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, BLOCK, 0));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, k));
     grid = per * sms;
-    printf("      (%d blocks/SM)\n", per);
+    printf("      (%d blocks/SM, %d registers, %d B local)\n", per, fa.numRegs, (int)fa.localSizeBytes);
   }
   /* not persistent: a block per tile (still by ticket, so predecessors are running or done) */
   const int64_t gr = PERSIST ? std::min<int64_t>(grid, nt) : nt;
@@ -395,6 +404,22 @@ void run_cp(const void *x, void *y, int64_t n, void *ws, cudaStream_t s, bool) {
 }
 
 template <class T> std::vector<void (*)(const void *, void *, int64_t, void *, cudaStream_t, bool)> fns() {
+  if (getenv("PROBE6")) /* the delays swept on the best tile of PROBE5 (B256 I32, streaming) */
+    return {run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 1140>,  run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 800>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 1600>,  run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 2200>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 3000>,  run_cfg<T, 256, 32, 1, 0, 0, 1, 344, 1, 0, 0, 1140>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 1376, 1, 0, 0, 1140>, run_cfg<T, 256, 32, 1, 0, 0, 1, 1000, 1, 0, 0, 1600>,
+            run_cfg<T, 256, 16, 1, 0, 0, 1, 688, 1, 0, 4, 1600>,  run_cfg<T, 128, 32, 1, 0, 0, 1, 688, 1, 0, 0, 1600>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 4, 0, 0, 1140>,  run_cfg<T, 256, 32, 1, 0, 0, 1, 1376, 1, 0, 0, 2200>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 1, 0, 1600>,  run_cfg<T, 256, 32, 1, 0, 0, 1, 2000, 1, 0, 0, 1600>};
+  if (getenv("PROBE5")) /* CUB's sm90 f32 tuning: 128 threads x 24 items, L2 write latency 1140 ns, delay 688 ns */
+    return {run_cfg<T, 256, 32, 1, 0, 0, 1>,                       run_cfg<T, 128, 24, 1, 0, 0, 1, 688, 1, 0, 0, 1140>,
+            run_cfg<T, 128, 24, 1, 0, 0, 1>,                       run_cfg<T, 128, 24, 1, 0, 0, 1, 688, 1, 0, 8, 1140>,
+            run_cfg<T, 256, 24, 1, 0, 0, 1, 688, 1, 0, 0, 1140>,   run_cfg<T, 128, 32, 1, 0, 0, 1, 688, 1, 0, 0, 1140>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 688, 1, 0, 0, 1140>,   run_cfg<T, 128, 16, 1, 0, 0, 1, 688, 1, 0, 10, 1140>,
+            run_cfg<T, 256, 32, 1, 0, 0, 1, 0, 1, 0, 0, 600>,      run_cfg<T, 128, 24, 1, 0, 0, 1, 300, 1, 0, 0, 600>,
+            run_cfg<T, 128, 24, 1, 0, 0, 1, 688, 1, 1, 0, 1140>,   run_cfg<T, 256, 16, 1, 0, 0, 1, 688, 1, 0, 4, 1140>,
+            run_cfg<T, 128, 24, 1, 0, 0, 1, 688, 1, 0, 6, 1140>,   run_cfg<T, 256, 24, 1, 0, 0, 1, 688, 1, 0, 4, 1140>};
   if (getenv("PROBE4"))
     return {run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 1, 1>, run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 1>,
             run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 4, 1>, run_cfg<T, 256, 32, 1, 0, 0, 0, 0, 4>,
@@ -426,6 +451,15 @@ static const char *names4[] = {"B256 I32 one tile (rung 6) cnt", "B256 I32 one t
                                "B256 I32 one tile lbw4 cs", "cp B256 I32 lbw1 cnt", "cp B256 I32 lbw4 cnt",
                                "cp B256 I32 lbw4", "cp B256 I16 lbw4", "cp B256 I32 lbw4 cs", "cp B512 I16 lbw4",
                                "cp B128 I32 lbw4", "cp B256 I16 lbw8 cnt", "cp B256 I32 lbw8"};
+static const char *names5[] = {"B256 I32 cs (rung 6)", "B128 I24 cs d1140 ns688 (CUB's)", "B128 I24 cs",
+                               "B128 I24 cs d1140 ns688 min8", "B256 I24 cs d1140 ns688", "B128 I32 cs d1140 ns688",
+                               "B256 I32 cs d1140 ns688", "B128 I16 cs d1140 ns688 min10", "B256 I32 cs d600",
+                               "B128 I24 cs d600 ns300", "B128 I24 cs d1140 ns688 cnt", "B256 I16 cs d1140 ns688 min4",
+                               "B128 I24 cs d1140 ns688 min6", "B256 I24 cs d1140 ns688 min4"};
+static const char *names6[] = {"d1140 ns688", "d800 ns688", "d1600 ns688", "d2200 ns688", "d3000 ns688",
+                               "d1140 ns344", "d1140 ns1376", "d1600 ns1000", "B256 I16 min4 d1600 ns688",
+                               "B128 I32 d1600 ns688", "d1140 ns688 lbw4", "d2200 ns1376", "d1600 ns688 cnt",
+                               "d1600 ns2000"};
 static const char **names = names2;
 
 
@@ -433,12 +467,15 @@ int main(int argc, char **argv) {
   const int lg = argc > 1 ? atoi(argv[1]) : 28;
   if (getenv("PROBE3")) names = names3;
   if (getenv("PROBE4")) names = names4;
-  const int64_t n = (int64_t)1 << lg;
+  if (getenv("PROBE5")) names = names5;
+  if (getenv("PROBE6")) names = names6;
+  /* PROBE5: n = 3 * 2^(lg - 2) (2^28 -> 201326592), a whole number of tiles of 3072, 6144, 4096 or 8192 */
+  const int64_t n = getenv("PROBE5") || getenv("PROBE6") ? (int64_t)3 << (lg - 2) : (int64_t)1 << lg;
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
   cudaDeviceProp pr;
   CK(cudaGetDeviceProperties(&pr, 0));
-  printf("scan look-back probe on %s, n = 2^%d\n", pr.name, lg);
+  printf("scan look-back probe on %s, n = %lld\n", pr.name, (long long)n);
   void *x, *y, *ref, *ws;
   CK(cudaMalloc(&x, n * 4));
   CK(cudaMalloc(&y, n * 4));
