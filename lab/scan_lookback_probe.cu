@@ -56,6 +56,25 @@ template <class T> __device__ __forceinline__ T warp_incl(T v) {
   return v;
 }
 
+/* The block's scan of its threads' ITEMS consecutive values in r (scanned in place): `before` gets everything ahead
+ * of this thread's first value, `total` the tile's sum. wsum: NW values of shared memory; one barrier inside. */
+template <class T, int ITEMS, int NW>
+__device__ __forceinline__ void block_scan_regs(T (&r)[ITEMS], T *wsum, T &before, T &total) {
+#pragma unroll
+  for (int m = 1; m < ITEMS; ++m) r[m] += r[m - 1];
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const T wi = warp_incl(r[ITEMS - 1]);
+  if (lane == 31) wsum[w] = wi;
+  __syncthreads();
+  before = 0, total = 0;
+#pragma unroll
+  for (int k = 0; k < NW; ++k) {
+    if (k < w) before += wsum[k];
+    total += wsum[k];
+  }
+  before += wi - r[ITEMS - 1];
+}
+
 struct St {
   unsigned long long *ticket;
   unsigned long long *word; /* PACK */
@@ -200,19 +219,8 @@ __global__ void __launch_bounds__(BLOCK, MINB) scan_k(const T *__restrict__ x, T
     T r[ITEMS];
 #pragma unroll
     for (int m = 0; m < ITEMS; ++m) r[m] = s[pad(threadIdx.x * ITEMS + m)];
-#pragma unroll
-    for (int m = 1; m < ITEMS; ++m) r[m] += r[m - 1];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const T wi = warp_incl(r[ITEMS - 1]);
-    if (lane == 31) wsum[w] = wi;
-    __syncthreads();
-    T before = 0, total = 0;
-#pragma unroll
-    for (int k = 0; k < NW; ++k) {
-      if (k < w) before += wsum[k];
-      total += wsum[k];
-    }
-    before += wi - r[ITEMS - 1];
+    T before, total;
+    block_scan_regs<T, ITEMS, NW>(r, wsum, before, total);
     int64_t gn = ntiles;
     if (PF) {
       if (threadIdx.x == 0) {
@@ -320,7 +328,6 @@ __global__ void __launch_bounds__(BLOCK) scan_cp(const T *__restrict__ x, T *__r
   int64_t g = tk;
   if (g < ntiles) issue(g, sm);
   int cur = 0;
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   while (g < ntiles) {
     uint4 *b = sm + cur * PC;
     asm volatile("cp.async.wait_group 0;" ::: "memory");
@@ -331,18 +338,8 @@ __global__ void __launch_bounds__(BLOCK) scan_cp(const T *__restrict__ x, T *__r
       const uint4 q = b[phys(threadIdx.x * CPT + k)];
       memcpy(&r[4 * k], &q, 16);
     }
-#pragma unroll
-    for (int m = 1; m < ITEMS; ++m) r[m] += r[m - 1];
-    const T wi = warp_incl(r[ITEMS - 1]);
-    if (lane == 31) wsum[w] = wi;
-    __syncthreads();
-    T before = 0, total = 0;
-#pragma unroll
-    for (int k = 0; k < NW; ++k) {
-      if (k < w) before += wsum[k];
-      total += wsum[k];
-    }
-    before += wi - r[ITEMS - 1];
+    T before, total;
+    block_scan_regs<T, ITEMS, NW>(r, wsum, before, total);
     if (threadIdx.x == 0) {
       publish_agg<T, 1>(st, g, total);
       tk = (int64_t)atomicAdd(st.ticket, 1ull);
