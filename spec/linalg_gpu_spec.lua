@@ -205,6 +205,24 @@ describe("linear algebra: GPU against the host", function()
     assert(not ok and err:find("U(1,1) is exactly zero in its LU factors (matrix [2] of the batch)", 1, true), err)
     ok, err = pcall(ck.cholesky, ck.mul(ck.eye(4, {dtype = "f64", device = "cuda"}), -1))
     assert(not ok and err:find("leading minor of order 1", 1, true), err)
+    -- a batch goes through one cusolverDn<t>potrfBatched call: the entry that is not positive definite is named, and
+    -- the upper factor of a batch matches the host's
+    local P = ck.stack({ck.eye(4, {dtype = "f64", device = "cuda"}), ck.mul(ck.eye(4, {dtype = "f64", device = "cuda"}), -1),
+                        ck.eye(4, {dtype = "f64", device = "cuda"})})
+    ok, err = pcall(ck.cholesky, P)
+    assert(not ok and err:find("leading minor of order 1 is not positive (matrix [2] of the batch)", 1, true), err)
+    for _, dt in ipairs {"f32", "f64", "c64", "c128"} do
+      local R = H.rand({40, 12, 12}, (dt == "c64" or dt == "f32") and "f32" or "f64", "host")
+      if dt == "c64" or dt == "c128" then R = ck.complex(R, H.rand({40, 12, 12}, dt == "c64" and "f32" or "f64", "host")) end
+      local G = ck.add(ck.matmul(R, ck.conj(R):transpose(2, 3)), ck.mul(ck.eye(12, {dtype = R:dtype()}), 12))
+      for _, upper in ipairs {false, true} do
+        local want = ck.cholesky(G, {upper = upper})
+        local got = ck.cholesky(G:cuda(), {upper = upper}):host()
+        local e = ck.max(ck.abs(ck.sub(got, want)):contiguous():reshape(-1), 1):item()
+        local bound = 1e3 * 12 * EPS[(dt == "c64" or dt == "f32") and "f32" or "f64"] * ck.max(ck.abs(want):contiguous():reshape(-1), 1):item()
+        assert(e <= bound, ("batched cholesky %s upper=%s: max |GPU - host| %.3g > %.3g"):format(dt, tostring(upper), e, bound))
+      end
+    end
     assert(pcall(ck.solve, S, ck.ones(2, 1, {dtype = "f64", device = "cuda"}), {check = false}))
     -- the one-kernel path (orders <= 32): entry 31 of 50 has a zero row 4 (never a pivot, it ends as row 5:
     -- U(5,5) is zero), entry 7 then a NaN, which is raised first, as the host's scan of A does

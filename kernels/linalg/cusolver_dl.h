@@ -23,6 +23,7 @@ extern "C" {
   X(Cgetrf_bufferSize) X(Zgetrf_bufferSize) X(Cgetrf) X(Zgetrf) X(Cgetrs) X(Zgetrs)                                  \
   X(Cpotrf_bufferSize) X(Zpotrf_bufferSize) X(Cpotrf) X(Zpotrf) X(Cpotrs) X(Zpotrs)                                  \
   X(Spotrf_bufferSize) X(Dpotrf_bufferSize) X(Spotrf) X(Dpotrf) X(Spotrs) X(Dpotrs)                                  \
+  X(SpotrfBatched) X(DpotrfBatched) X(CpotrfBatched) X(ZpotrfBatched)                                              \
   X(Sgeqrf_bufferSize) X(Dgeqrf_bufferSize) X(Sgeqrf) X(Dgeqrf)                                                      \
   X(Cgeqrf_bufferSize) X(Zgeqrf_bufferSize) X(Cgeqrf) X(Zgeqrf)                                                      \
   X(Sorgqr_bufferSize) X(Dorgqr_bufferSize) X(Sorgqr) X(Dorgqr)                                                      \
