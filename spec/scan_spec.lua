@@ -274,12 +274,12 @@ describe("the scan ladder on the GPU", function()
     report((run_rungs(cases, {"cumsum", "cummax"}, {"f32", "i32", "f16"})))
   end))
 
-  -- 2^22 + 5 elements: 513 tiles of 8192, past single_pass.cuh's kDelayGrid (500 tiles), so the look-back rung sleeps
-  -- before its first read and between re-polls (its Delay) as on large arrays; 2^20+1 above is 129 tiles, which
-  -- poll at once
-  it("the single-pass rungs match the host on 2^22+5 elements, where the look-back sleeps", gpu(function()
+  -- 2^23 + 5 elements: 1025 tiles of 8192, past single_pass.cuh's kDelayGrid (1024 tiles), so the look-back rung
+  -- sleeps before its first read and between re-polls (its Delay) as on large arrays; 2^20+1 above is 129 tiles,
+  -- which poll at once
+  it("the single-pass rungs match the host on 2^23+5 elements, where the look-back sleeps", gpu(function()
     local only = {lookback = true, chained = true, cub = true}
-    report((run_rungs({{name = "2^22+5", shape = {2 ^ 22 + 5}, dims = {1}}}, {"cumsum", "cummax"}, {"f32", "i32"}, only)))
+    report((run_rungs({{name = "2^23+5", shape = {2 ^ 23 + 5}, dims = {1}}}, {"cumsum", "cummax"}, {"f32", "i32"}, only)))
   end))
 
   -- cols_lookback (rung 10): many tiles down the scan dim (64 rows each; 32 for 8-byte sums of narrow dtypes),

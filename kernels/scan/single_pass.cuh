@@ -128,13 +128,15 @@ struct PackedWords {
  * tiles, lab/scan_lookback_probe.cu PROBE5 and PROBE6, one run each) polling at once ran at 74.8% of memcpy;
  * sleeping first 800, 1140, 1600, 2200 and 3000 ns (then 688 between re-polls) at 81.6, 84.7, 86.1, 88.8 and
  * 87.4%; the re-poll sleep mattered little (344-2000 ns: within 1%). CUB's sm90 f32 tuning sleeps 1140 and 688 (and
- * ran at 80.5% in the same run). CUB sleeps only in grids of at least 500 blocks (kDelayGrid): with few tiles the
- * wait is latency, not contention. CUKERN_SCAN_DELAY and CUKERN_SCAN_POLL set the two for rung 6 (0: no sleep),
+ * ran at 80.5% in the same run). CUB sleeps only in grids of at least 500 blocks; our tiles are 2.7x CUB's, and
+ * the ladder (4-GPU host's H100, b0ac3c1, sleeping from 500 tiles) ran 2^22 f32 (512 tiles) in 0.0282 ms against
+ * 0.0245 polling (session 11's run) while 2^24 (2048 tiles) gained (0.0699 -> 0.0648): so from 1024 tiles (kDelayGrid;
+ * below, the wait is latency, not contention). CUKERN_SCAN_DELAY and CUKERN_SCAN_POLL set the two for rung 6 (0: no sleep),
  * whatever the grid, for lab/ sweeps and the sanitizer runs on small cases. */
 struct Delay {
   unsigned first, poll;
 };
-constexpr int64_t kDelayGrid = 500;
+constexpr int64_t kDelayGrid = 1024;
 static inline Delay look_back_delay(int64_t tiles, const char *first_knob, const char *poll_knob, unsigned first,
                                     unsigned poll) {
   const bool big = tiles >= kDelayGrid; /* a knob that is set applies whatever the grid (the sanitizer runs use it) */
