@@ -42,10 +42,13 @@ def sync(torch, devices):
 
 
 def time_multi(torch, fn, devices, warmup, iters):
-    """Median milliseconds of fn() bracketed by a synchronisation of every device in `devices`."""
-    for _ in range(warmup):
+    """Median milliseconds of fn() bracketed by a synchronisation of every device in `devices`, after a warm-up of at
+    least `warmup` runs and 100 ms, each synced (examples/multi_gpu.lua's M.time warms cukern's side the same way)."""
+    t0, n = time.perf_counter(), 0
+    while n < warmup or time.perf_counter() - t0 < 0.1:
         fn()
-    sync(torch, devices)
+        sync(torch, devices)
+        n += 1
     times = []
     for _ in range(iters):
         sync(torch, devices)

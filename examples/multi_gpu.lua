@@ -21,12 +21,21 @@ function M.median(t)
   return #t % 2 == 1 and t[m + 1] or (t[m] + t[m + 1]) / 2
 end
 
---- The median of `reps` runs of f (after `warmup`), in ms, each between ck.sync("all") calls. A full collection
--- first: arrays an earlier case left to the collector (a check's temporaries) are freed before the clock starts,
--- not by a collection step inside a timed run.
+--- The median of `reps` runs of f, in ms, each between ck.sync("all") calls. A full collection first: arrays an
+-- earlier case left to the collector (a check's temporaries) are freed before the clock starts, not by a collection
+-- step inside a timed run. Then the warm-up: at least `warmup` runs (3) and at least 100 ms of them, each synced,
+-- so that every device in use has left its idle clocks (three runs of a sub-millisecond product on GPUs that sat
+-- idle through the one-GPU timing did not: round 3 session 12's 4-GPU run timed the split 11% slower in the
+-- scaling table than in lab/split_probe.lua, whose devices had just run products). bench/torch_multigpu.py warms
+-- PyTorch's side the same way.
 function M.time(f, reps, warmup)
   collectgarbage("collect")
-  for _ = 1, warmup or 3 do f() end
+  local w0, n = ck.core.clock(), 0
+  repeat
+    f()
+    ck.sync("all")
+    n = n + 1
+  until n >= (warmup or 3) and ck.core.clock() - w0 >= 0.1
   local times = {}
   for r = 1, reps do
     ck.sync("all")
