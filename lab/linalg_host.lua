@@ -23,7 +23,7 @@ end
 print("cukern on " .. ck.device().name)
 ck.seed(34)
 for _, dt in ipairs {"f32", "f64"} do
-  for _, c in ipairs {{10000, 8}, {1000, 64}, {1, 64}, {1, 512}} do
+  for _, c in ipairs {{10000, 8}, {1000, 64}, {1, 64}, {1, 512}, {2, 512}, {100, 128}} do
     local b, n = c[1], c[2]
     local I = ck.eye(n, {dtype = dt, device = "cuda"})
     local A = ck.add(ck.randn(b, n, n, {dtype = dt, device = "cuda"}), ck.mul(I, n))

@@ -27,7 +27,7 @@ def main():
     g = torch.Generator(device="cuda").manual_seed(34)
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
     for dt, name in ((torch.float32, "f32"), (torch.float64, "f64")):
-        for b, n in ((10000, 8), (1000, 64), (1, 64), (1, 512)):
+        for b, n in ((10000, 8), (1000, 64), (1, 64), (1, 512), (2, 512), (100, 128)):
             A = torch.randn(b, n, n, device="cuda", dtype=dt, generator=g) + n * torch.eye(n, device="cuda", dtype=dt)
             B = torch.randn(b, n, 1, device="cuda", dtype=dt, generator=g)
             S = A @ A.transpose(-1, -2) + n * torch.eye(n, device="cuda", dtype=dt)

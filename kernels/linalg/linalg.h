@@ -22,7 +22,7 @@ extern "C" {
 enum {
   CK_LA_GETRF, /* a (m x n) -> L\U packed, ipiv (min(m,n), 1-based LAPACK swaps), info */
   CK_LA_GETRS, /* a = getrf's LU (n x n), ipiv; b (n x nrhs) overwritten with op(A)^-1 b (trans) */
-  CK_LA_POTRF, /* a (n x n, uplo) -> its Cholesky factor in that triangle (the other is left as it was), info */
+  CK_LA_POTRF, /* a (n x n, uplo) -> its Cholesky factor in that triangle (the other is undefined: potrfBatched uses it as scratch), info */
   CK_LA_POTRS, /* a = potrf's factor (uplo); b (n x nrhs) overwritten with A^-1 b */
   CK_LA_TRSM,  /* a triangular (uplo, trans, diag); b (m x nrhs) overwritten with op(A)^-1 b (side L) or b op(A)^-1 (R); m = rows of b */
   CK_LA_GEQRF, /* a (m x n) -> R above the diagonal, Householder vectors below, tau (min(m,n)) */

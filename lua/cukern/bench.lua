@@ -118,11 +118,13 @@ local function time_fn(fn, warmup, reps, device, flush)
     if fb > 0 then flushbuf = ck().empty(fb // 4, { device = "cuda" }) end
   end
   local clock = timer == nil and host_clock() or nil
-  -- With events, as core.time_op times in C and the PyTorch peers time theirs: the flush is queued, then the start
-  -- event, fn and the stop event, with no wait between (the timer's start runs earlier batched ops first, its stop
-  -- waits for the stop event): the GPU is busy with the flush while the host issues fn, so the time is the device's.
-  -- Without a flush the GPU is idle at the start, and the host's issue time of fn is inside the span.
+  -- With events, as core.time_op times in C and the PyTorch peers time theirs: after a wait for every stream of the
+  -- device (work fn left on another stream stays out of the next rep), the flush is queued, then the start event, fn
+  -- and the stop event, with no wait between (the timer's start runs earlier batched ops first, its stop waits for the
+  -- stop event): the GPU is busy with the flush while the host issues fn, so the time is the device's. Without a
+  -- flush the GPU is idle at the start, and the host's issue time of fn is inside the span.
   for i = 1, reps do
+    if timer then sync() end
     if flushbuf then flushbuf:fill(i) end
     if timer then
       timer:start()

@@ -9,7 +9,7 @@
  *                   getrf by the LU ladder's rung 0 (kernels/lu/00_cusolver.c, the same call, one implementation).
  *                   c64/c128 (solve, inv): the C/Z forms of the same calls; complex getrf runs here (the ladder's
  *                   rungs are real).
- *   potrf           batch >= 2 and n <= CK_LA_POTRF_BATCHED: cusolverDn<t>potrfBatched, one call for the batch (its
+ *   potrf           batch >= 2 and n <= CK_LA_POTRF_BATCHED (128): cusolverDn<t>potrfBatched, one call for the batch (its
  *                   other triangle is scratch: the layer zeroes it anyway). The loop below ran 10^4 Cholesky factors of
  *                   8 x 8 in 147 ms on an H100 where PyTorch took 0.09 (round 3 session 12, lab/linalg_host.lua).
  *   potrf, potrs, geqrf, orgqr, ormqr, gesvd (m >= n: the layer transposes otherwise), syevd: cusolverDn<t>... per

@@ -11,8 +11,9 @@
 /* Square matrices up to this order go through cuBLAS's batched getrf/getrs when there are two or more. */
 #define CK_LA_SMALL 64
 /* potrf of a batch (>= 2) of matrices up to this order: one cusolverDn<t>potrfBatched call (la_cuda.c); larger ones,
- * or a single matrix, one potrf each (each call then has enough work to fill the GPU) */
-#define CK_LA_POTRF_BATCHED 512
+ * or a single matrix, one potrf each (each call then has enough work to fill the GPU). 128 covers the orders measured
+ * (8 and 64: 1600x and 100x faster per batch than the loop); lab/linalg_host.lua times 2 x 512 for the next step. */
+#define CK_LA_POTRF_BATCHED 128
 
 /* A batch of column-major matrices: buf is [batch..., cols, rows] contiguous; view is [batch..., rows, cols] (buf
  * with its last two dims swapped), which is what results are cut from. */
