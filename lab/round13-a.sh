@@ -1,9 +1,11 @@
 #!/bin/bash
 # For round 3 session 13's first one-GPU call: the commits of session 12 that no GPU ran, and the spec files that
 # session 12's suite run did not reach (results: bench/results/round13/a/).
-#   1c93eea  cholesky of a batch through cusolverDn<t>potrfBatched: spec/linalg_gpu_spec.lua (batched factors in
-#            every dtype against the host, the entry that is not positive definite named), lab/linalg_host.lua and
-#            .py (the host time per call beside PyTorch: 10^4 x 8x8 took 147 ms before);
+#   1c93eea, adc248e  cholesky of a batch (order <= 128) through cusolverDn<t>potrfBatched: spec/linalg_gpu_spec.lua
+#            (batched factors in every dtype against the host, the entry that is not positive definite named),
+#            lab/linalg_host.lua and .py (the host time per call beside PyTorch: 10^4 x 8x8 took 147 ms before; 2 x 512
+#            and 100 x 128 say whether the order limit should move); adc248e's ck.bench wait before each rep
+#            (spec/bench_spec.lua);
 #   0414915  scan rung 6 sleeps from 1024 tiles: spec/scan_spec.lua (2^23+5 elements), the scan ladder;
 #   badinput, streams, multi_sanitize and embed: past the deadline of round 12 run a (last run on a GPU in session
 #            11's B1, at 5590a42).
@@ -14,8 +16,8 @@ set -u
 export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
 [ -f /usr/include/dlpack/dlpack.h ] || [ ! -f .gpu-lua/include/dlpack/dlpack.h ] || export DLPACK_INCDIR="$PWD/.gpu-lua/include"
 timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; grep -m3 error "$R/build.txt"
-PAR_SPECS="spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/badinput_spec.lua spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" \
-  SPECS="" NPAR=6 T_EACH=200 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
+PAR_SPECS="spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/bench_spec.lua spec/badinput_spec.lua spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" \
+  SPECS="" NPAR=7 T_EACH=200 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
 tail -8 "$R/specs-out.txt"
 timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg host (ck) rc=$?"
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"; grep cholesky "$R/linalg_host.txt"
