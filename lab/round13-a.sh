@@ -7,6 +7,8 @@
 #            and 100 x 128 say whether the order limit should move); adc248e's ck.bench wait before each rep
 #            (spec/bench_spec.lua);
 #   0414915  scan rung 6 sleeps from 1024 tiles: spec/scan_spec.lua (2^23+5 elements), the scan ladder;
+#   <this commit>  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua, the FFT peers (rfft 2^28
+#            was 0.958x PyTorch, fft2 4096^2 0.976x, in session 12's final run);
 #   badinput, streams, multi_sanitize and embed: past the deadline of round 12 run a (last run on a GPU in session
 #            11's B1, at 5590a42).
 # Then every other spec file until DEADLINE.
@@ -16,12 +18,13 @@ set -u
 export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
 [ -f /usr/include/dlpack/dlpack.h ] || [ ! -f .gpu-lua/include/dlpack/dlpack.h ] || export DLPACK_INCDIR="$PWD/.gpu-lua/include"
 timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; grep -m3 error "$R/build.txt"
-PAR_SPECS="spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/bench_spec.lua spec/badinput_spec.lua spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" \
-  SPECS="" NPAR=7 T_EACH=200 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
+PAR_SPECS="spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/bench_spec.lua spec/fft_spec.lua spec/badinput_spec.lua spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" \
+  SPECS="" NPAR=8 T_EACH=200 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
 tail -8 "$R/specs-out.txt"
 timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg host (ck) rc=$?"
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"; grep cholesky "$R/linalg_host.txt"
 CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/scan_ladder.lua > "$R/scan_ladder.txt" 2>&1; log "scan ladder rc=$?"
 grep -E "^ *(0|6) " "$R/scan_ladder.txt" | head -10
+OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fft_peers.txt" 2>&1; log "fft peers rc=$?"; grep -E "fft2|rfft" "$R/fft_peers.txt"
 DEADLINE=${DEADLINE:-560} HARD=${HARD:-588} bash lab/round7-suite.sh > "$R/suite-out.txt" 2>&1
 tail -4 "$R/suite-out.txt"

@@ -85,14 +85,17 @@ static plan_key key_of(int device, const ck_fft_desc *d) {
                     .idist = rows ? ck_fft_xlen(d) * plane : 1, .odist = rows ? ck_fft_outlen(d) * plane : 1};
 }
 
+/* Rows (stride 1, lines back to back) are cuFFT's basic layout, given as such (NULL embeds: the default strides and
+ * distances are exactly key_of's), as PyTorch and CuPy plan contiguous data; columns need the advanced layout. */
 static int make(const plan_key *k, const ck_fft_desc *d, cufftHandle *plan, size_t *ws) {
   const int rank = k->n2 > 0 ? 2 : 1;
   long long n[2] = {k->n, k->n2}, inembed[2] = {ck_fft_xlen(d), k->n2}, onembed[2] = {ck_fft_outlen(d), k->n2};
+  const bool basic = k->stride == 1;
   int st = api.Create(plan);
   if (st) return st;
   if (!(st = api.SetAutoAllocation(*plan, 0)))
-    st = api.MakePlanMany64(*plan, rank, n, inembed, k->stride, k->idist, onembed, k->stride, k->odist, type_of(d),
-                            k->batch, ws);
+    st = api.MakePlanMany64(*plan, rank, n, basic ? NULL : inembed, k->stride, k->idist, basic ? NULL : onembed,
+                            k->stride, k->odist, type_of(d), k->batch, ws);
   if (st) api.Destroy(*plan);
   return st;
 }
