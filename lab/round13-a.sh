@@ -7,7 +7,7 @@
 #            and 100 x 128 say whether the order limit should move); adc248e's ck.bench wait before each rep
 #            (spec/bench_spec.lua);
 #   0414915  scan rung 6 sleeps from 1024 tiles: spec/scan_spec.lua (2^23+5 elements), the scan ladder;
-#   <this commit>  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua, the FFT peers (rfft 2^28
+#   7fc3595  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua, the FFT peers (rfft 2^28
 #            was 0.958x PyTorch, fft2 4096^2 0.976x, in session 12's final run);
 #   badinput, streams, multi_sanitize and embed: past the deadline of round 12 run a (last run on a GPU in session
 #            11's B1, at 5590a42).
