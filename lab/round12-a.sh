@@ -9,11 +9,8 @@
 set -u
 . lab/run_env.sh
 export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
-[ -f /usr/include/dlpack/dlpack.h ] || [ ! -f .gpu-lua/include/dlpack/dlpack.h ] || export DLPACK_INCDIR="$PWD/.gpu-lua/include"
-timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; grep -m3 error "$R/build.txt"
-PAR_SPECS="spec/fft_spec.lua spec/complex_spec.lua spec/linalg_spec.lua spec/linalg_complex_spec.lua spec/conv_spec.lua" \
-  SPECS="" NPAR=5 T_EACH=150 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
-tail -8 "$R/specs-out.txt"
+build_sm90
+par_specs "spec/fft_spec.lua spec/complex_spec.lua spec/linalg_spec.lua spec/linalg_complex_spec.lua spec/conv_spec.lua" 5 150
 OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fft_peers.txt" 2>&1; log "fft peers rc=$?"; grep -E "fft2|rfft" "$R/fft_peers.txt"
 T0=$T0 bash lab/round5-gpu.sh complexbench > "$R/complex-out.txt" 2>&1; grep c64_div "$R/complex-out.txt"
 OUT="$R" TOOLS="memcheck" bash lab/issue35-gpu.sh sanitize > "$R/fft_sanitize.txt" 2>&1; log "fft sanitize rc=$?"; tail -2 "$R/fft_sanitize.txt"

@@ -16,11 +16,9 @@
 set -u
 . lab/run_env.sh
 export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
-[ -f /usr/include/dlpack/dlpack.h ] || [ ! -f .gpu-lua/include/dlpack/dlpack.h ] || export DLPACK_INCDIR="$PWD/.gpu-lua/include"
-timeout 330 make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; grep -m3 error "$R/build.txt"
-PAR_SPECS="spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/bench_spec.lua spec/fft_spec.lua spec/badinput_spec.lua spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" \
-  SPECS="" NPAR=8 T_EACH=200 T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
-tail -8 "$R/specs-out.txt"
+build_sm90
+par_specs "spec/linalg_gpu_spec.lua spec/scan_spec.lua spec/bench_spec.lua spec/fft_spec.lua spec/badinput_spec.lua \
+  spec/streams_spec.lua spec/multi_sanitize_spec.lua spec/embed_spec.lua" 8 200
 timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg host (ck) rc=$?"
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"; grep cholesky "$R/linalg_host.txt"
 CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/scan_ladder.lua > "$R/scan_ladder.txt" 2>&1; log "scan ladder rc=$?"
