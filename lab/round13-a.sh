@@ -7,12 +7,12 @@
 #            and 100 x 128 say whether the order limit should move); adc248e's ck.bench wait before each rep
 #            (spec/bench_spec.lua);
 #   0414915  scan rung 6 sleeps from 1024 tiles: spec/scan_spec.lua (2^23+5 elements), the scan ladder;
-#   7fc3595  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua, the FFT peers (rfft 2^28
-#            was 0.958x PyTorch, fft2 4096^2 0.976x, in session 12's final run);
+#   7fc3595  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua here, the FFT peers in
+#            lab/round13-b.sh (rfft 2^28 was 0.958x PyTorch, fft2 4096^2 0.976x, in session 12's final run);
 #   badinput, streams, multi_sanitize and embed: past the deadline of round 12 run a (last run on a GPU in session
 #            11's B1, at 5590a42).
-# Then compute-sanitizer's synccheck and initcheck over the scan/sort ladders, and every other spec file until
-# DEADLINE.
+# Then every other spec file until DEADLINE. lab/round13-b.sh (the same machine while warm: no rebuild) has the FFT
+# peers for 7fc3595 and compute-sanitizer's synccheck and initcheck over the scan/sort ladders.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round13-a.sh
 set -u
 . lab/run_env.sh
@@ -24,14 +24,5 @@ timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg h
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"; grep cholesky "$R/linalg_host.txt"
 CUKERN_RESULTS="$R" timeout 150 lua5.4 examples/scan_ladder.lua > "$R/scan_ladder.txt" 2>&1; log "scan ladder rc=$?"
 grep -E "^ *(0|6) " "$R/scan_ladder.txt" | head -10
-OUT="$R" timeout 200 bash lab/issue35-gpu.sh peers > "$R/fft_peers.txt" 2>&1; log "fft peers rc=$?"; grep -E "fft2|rfft" "$R/fft_peers.txt"
-# synccheck and initcheck over the scan/sort ladders with the look-back sleeps forced onto the small cases (session 12
-# ran memcheck and racecheck so: 0 errors, 0 hazards)
-for tool in synccheck initcheck; do
-  CUKERN_SYNC=1 CUKERN_SCAN_DELAY=200 CUKERN_SCAN_POLL=100 CUKERN_SCAN_COLS_DELAY=200 CUKERN_SCAN_COLS_POLL=100 \
-    timeout 120 compute-sanitizer --tool "$tool" --print-limit 50 --error-exitcode 9 lua5.4 lab/issue33_sanitize.lua \
-    > "$R/san33-$tool.txt" 2>&1
-  log "san33 $tool rc=$? $(grep -E -m1 'ERROR SUMMARY' "$R/san33-$tool.txt") $(grep -v '^=' "$R/san33-$tool.txt" | tail -1)"
-done
 DEADLINE=${DEADLINE:-560} HARD=${HARD:-588} bash lab/round7-suite.sh > "$R/suite-out.txt" 2>&1
 tail -4 "$R/suite-out.txt"
