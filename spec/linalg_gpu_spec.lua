@@ -196,6 +196,41 @@ describe("linear algebra: GPU against the host", function()
     end
   end))
 
+  -- ck.svd on a GPU runs cusolverDn<t>gesvdj (Jacobi) and, where an entry does not converge, gesvd (QR iteration) on
+  -- A again (la_funcs.c); check = false skips the read of info, so it runs gesvd at once: the fallback's routine,
+  -- checked here by residuals in every dtype, tall, wide and batched (the trigger, an unconverged Jacobi entry, is not
+  -- something a random input reaches)
+  it("svd by QR iteration (gesvd, the Jacobi path's fallback, taken directly by check = false) passes the residual checks", gpu(function()
+    local function h(x) return x:to("host"):to("c128") end
+    local function CH(x) return ck.conj(h(x)):transpose(-2, -1) end
+    local function cfro(x) return math.sqrt(ck.sum(ck.abs(h(x)) ^ 2):item()) end
+    for _, dt in ipairs {"f32", "f64", "c64", "c128"} do
+      local part = (dt == "f32" or dt == "c64") and "f32" or "f64"
+      local u = EPS[part] / 2
+      for _, shape in ipairs {{40, 25}, {25, 40}, {3, 16, 16}, {1, 1}} do
+        local A = H.rand(shape, part, "host")
+        if dt == "c64" or dt == "c128" then A = ck.complex(A, H.rand(shape, part, "host")) end
+        local m, n = shape[#shape - 1], shape[#shape]
+        local big, k = math.max(m, n), math.min(m, n)
+        local tag = dt .. " " .. table.concat(shape, "x")
+        local U, sv, V = ck.svd(A:cuda(), {check = false})
+        assert.are.equal("cuda", U:device():match("^%a+"))
+        assert.are.equal(part, sv:dtype())
+        close(sv, ck.svdvals(A), {rtol = 1e3 * big * u, atol = 1e3 * big * u * cfro(A)}, "gesvd s " .. tag)
+        for b = 1, (#shape == 3 and shape[1] or 1) do
+          local function one(x) return #shape == 3 and x:select(1, b) or x end
+          local Ab, Ub, Vb, sb = one(h(A)), one(h(U)), one(h(V)), one(h(sv))
+          local r = cfro(Ab - ck.matmul(ck.mul(Ub, sb:reshape(1, k)), CH(Vb))) / (math.max(cfro(Ab), 1e-300) * big * u)
+          assert(r < 170, ("gesvd %s [%d]: ||A - U S V^H|| ratio %.3g"):format(tag, b, r))
+          r = cfro(ck.matmul(CH(Ub), Ub) - ck.eye(k, {dtype = "c128"})) / (big * u)
+          assert(r < 170, ("gesvd %s [%d]: ||U^H U - I|| ratio %.3g"):format(tag, b, r))
+          r = cfro(ck.matmul(CH(Vb), Vb) - ck.eye(k, {dtype = "c128"})) / (big * u)
+          assert(r < 170, ("gesvd %s [%d]: ||V^H V - I|| ratio %.3g"):format(tag, b, r))
+        end
+      end
+    end
+  end))
+
   it("singular and not-SPD inputs raise on the GPU as on the host; check = false reads nothing back", gpu(function()
     local S = ck.array({{1, 2}, {2, 4}}, {dtype = "f64", device = "cuda"})
     local ok, err = pcall(ck.solve, S, ck.ones(2, {dtype = "f64", device = "cuda"}))
