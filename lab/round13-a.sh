@@ -6,6 +6,7 @@
 #            lab/linalg_host.lua and .py (the host time per call beside PyTorch: 10^4 x 8x8 took 147 ms before; 2 x 512
 #            and 100 x 128 say whether the order limit should move); adc248e's ck.bench wait before each rep
 #            (spec/bench_spec.lua);
+#   c5632ac  linalg_gpu_spec's svd by gesvd (the Jacobi fallback's routine, taken at once by check = false);
 #   0414915  scan rung 6 sleeps from 1024 tiles: spec/scan_spec.lua (2^23+5 elements), the scan ladder;
 #   7fc3595  cuFFT plans of rows in the basic layout (NULL embeds): spec/fft_spec.lua here, the FFT peers in
 #            lab/round13-b.sh (rfft 2^28 was 0.958x PyTorch, fft2 4096^2 0.976x, in session 12's final run);
