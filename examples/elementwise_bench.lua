@@ -144,6 +144,13 @@ do
   local h_a, h_b, h_c = sq_a:to("f16"), sq_b:to("f16"), ck.empty(side, side, {dtype = "f16", device = device})
   cases[#cases + 1] = {op = "add", layout = "f16 one transposed", dtype = "f16", a = h_a, b = h_b:t(), out = h_c,
     shape = {side, side}, bytes = 3 * side * side * 2}
+  -- beside it, the same add with both operands in the output's order (the contiguous rung: what the 2-byte
+  -- arithmetic alone costs), and bf16
+  cases[#cases + 1] = {op = "add", layout = "f16 contiguous", dtype = "f16", a = h_a, b = h_b, out = h_c,
+    shape = {side, side}, bytes = 3 * side * side * 2}
+  local g_a, g_b = sq_a:to("bf16"), sq_b:to("bf16")
+  cases[#cases + 1] = {op = "add", layout = "bf16 one transposed", dtype = "bf16", a = g_a, b = g_b:t(),
+    out = ck.empty(side, side, {dtype = "bf16", device = device}), shape = {side, side}, bytes = 3 * side * side * 2}
   -- the integer dtypes of issue 32 (they compute in 64 bits and store modulo their width): u8 and i64, dense,
   -- and a comparison (f32 in, bool out)
   local u_a, u_b = (a * 250):to("u8"), (b * 250):to("u8")

@@ -41,6 +41,12 @@
  * (32 x 32 kernel: 51.5 %), c = a + b:t() 97.1 % (47.1 %), c = x:t() * 2 96.1 % (45.2 %); 3-D
  * a + b:transpose(2,3) at 16 x 4096^2 98.9 % (45.8 %), a + b:permute(3,2,1) 95.7 % (43.8 %); f16
  * a + b:t() 69.2 % (25.1 %); the strided rung ran the same cases at 7-28 %.
+ * Pairs (2-byte inputs, full tiles, where pairs_ok() finds every pair in one aligned word): a thread moves two
+ * neighbouring elements per access, so a warp's load or store is 128 contiguous bytes instead of 64 (the
+ * scalar path measured 68.7-69.2 % of memcpy in f16 above), with the same 16 elements a thread. The tile's row
+ * pitch is then 65 halves: a thread reads X = 2 lane and 2 lane + 1 at one Y, words 65 lane + Y/2 and that +
+ * 32, each a different bank across the warp; its stores (one X, Y = 2 lane, 2 lane + 1) are 16-bit into 32
+ * consecutive words. (Pitch 66 makes those reads 2-way conflicts; 32-bit stores need an even pitch.)
  * Not done here: output rows that do not start on a 32-byte sector (odd widths) share sectors between
  * neighbouring tiles, which cost the transpose's wide rung a quarter of its speed (08_aligned.cu fixes that
  * with a halo); 16-byte accesses (07_vec.cu measured them slower for the transpose).
@@ -53,6 +59,7 @@
  */
 #include <cuda_runtime.h>
 
+#include "ck_knob.h"
 #include "ew_math.cuh"
 
 namespace {
@@ -75,6 +82,9 @@ template <typename TI> struct Geo {
   static constexpr int MINB = ES == 8 ? 8 : 4;
 };
 
+/* two neighbouring elements, moved as one access */
+template <typename E> struct alignas(2 * sizeof(E)) Two { E v[2]; };
+
 enum { K_S = 0, K_SU = 1, K_SS = 2 }; /* staged (+ scalar or nothing); staged + direct; staged + staged */
 
 #ifndef EW_GROUP
@@ -89,6 +99,7 @@ struct WideArgs {
   int64_t tiles;             /* all tiles */
   int64_t osy, s0x, s1x, s1y; /* strides: out along Y (1 along X); s0 along X (1 along Y); s1 (staged: 1 along Y) */
   int nb, swap;              /* batch dims; s0 is the right operand (the other, or the scalar, the left) */
+  int pair;                  /* 2-byte inputs: full tiles move element pairs (go() checks the alignment) */
   int64_t bshape[CK_MAX_DIMS], obs[CK_MAX_DIMS], s0b[CK_MAX_DIMS], s1b[CK_MAX_DIMS];
   Scal s;
 };
@@ -116,6 +127,12 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
   static_assert(NIN == 2 || K == K_S, "unary ops have one (staged) input");
   __shared__ TI sh0[T][T + G::PAD];
   __shared__ TI sh1[ST1 ? T : 1][ST1 ? T + G::PAD : 1];
+  /* the tiles as flat arrays of row pitch P: T + PAD, except 2-byte tiles moved in pairs (p.pair), whose pitch is
+   * odd (T + 1; see "Pairs" in the header) */
+  const bool pair = G::ES == 2 && p.pair;
+  const int P = pair ? T + 1 : T + G::PAD;
+  TI *const f0 = &sh0[0][0];
+  [[maybe_unused]] TI *const f1 = &sh1[0][0];
   const int tx = threadIdx.x, ty = threadIdx.y;
   [[maybe_unused]] const TI sv = scalar_of<TI>(p.s);
   const bool swap = p.swap;
@@ -144,9 +161,9 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
 
     /* the result at tile (X, Y): staged values from shared memory, a direct one (w) from registers */
     auto one = [&](int X, int Y, TI w) -> TO {
-      const TI u = sh0[X][Y];
+      const TI u = f0[X * P + Y];
       if constexpr (NIN == 2) {
-        if constexpr (ST1) w = sh1[X][Y];
+        if constexpr (ST1) w = f1[X * P + Y];
         else if constexpr (!DI1) w = sv;
       } else {
         w = u;
@@ -155,7 +172,40 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
       return elem<OP, TO, TI>(xx, yy, p.s, 0, 0, 0);
     };
 
-    if (nxr == T && nyr == T) {
+    if (pair && nxr == T && nyr == T) {
+      // full tile of 2-byte elements in pairs: a warp's access is 32 x 4 contiguous bytes (the scalar path below
+      // moves 64); staged inputs along Y (lane = Y pair), the direct one and the output along X (lane = X pair)
+      const TI *r0 = (const TI *)p.s0 + o0 + (x0 + ty) * p.s0x + (y0 + 2 * tx);
+      [[maybe_unused]] const TI *r1 = nullptr;
+      if constexpr (ST1) r1 = (const TI *)p.s1 + o1 + (x0 + ty) * p.s1x + (y0 + 2 * tx);
+      if constexpr (DI1) r1 = (const TI *)p.s1 + o1 + (x0 + 2 * tx) + (y0 + ty) * p.s1y; /* s1x == 1 */
+      TO *ro = (TO *)p.out + oo + (y0 + ty) * p.osy + (x0 + 2 * tx);
+      Two<TI> a0[NI];
+      [[maybe_unused]] Two<TI> a1[NI];
+#pragma unroll
+      for (int i = 0; i < NI; ++i) {
+        a0[i] = *(const Two<TI> *)(r0 + (int64_t)(BY * i) * p.s0x);
+        if constexpr (ST1) a1[i] = *(const Two<TI> *)(r1 + (int64_t)(BY * i) * p.s1x);
+        if constexpr (DI1) a1[i] = *(const Two<TI> *)(r1 + (int64_t)(BY * i) * p.s1y);
+      }
+#pragma unroll
+      for (int i = 0; i < NI; ++i) {
+        const int X = ty + BY * i;
+        f0[X * P + 2 * tx] = a0[i].v[0], f0[X * P + 2 * tx + 1] = a0[i].v[1];
+        if constexpr (ST1) f1[X * P + 2 * tx] = a1[i].v[0], f1[X * P + 2 * tx + 1] = a1[i].v[1];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < NI; ++i) {
+        const int Y = ty + BY * i;
+        TI w0 = TI(0), w1 = TI(0);
+        if constexpr (DI1) w0 = a1[i].v[0], w1 = a1[i].v[1];
+        Two<TO> o;
+        o.v[0] = one(2 * tx, Y, w0);
+        o.v[1] = one(2 * tx + 1, Y, w1);
+        *(Two<TO> *)(ro + (int64_t)(BY * i) * p.osy) = o;
+      }
+    } else if (nxr == T && nyr == T) {
       // full tile, no bounds checks. 1. every load of the tile: staged inputs along Y (lane = Y), the direct
       // one along X (lane = X), all issued before the first use
       TI v0[NI][NH];
@@ -173,8 +223,8 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
       for (int i = 0; i < NI; ++i)
 #pragma unroll
         for (int h = 0; h < NH; ++h) {
-          sh0[ty + BY * i][tx + 32 * h] = v0[i][h];
-          if constexpr (ST1) sh1[ty + BY * i][tx + 32 * h] = v1[i][h];
+          f0[(ty + BY * i) * P + tx + 32 * h] = v0[i][h];
+          if constexpr (ST1) f1[(ty + BY * i) * P + tx + 32 * h] = v1[i][h];
         }
       __syncthreads();
       // 3. compute along X (lane = X) and store
@@ -194,8 +244,8 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
 #pragma unroll
         for (int h = 0; h < NH; ++h)
           if (ty + BY * i < nxr && tx + 32 * h < nyr) {
-            sh0[ty + BY * i][tx + 32 * h] = q0[(int64_t)(BY * i) * p.s0x + 32 * h];
-            if constexpr (ST1) sh1[ty + BY * i][tx + 32 * h] = q1[(int64_t)(BY * i) * p.s1x + 32 * h];
+            f0[(ty + BY * i) * P + tx + 32 * h] = q0[(int64_t)(BY * i) * p.s0x + 32 * h];
+            if constexpr (ST1) f1[(ty + BY * i) * P + tx + 32 * h] = q1[(int64_t)(BY * i) * p.s1x + 32 * h];
           }
       __syncthreads();
 #pragma unroll 1
@@ -213,6 +263,19 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
 }
 
 // ---------------------------------------------------------------- launcher
+
+/* Whether full tiles can move 2-byte elements in pairs: every pair is two elements of one aligned 4-byte word
+ * (8 or 2 for the output, by its size): arrays aligned, a staged input's stride across X and every batch stride
+ * even, the direct input and the output unit-stride along X with an even stride along Y. */
+bool pairs_ok(const WideArgs &p, int kind, size_t to_size) {
+  auto even = [](int64_t v) { return (v & 1) == 0; };
+  auto al = [](const void *q, size_t a) { return ((uintptr_t)q % a) == 0; };
+  bool ok = al(p.s0, 4) && even(p.s0x) && al(p.out, 2 * to_size) && even(p.osy);
+  if (kind == K_SS) ok = ok && al(p.s1, 4) && even(p.s1x);
+  if (kind == K_SU) ok = ok && al(p.s1, 4) && p.s1x == 1 && even(p.s1y);
+  for (int k = 0; k < p.nb; ++k) ok = ok && even(p.obs[k]) && even(p.s0b[k]) && (kind == K_S || even(p.s1b[k]));
+  return ok;
+}
 
 struct WideLaunch {
   WideArgs &p;
@@ -234,6 +297,9 @@ struct WideLaunch {
     int64_t batch = 1;
     for (int k = 0; k < p.nb; ++k) batch *= p.bshape[k];
     p.tiles = p.ntiles * batch;
+    p.pair = 0;
+    /* CUKERN_EW_PAIRS=0: the scalar path for 2-byte tiles too (the form before, to compare in one run) */
+    if constexpr (sizeof(TI) == 2) p.pair = ck_knob("CUKERN_EW_PAIRS", 0, 1, 1) && pairs_ok(p, K, sizeof(TO));
     const unsigned grid = (unsigned)(p.tiles < 0x7fffffffLL ? p.tiles : 0x7fffffffLL);
     const auto kern = ew_wide_kernel<OP, TO, TI, K>;
     ck_note(env, kern, G::THREADS, 0);

@@ -1,6 +1,7 @@
-// cuda_runtime.h (lab/issue37_emu) — the little of CUDA the row ladder's kernels use, on the CPU: one OS thread per
-// CUDA thread of a block (blocks one after another), std::barrier for __syncthreads and for a warp's shuffles, and
-// emu_launch for the <<<...>>> that run.sh rewrites. Globals are inline variables: the kernels' inline templates are
+// cuda_runtime.h (lab/issue37_emu) — the little of CUDA the row ladder's kernels (and the tiled elementwise rung,
+// lab/ew_tiled_emu.cpp) use, on the CPU: one OS thread per CUDA thread of a block (1-, 2- or 3-D; blocks one after
+// another), std::barrier for __syncthreads and for a warp's shuffles, and emu_launch for the <<<...>>> that the
+// drivers rewrite. Globals are inline variables: the kernels' inline templates are
 // merged across object files, and they must all see the same threadIdx and barriers.
 #pragma once
 #include <barrier>
@@ -16,19 +17,31 @@ inline thread_local uint3 threadIdx;
 inline uint3 blockIdx;
 inline dim3 blockDim, gridDim;
 struct uint4 { unsigned x, y, z, w; };
+struct uchar4 { unsigned char x, y, z, w; };
+#include <atomic>
+template <class T> static inline T atomicAdd(T *p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+template <class T> static inline T atomicOr(T *p, T v) { return std::atomic_ref<T>(*p).fetch_or(v); }
+template <class T> static inline T atomicCAS(T *p, T cmp, T v) { std::atomic_ref<T>(*p).compare_exchange_strong(cmp, v); return cmp; }
 typedef void *cudaStream_t;
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
 static inline int cudaGetLastError() { return 0; }
+static inline int cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t) { std::memset(p, v, n); return 0; }
 #define __global__
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+#define __grid_constant__
 #define __shared__ static
 static inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
 static inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 static inline float __fdividef(float a, float b) { return a / b; }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
 using std::exp; using std::log; using std::fmax;
 inline std::barrier<> *emu_block_bar;
 inline std::barrier<> *emu_warp_bar[32];
@@ -47,12 +60,14 @@ template <class K, class... Args> static void emu_launch(K kern, dim3 grid, dim3
   for (unsigned by = 0; by < grid.y; ++by)
     for (unsigned bx = 0; bx < grid.x; ++bx) {
       blockIdx = {bx, by, 0};
-      std::barrier<> bb(block.x);
+      const unsigned nt = block.x * block.y * block.z;
+      std::barrier<> bb(nt);
       emu_block_bar = &bb;
       std::vector<std::unique_ptr<std::barrier<>>> wb;
-      for (unsigned w = 0; w < block.x / 32; ++w) { wb.emplace_back(new std::barrier<>(32)); emu_warp_bar[w] = wb.back().get(); }
+      for (unsigned w = 0; w < nt / 32; ++w) { wb.emplace_back(new std::barrier<>(32)); emu_warp_bar[w] = wb.back().get(); }
       std::vector<std::thread> th;
-      for (unsigned t = 0; t < block.x; ++t) th.emplace_back([&, t] { threadIdx = {t, 0, 0}; kern(args...); });
+      for (unsigned t = 0; t < nt; ++t)
+        th.emplace_back([&, t] { threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)}; kern(args...); });
       for (auto &x : th) x.join();
     }
 }
