@@ -3,7 +3,7 @@
 -- the op moves, in the same run; with --torch FILE the rows of bench/torch_select.py (run just before, on the same
 -- device, the same cases and shapes) stand beside them. Prints one table with the issue's target per case and
 -- writes bench/results/<cuda|host>/select-<device>.json.
---   lua5.4 examples/select_bench.lua [--torch torch.json] [--host-small] [--only LUA_PATTERN] [--reps N]
+--   lua5.4 examples/select_bench.lua [--torch torch.json] [--host-small] [--only PATTERN,PATTERN...] [--reps N]
 -- On the GPU host the whole comparison is one command: `bash lab/select.sh b` (PyTorch's side, then this).
 --
 -- Timing: a CUDA event before and after each call of the op as a script makes it (the Lua call included: checks,
@@ -84,7 +84,11 @@ end
 
 local rows = {}
 local function case(name, bytes, fn)
-  if only and not name:find(only) then return end
+  if only then -- a comma-separated list of Lua patterns
+    local hit = false
+    for pat in only:gmatch("[^,]+") do hit = hit or name:find(pat) ~= nil end
+    if not hit then return end
+  end
   collectgarbage() -- (the inputs of earlier cases go back to the cache before this one allocates)
   local mc = memcpy_ms(bytes)
   local ms, nm = time(fn)

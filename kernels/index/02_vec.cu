@@ -14,6 +14,7 @@
  *   cat: the shared cat copy at the widest move (ix_common.cu), one launch per 64 inputs.
  * Out-of-range indices write zeros and flag it (flag[0]), as in `strided`; scatters are not taken (strided runs them).
  */
+#include "ck_knob.h"
 #include "ix_common.cuh"
 
 using namespace ckix;
@@ -42,8 +43,9 @@ struct Rows {
   int64_t ix_step, n, outer, row_units, o_pitch, r_pitch, bound; /* pitches in bytes */
   int64_t *flag;
 };
-constexpr int RU = 4;
-template <class V> __global__ void __launch_bounds__(256) rows_k(const Rows a) {
+/* RU units a thread and trip, every load before the first store; each unit's load waits for its index load (an L1
+ * hit after the first), so the trip's units are what hides the two latencies */
+template <class V, int RU> __global__ void __launch_bounds__(256) rows_k(const Rows a) {
   const int64_t total = a.outer * a.n * a.row_units;
   const int64_t stride = (int64_t)gridDim.x * blockDim.x * RU;
   for (int64_t base = (int64_t)blockIdx.x * blockDim.x * RU + threadIdx.x; base < total; base += stride) {
@@ -217,18 +219,33 @@ Dense dense_geo(const ck_ix_desc &d) {
 }
 
 /* ---------------------------------------------------------------- dense where */
-template <int ES> __global__ void __launch_bounds__(256) dense_where_k(const ck_ix_desc d) {
+/* WU groups of 4 per thread and trip, the block's threads on neighbouring groups, every load of the trip issued
+ * before the first store (the contiguous elementwise rung's form: 4 x 16 bytes of each operand in flight for f32) */
+template <int ES, int WU> __global__ void __launch_bounds__(256, 4) dense_where_k(const ck_ix_desc d) {
   using T = typename Elem<ES>::T;
+  constexpr int B = 256; /* the block (a constant: the groups' offsets within a trip are immediates) */
   const int64_t groups = d.numel / 4;
-  for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < groups; q += (int64_t)gridDim.x * blockDim.x) {
-    const uchar4 c = ((const uchar4 *)d.ix)[q];
-    const V4<ES> x = ((const V4<ES> *)d.src)[q], y = ((const V4<ES> *)d.y)[q];
-    V4<ES> o;
-    o.e[0] = c.x ? x.e[0] : y.e[0];
-    o.e[1] = c.y ? x.e[1] : y.e[1];
-    o.e[2] = c.z ? x.e[2] : y.e[2];
-    o.e[3] = c.w ? x.e[3] : y.e[3];
-    ((V4<ES> *)d.out)[q] = o;
+  const int64_t step = (int64_t)gridDim.x * B * WU;
+  const uchar4 *cm = (const uchar4 *)d.ix;
+  const V4<ES> *xs = (const V4<ES> *)d.src, *ys = (const V4<ES> *)d.y;
+  V4<ES> *os = (V4<ES> *)d.out;
+  for (int64_t base = (int64_t)blockIdx.x * B * WU + threadIdx.x; base < groups; base += step) {
+    uchar4 c[WU];
+    V4<ES> x[WU], y[WU];
+    const bool full = base + (WU - 1) * B < groups;
+#pragma unroll
+    for (int k = 0; k < WU; ++k)
+      if (full || base + k * B < groups) c[k] = cm[base + k * B], x[k] = xs[base + k * B], y[k] = ys[base + k * B];
+#pragma unroll
+    for (int k = 0; k < WU; ++k) {
+      if (!full && base + k * B >= groups) break;
+      V4<ES> o;
+      o.e[0] = c[k].x ? x[k].e[0] : y[k].e[0];
+      o.e[1] = c[k].y ? x[k].e[1] : y[k].e[1];
+      o.e[2] = c[k].z ? x[k].e[2] : y[k].e[2];
+      o.e[3] = c[k].w ? x[k].e[3] : y[k].e[3];
+      os[base + k * B] = o;
+    }
   }
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, p = groups * 4 + t;
   if (p < d.numel)
@@ -258,13 +275,21 @@ extern "C" int ck_index_vec(const void *desc, const ck_env *env) {
   const int block = 256;
   Rows r;
   if (rows_plan(d, &r)) {
+    /* units a thread and trip: 8, or CUKERN_IX_ROWS_U=4 to compare (the form before: 89.2% of memcpy for rows of
+     * 2048 f32 on an H100) */
+    const int ru = ck_knob("CUKERN_IX_ROWS_U", 4, 8, 8) >= 8 ? 8 : 4;
     const int64_t total = r.outer * r.n * r.row_units;
-    const unsigned grid = grid_for((total + RU - 1) / RU, block, env);
+    const unsigned grid = grid_for((total + ru - 1) / ru, block, env);
     switch (r.w) {
 #define CKIX_ROWS(W, V)                                                                                                      \
   case W:                                                                                                                    \
-    ck_note(env, rows_k<V>, block, 0);                                                                                       \
-    rows_k<V><<<grid, block, 0, s>>>(r);                                                                                     \
+    if (ru == 8) {                                                                                                           \
+      ck_note(env, rows_k<V, 8>, block, 0);                                                                                  \
+      rows_k<V, 8><<<grid, block, 0, s>>>(r);                                                                                \
+    } else {                                                                                                                 \
+      ck_note(env, rows_k<V, 4>, block, 0);                                                                                  \
+      rows_k<V, 4><<<grid, block, 0, s>>>(r);                                                                                \
+    }                                                                                                                        \
     break;
       CKIX_ROWS(16, uint4)
       CKIX_ROWS(8, unsigned long long)
@@ -276,12 +301,25 @@ extern "C" int ck_index_vec(const void *desc, const ck_env *env) {
     return (int)cudaGetLastError();
   }
   const unsigned grid = grid_for((d.numel + 3) / 4, block, env);
-  if (dense_where_ok(d))
+  if (dense_where_ok(d)) {
+    /* groups per thread and trip: 4 for 2- and 4-byte elements, else 2 (16-byte: 1) — what fits 64 registers (1-byte
+     * elements at 4 spilled); CUKERN_IX_WHERE_U (1, 2 or 4) to compare; 1 is the form before (a group a trip: 93.9%
+     * of memcpy in f32 on an H100) */
+    const int wu = ck_knob("CUKERN_IX_WHERE_U", 1, 4, 4);
     return by_size(d.es, [&](auto es) {
-      ck_note(env, dense_where_k<es.value>, block, 0);
-      dense_where_k<es.value><<<grid, block, 0, s>>>(d);
-      return (int)cudaGetLastError();
+      constexpr int ES = es.value, WMAX = ES >= 16 ? 1 : (ES == 8 || ES == 1) ? 2 : 4;
+      const int u = wu >= WMAX ? WMAX : wu >= 2 ? 2 : 1;
+      const unsigned g = grid_for((d.numel / 4 + u - 1) / u, block, env);
+      auto go = [&](auto kern) {
+        ck_note(env, kern, block, 0);
+        kern<<<g, block, 0, s>>>(d);
+        return (int)cudaGetLastError();
+      };
+      if constexpr (WMAX >= 4) if (u == 4) return go(dense_where_k<ES, 4>);
+      if constexpr (WMAX >= 2) if (u == 2) return go(dense_where_k<ES, 2>);
+      return go(dense_where_k<ES, 1>);
     });
+  }
   const Dense g = dense_geo(d);
   return by_size(d.es, [&](auto es) {
     if (d.ix_dt == CK_I64) {

@@ -1,0 +1,88 @@
+// lab/ix_vec_emu.cpp — the index ladder's rung 2 (kernels/index/02_vec.cu) on the CPU, through the stand-in CUDA of
+// lab/issue37_emu/cuda_runtime.h: where of contiguous operands at every element size and every CUKERN_IX_WHERE_U,
+// over lengths with and without partial trips and tails, and index_select of rows (16- and 4-byte moves, both
+// CUKERN_IX_ROWS_U, a bad index flagged), each compared element by element with a plain loop here, the output
+// poisoned first. What this cannot see: timing, the real instructions. Run: sh lab/ix_vec_emu.sh
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ck_kernels.h"
+
+static std::mt19937 rng(11);
+
+static int where_case(int es, int64_t n, const char *u) {
+  setenv("CUKERN_IX_WHERE_U", u, 1);
+  std::vector<unsigned char> m(n + 16), x(n * es + 64), y(n * es + 64), out(n * es + 64, 0xab);
+  for (auto &v : m) v = rng() % 2;
+  for (auto &v : x) v = rng();
+  for (auto &v : y) v = rng();
+  ck_ix_desc d = {};
+  d.fn = CK_IX_WHERE, d.es = es, d.nd = 1, d.ix_es = 1;
+  d.shape[0] = n, d.numel = n;
+  d.out = out.data(), d.src = x.data(), d.ix = m.data(), d.y = y.data();
+  d.out_st[0] = d.src_st[0] = d.ix_st[0] = d.y_st[0] = 1;
+  ck_env env = {};
+  env.sm_count = 2;
+  if (ck_index_vec_supports(&d)) { printf("where es %d n %lld: declined\n", es, (long long)n); return 1; }
+  ck_index_vec(&d, &env);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (memcmp(&out[i * es], m[i] ? &x[i * es] : &y[i * es], es)) ++bad;
+  for (size_t k = n * es; k < out.size(); ++k) bad += out[k] != 0xab;
+  if (bad) printf("where es %d n %lld U %s: %lld wrong\n", es, (long long)n, u, (long long)bad);
+  return bad != 0;
+}
+
+static int rows_case(int64_t outer, int64_t rows, int64_t n, int64_t inner, const char *u, bool poison_ix) {
+  setenv("CUKERN_IX_ROWS_U", u, 1);
+  std::vector<float> src(outer * rows * inner + 8), out(outer * n * inner + 8);
+  for (auto &v : src) v = (float)(rng() % 100000);
+  std::vector<int64_t> ix(n);
+  for (auto &v : ix) v = 1 + rng() % rows;
+  if (poison_ix) ix[n / 2] = rows + 1;
+  memset(out.data(), 0xab, out.size() * 4);
+  int64_t flag = 0x7f7f7f7f7f7f7f7fLL;
+  ck_ix_desc d = {};
+  d.fn = CK_IX_INDEX_SELECT, d.es = 4, d.dtype = CK_F32, d.ix_dt = CK_I64, d.nd = 3, d.dim = 1;
+  d.shape[0] = outer, d.shape[1] = n, d.shape[2] = inner, d.numel = outer * n * inner;
+  d.out = out.data(), d.out_st[0] = n * inner, d.out_st[1] = inner, d.out_st[2] = 1;
+  d.src = src.data(), d.src_st[0] = rows * inner, d.src_st[1] = inner, d.src_st[2] = 1;
+  d.ix = ix.data(), d.ix_st[1] = 1;
+  d.dim_st = inner, d.bound = rows, d.flag = &flag;
+  ck_env env = {};
+  env.sm_count = 2;
+  if (ck_index_vec_supports(&d)) { printf("rows: declined\n"); return 1; }
+  ck_index_vec(&d, &env);
+  int64_t bad = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < inner; ++c) {
+        const float got = out[(o * n + j) * inner + c];
+        const bool okix = ix[j] >= 1 && ix[j] <= rows;
+        const float want = okix ? src[(o * rows + ix[j] - 1) * inner + c] : 0.f;
+        bad += memcmp(&got, &want, 4) != 0;
+      }
+  for (size_t k = outer * n * inner; k < out.size(); ++k) bad += memcmp(&out[k], "\xab\xab\xab\xab", 4) != 0;
+  if ((flag != 0x7f7f7f7f7f7f7f7fLL) != poison_ix) ++bad;
+  if (bad) printf("rows %lldx%lldx%lld U %s: %lld wrong\n", (long long)outer, (long long)n, (long long)inner, u, (long long)bad);
+  return bad != 0;
+}
+
+int main() {
+  int fails = 0, runs = 0;
+  const int64_t lens[] = {1, 3, 4, 5, 1001, 4 * 256 * 4 * 3, 4 * 256 * 4 * 3 + 7, 4 * 256 * 9 + 2};
+  for (int es : {1, 2, 4, 8, 16})
+    for (int64_t n : lens)
+      for (const char *u : {"1", "2", "4"}) fails += where_case(es, n, u), ++runs;
+  for (const char *u : {"4", "8"}) {
+    fails += rows_case(3, 11, 7, 64, u, false), ++runs;  // 256-byte rows: 16-byte moves
+    fails += rows_case(3, 11, 7, 37, u, false), ++runs;  // 148-byte rows: 4-byte moves
+    fails += rows_case(1, 300, 1000, 512, u, false), ++runs;
+    fails += rows_case(2, 5, 9, 64, u, true), ++runs;   // a bad index: zeros written, the flag set
+  }
+  printf("ix_vec_emu: %d runs, %d bad\n", runs, fails);
+  return fails != 0;
+}
