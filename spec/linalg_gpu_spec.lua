@@ -1,6 +1,6 @@
 --- Linear algebra on a GPU against the host (LAPACKE) — issue 34. The residual checks of spec/linalg_spec.lua run
 -- on the GPU too; here every GPU path is compared with the host's answer for the same input: the one-kernel
--- solve of orders <= 32 in f32, 16 in f64 (la_small.cu), the batched cuBLAS getrf/getrs (batch >= 2, n <= 64), cuSOLVER per matrix,
+-- solve of orders <= 32 in f32, 16 in f64 (la_small.cu), the batched cuBLAS getrf/getrs (batch >= 2, n <= 128), cuSOLVER per matrix,
 -- each rung of the LU ladder (same pivots, LU within 1e3 n eps |A|), iterative refinement (backward error within
 -- the f64 solve's, times 10), and check = false.
 local H = require "spec.helpers"
@@ -19,10 +19,10 @@ describe("linear algebra: GPU against the host", function()
   teardown(function() ck.default_device(prev_default) end)
   for _, dt in ipairs {"f32", "f64"} do
     it(dt .. ": solve, det, cholesky, svdvals, eigvalsh on small batches (cuBLAS batched) and large matrices", gpu(function()
-      -- orders <= 32 (f32) / 16 (f64): gesv_small (one kernel; groups of 8, 16, 32 lanes); to 64: cuBLAS batched;
+      -- orders <= 32 (f32) / 16 (f64): gesv_small (one kernel; groups of 8, 16, 32 lanes); to 128: cuBLAS batched;
       -- larger: cuSOLVER
       for _, shape in ipairs {{1000, 8, 8}, {500, 13, 13}, {7, 32, 32}, {20, 20}, {1, 1}, {100, 64, 64}, {65, 65},
-                              {300, 300}, {3, 130, 130}} do
+                              {300, 300}, {4, 128, 128}, {3, 130, 130}} do
         local n = shape[#shape]
         local A = H.rand(shape, dt, "host")
         local B = H.rand((function() local s = {table.unpack(shape)}; s[#s] = 2; return s end)(), dt, "host")
