@@ -5,6 +5,9 @@
 #   it, lab/split_probe.lua, the all-reduce ladder with the scaling rows merged (allreduce-4gpu-<device>.json); then on
 #   two of them (CUDA_VISIBLE_DEVICES=0,1) the same (allreduce-<device>.json); the several-GPU specs last, in the time
 #   left. The GPU count comes from the machine.
+# While the two-GPU set runs on GPUs 0 and 1, GPUs 2 and 3 (a host of four or more) run issue 32's and 34's one-GPU
+# work, a GPU each (lane_select, lane_ew below: results in $R/i32-select/ and $R/i32-ew/): nothing of the two-GPU set
+# touches them but the host's CPUs (64 on this kind).
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round13-x4.sh
 set -u
 . lab/run_env.sh
@@ -27,8 +30,48 @@ run_set() { # G label results-dir
     --peer-c "$R/peer_c.jsonl" --scaling "$R/scaling-$L.json" > "$R/allreduce-$L.txt" 2>&1
   log "allreduce ladder $L rc=$?"; tail -6 "$R/allreduce-$L.txt"
 }
+until_s() { [ $(($(date +%s) - T0)) -lt "$1" ]; } # whether the call is younger than $1 seconds
+# issue 32 on one GPU: PyTorch's select cases, then ours beside them (where: 4 groups a thread; index_select of rows:
+# 8 units), then where and index_select with the forms before (CUKERN_IX_WHERE_U=1, CUKERN_IX_ROWS_U=4) and cat/stack
+# with 50 reps; the selection specs (both kernels changed are in 02_vec.cu) until 470 s into the call
+lane_select() {
+  local D="$R/i32-select"; mkdir -p "$D/before" "$D/reps50"
+  timeout 120 python3 bench/torch_select.py --out "$D/torch_select.json" > "$D/torch.log" 2>&1; log "torch select rc=$?"
+  CUKERN_RESULTS="$D" timeout 120 lua5.4 examples/select_bench.lua --torch "$D/torch_select.json" > "$D/select.txt" 2>&1
+  log "select bench rc=$?"
+  CUKERN_IX_WHERE_U=1 CUKERN_IX_ROWS_U=4 CUKERN_RESULTS="$D/before" timeout 60 lua5.4 examples/select_bench.lua \
+    --only "where,index_select" --torch "$D/torch_select.json" > "$D/select-before.txt" 2>&1; log "select before rc=$?"
+  CUKERN_RESULTS="$D/reps50" timeout 60 lua5.4 examples/select_bench.lua --only "cat,stack" --reps 50 \
+    --torch "$D/torch_select.json" > "$D/select-reps50.txt" 2>&1; log "select reps50 rc=$?"
+  for f in select_paths select; do
+    until_s 470 || break
+    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/$f.txt")"
+  done
+}
+# issue 32's tiled rung in f16/bf16 (element pairs) and issue 34's batched LU up to order 128: the elementwise bench,
+# then its tiled rung with CUKERN_EW_PAIRS=0 (the form before); lab/linalg_host; the linalg and elementwise GPU specs until 470 s
+lane_ew() {
+  local D="$R/i32-ew"; mkdir -p "$D/before"
+  CUKERN_RESULTS="$D" timeout 90 lua5.4 examples/elementwise_bench.lua > "$D/ew.txt" 2>&1; log "ew bench rc=$?"
+  CUKERN_EW_PAIRS=0 CUKERN_EW_VARIANTS=tiled CUKERN_RESULTS="$D/before" timeout 60 lua5.4 examples/elementwise_bench.lua \
+    > "$D/ew-before.txt" 2>&1; log "ew before rc=$?"
+  timeout 90 lua5.4 lab/linalg_host.lua > "$D/linalg_host.txt" 2>&1; log "linalg host (ck) rc=$?"
+  timeout 90 python3 lab/linalg_host.py >> "$D/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"
+  grep -E "inv .*(100x128|2x512)" "$D/linalg_host.txt"
+  for f in linalg_gpu elementwise; do
+    until_s 470 || break
+    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/$f.txt")"
+  done
+}
 run_set "$NG" "$NG" "$R"
+if [ "$NG" -ge 4 ]; then
+  CUDA_VISIBLE_DEVICES=2 lane_select > "$R/lane-select.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=3 lane_ew > "$R/lane-ew.log" 2>&1 &
+fi
 CUDA_VISIBLE_DEVICES=0,1 run_set 2 2 "$R/two"
+wait
+grep -E "where|index_select|cat64|stack16|nonzero_1d_sparse" "$R/i32-select/select.txt" | head -12
+grep -E "f16|bf16" "$R/i32-ew/ew.txt" "$R/i32-ew/ew-before.txt" | head -12
 left=$((565 - ($(date +%s) - T0))); [ "$left" -lt 10 ] && left=10
 spec() { timeout "$left" sh spec/run.sh "spec/$1_spec.lua" > "$R/$1.txt" 2>&1; log "$1 rc=$? $(tail -1 "$R/$1.txt")"; }
 for f in devices collectives dist shard store multi_sanitize; do spec "$f" & done
