@@ -7,7 +7,8 @@
 #   left. The GPU count comes from the machine.
 # While the two-GPU set runs on GPUs 0 and 1, GPUs 2 and 3 (a host of four or more) run issue 32's and 34's one-GPU
 # work, a GPU each (lane_select, lane_ew below: results in $R/i32-select/ and $R/i32-ew/): nothing of the two-GPU set
-# touches them but the host's CPUs (64 on this kind).
+# touches them but the host's CPUs (64 on this kind). On a two-GPU host (when no four-GPU kind is lent) the set runs
+# once, on both, and the lanes follow it on GPUs 0 and 1.
 #   OUT=/dir CUKERN_COMMIT=abc bash lab/round13-x4.sh
 set -u
 . lab/run_env.sh
@@ -67,8 +68,11 @@ run_set "$NG" "$NG" "$R"
 if [ "$NG" -ge 4 ]; then
   CUDA_VISIBLE_DEVICES=2 lane_select > "$R/lane-select.log" 2>&1 &
   CUDA_VISIBLE_DEVICES=3 lane_ew > "$R/lane-ew.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=0,1 run_set 2 2 "$R/two"
+else # a two-GPU host: the set above was the two-GPU one; the lanes after it
+  CUDA_VISIBLE_DEVICES=0 lane_select > "$R/lane-select.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 lane_ew > "$R/lane-ew.log" 2>&1 &
 fi
-CUDA_VISIBLE_DEVICES=0,1 run_set 2 2 "$R/two"
 wait
 grep -E "where|index_select|cat64|stack16|nonzero_1d_sparse" "$R/i32-select/select.txt" | head -12
 grep -E "f16|bf16" "$R/i32-ew/ew.txt" "$R/i32-ew/ew-before.txt" | head -12
