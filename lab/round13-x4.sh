@@ -46,7 +46,7 @@ lane_select() {
     --torch "$D/torch_select.json" > "$D/select-reps50.txt" 2>&1; log "select reps50 rc=$?"
   for f in select_paths select; do
     until_s 470 || break
-    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/$f.txt")"
+    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/spec-$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/spec-$f.txt")"
   done
 }
 # issue 32's tiled rung in f16/bf16 (element pairs) and issue 34's batched LU up to order 128: the elementwise bench,
@@ -61,7 +61,7 @@ lane_ew() {
   grep -E "inv .*(100x128|2x512)" "$D/linalg_host.txt"
   for f in linalg_gpu elementwise; do
     until_s 470 || break
-    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/$f.txt")"
+    timeout $((480 - $(date +%s) + T0)) sh spec/run.sh "spec/${f}_spec.lua" > "$D/spec-$f.txt" 2>&1; log "$f rc=$? $(tail -1 "$D/spec-$f.txt")"
   done
 }
 run_set "$NG" "$NG" "$R"
