@@ -157,6 +157,9 @@ do -- nonzero over 2^26 elements: dense (50%) and sparse (1%) masks, 1-D and [81
     case("nonzero_1d_" .. c[1], N + n1 * 8, function() return ck.nonzero(m1) end)
     case("nonzero_2d_" .. c[1], side * side + n2 * 16, function() return ck.nonzero(m2) end)
     case("find_" .. c[1], N + n1 * 8, function() return ck.find(m1) end)
+    -- (no target: the count alone, through the reduce ladder's sum of bool, no read-back; what a compaction's
+    -- first pass costs at this size)
+    case("count_nonzero_1d_" .. c[1], N + 8, function() return ck.count_nonzero(m1) end)
   end
 end
 
