@@ -220,7 +220,8 @@ Dense dense_geo(const ck_ix_desc &d) {
 
 /* ---------------------------------------------------------------- dense where */
 /* WU groups of 4 per thread and trip, the block's threads on neighbouring groups, every load of the trip issued
- * before the first store (the contiguous elementwise rung's form: 4 x 16 bytes of each operand in flight for f32) */
+ * before the first store (the contiguous elementwise rung's form: 4 x 16 bytes of each operand in flight for f32);
+ * the launcher takes WU = 1 unless told (see there) */
 template <int ES, int WU> __global__ void __launch_bounds__(256, 4) dense_where_k(const ck_ix_desc d) {
   using T = typename Elem<ES>::T;
   constexpr int B = 256; /* the block (a constant: the groups' offsets within a trip are immediates) */
@@ -302,10 +303,10 @@ extern "C" int ck_index_vec(const void *desc, const ck_env *env) {
   }
   const unsigned grid = grid_for((d.numel + 3) / 4, block, env);
   if (dense_where_ok(d)) {
-    /* groups per thread and trip: 4 for 2- and 4-byte elements, else 2 (16-byte: 1) — what fits 64 registers (1-byte
-     * elements at 4 spilled); CUKERN_IX_WHERE_U (1, 2 or 4) to compare; 1 is the form before (a group a trip: 93.9%
-     * of memcpy in f32 on an H100) */
-    const int wu = ck_knob("CUKERN_IX_WHERE_U", 1, 4, 4);
+    /* groups per thread and trip: 1 (a group a trip, the first form: 93.9% of memcpy in f32 on an H100), or
+     * CUKERN_IX_WHERE_U = 2 or 4 (at most 2 for 1- and 8-byte elements, 1 for 16: what fits 64 registers). 4 measured
+     * 94.3% against 1's 95.1% in one run on an H200 (round 3 session 13, x2): 1 stays the default */
+    const int wu = ck_knob("CUKERN_IX_WHERE_U", 1, 4, 1);
     return by_size(d.es, [&](auto es) {
       constexpr int ES = es.value, WMAX = ES >= 16 ? 1 : (ES == 8 || ES == 1) ? 2 : 4;
       const int u = wu >= WMAX ? WMAX : wu >= 2 ? 2 : 1;
