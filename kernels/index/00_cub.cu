@@ -17,7 +17,6 @@
 #include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#include "ck_knob.h"
 #include "ix_common.cuh"
 
 using namespace ckix;
@@ -136,24 +135,19 @@ struct SubsN { /* any number of dims */
   }
 };
 
-/* f(n) with n as the narrowest offset type that holds it: 32-bit offsets below 2^31 elements (as PyTorch's count and
- * selection run), 64-bit above. For DeviceSelect too since session 13: given a 64-bit count it runs 64-bit offsets
- * and tile states whatever the size (nonzero of a sparse 2^26 mask was 0.89x PyTorch's on an H100);
- * CUKERN_IX_SEL64=1 keeps the selections on 64-bit counts, to compare in one run. */
+/* f(n) with n as the narrowest offset type that holds it: DeviceReduce's 32-bit offsets below 2^31 elements (as
+ * PyTorch's count runs), 64-bit above. (DeviceSelect takes 64-bit counts and splits them into 32-bit partitions
+ * itself: 32-bit counts measured the same for nonzero and masked_select in one run on an H200, round 3 session 13.) */
 template <class F> int by_count(int64_t n, F &&f) {
   if (n <= INT32_MAX) return f((int)n);
   return f(n);
 }
-template <class F> int by_count_sel(int64_t n, F &&f) {
-  static const int sel64 = ck_knob("CUKERN_IX_SEL64", 0, 1, 0);
-  if (sel64) return f(n);
-  return by_count(n, f);
-}
 
 /* The selection of nonzero positions into d.out: positions (find, dim_st == 0) or subscripts. */
-template <class Flags, class N> int nonzero_select(const ck_ix_desc &d, Flags fl, int64_t *nsel, const ck_env *env, N n) {
+template <class Flags> int nonzero_select(const ck_ix_desc &d, Flags fl, int64_t *nsel, const ck_env *env) {
   cudaStream_t s = (cudaStream_t)env->stream;
   int64_t *out = (int64_t *)d.out;
+  const int64_t n = d.numel;
   if (d.dim_st != 1 || d.nd <= 1) /* 1-based positions, which are also the subscripts of a 1-D mask */
     return with_temp(env, [&](void *t, size_t &b) {
       return cub::DeviceSelect::Flagged(t, b, thrust::counting_iterator<int64_t>(1), fl, out, nsel, n, s);
@@ -205,12 +199,11 @@ extern "C" int ck_index_cub(const void *desc, const ck_env *env) {
   if (!nsel) return (int)cudaErrorMemoryAllocation;
   int err;
   if (d.fn == CK_IX_NONZERO) {
-    err = by_count_sel(d.numel, [&](auto n) {
-      return dense ? nonzero_select(d, mp, nsel, env, n) : nonzero_select(d, fl, nsel, env, n);
-    });
+    err = dense ? nonzero_select(d, mp, nsel, env) : nonzero_select(d, fl, nsel, env);
   } else { /* MASKED_SELECT */
     const Geo gsrc = geo_of(d, d.src_st);
-    err = by_size(d.es, [&](auto es) { return by_count_sel(d.numel, [&](auto n) {
+    const int64_t n = d.numel;
+    err = by_size(d.es, [&](auto es) {
       using T = typename Elem<es.value>::T;
       if (dense && gsrc.contig)
         return with_temp(env, [&](void *t, size_t &b) {
@@ -218,7 +211,7 @@ extern "C" int ck_index_cub(const void *desc, const ck_env *env) {
         });
       auto vals = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), ValFn<T>{(const T *)d.src, gsrc});
       return with_temp(env, [&](void *t, size_t &b) { return cub::DeviceSelect::Flagged(t, b, vals, fl, (T *)d.out, nsel, n, s); });
-    }); });
+    });
   }
   env->ws_free(env->owner, nsel);
   return err;
