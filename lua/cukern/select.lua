@@ -147,6 +147,13 @@ end
 
 local function where(where_, cond, x, y)
   local w = where_
+  -- three arrays (the common call) go to the core at once: it checks all of it (live, one device, a bool condition,
+  -- promotion, broadcasting) and writes nothing when it refuses; the checks below then run for their messages. On a
+  -- GPU the Lua checks were half of where's host time (11 us a call on an H200, round 3 session 13)
+  if is_array(cond) and is_array(x) and is_array(y) then
+    local ok, r = pcall(core.index, "where", x, cond, y, nil, 0)
+    if ok then return r end
+  end
   if x == nil and y == nil then return ck.nonzero(cond) end
   if not is_array(cond) then raise(fmt("%s: the condition must be a bool array, got %s", w, show(cond))) end
   check_live(w, cond, "the condition")
