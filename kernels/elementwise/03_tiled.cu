@@ -46,7 +46,10 @@
  * scalar path measured 68.7-69.2 % of memcpy in f16 above), with the same 16 elements a thread. The tile's row
  * pitch is then 65 halves: a thread reads X = 2 lane and 2 lane + 1 at one Y, words 65 lane + Y/2 and that +
  * 32, each a different bank across the warp; its stores (one X, Y = 2 lane, 2 lane + 1) are 16-bit into 32
- * consecutive words. (Pitch 66 makes those reads 2-way conflicts; 32-bit stores need an even pitch.)
+ * consecutive words. (Pitch 66 makes those reads 2-way conflicts; 32-bit stores need an even pitch.) The pair's
+ * output goes out as one packed store (store_two) and the pitch is a constant there. Measured (H200, one run each,
+ * % of memcpy): bf16 a + b:t() 91.7 with pairs, 82.8 without; f16 73.6 / 70.3 with the conversions of kernels/half.h
+ * behind a branch, 66.7 with pairs after they lost it (f16 contiguous 93.8 then): f16 here is not understood yet.
  * Not done here: output rows that do not start on a 32-byte sector (odd widths) share sectors between
  * neighbouring tiles, which cost the transpose's wide rung a quarter of its speed (08_aligned.cu fixes that
  * with a halo); 16-byte accesses (07_vec.cu measured them slower for the transpose).
@@ -84,6 +87,22 @@ template <typename TI> struct Geo {
 
 /* two neighbouring elements, moved as one access */
 template <typename E> struct alignas(2 * sizeof(E)) Two { E v[2]; };
+/* ... and stored as one: the two elements' bits packed into one integer (a struct store of Two<E> came out of the
+ * compiler as two 16-bit stores) */
+template <typename E> __device__ __forceinline__ void store_two(E *p, E x0, E x1) {
+  if constexpr (sizeof(E) <= 4) {
+    using U = std::conditional_t<sizeof(E) == 1, uint16_t, std::conditional_t<sizeof(E) == 2, uint32_t, unsigned long long>>;
+    using H = std::conditional_t<sizeof(E) == 1, uint8_t, std::conditional_t<sizeof(E) == 2, uint16_t, uint32_t>>;
+    H h0, h1;
+    memcpy(&h0, &x0, sizeof(E));
+    memcpy(&h1, &x1, sizeof(E));
+    *(U *)p = (U)h0 | ((U)h1 << (8 * sizeof(E)));
+  } else {
+    Two<E> o;
+    o.v[0] = x0, o.v[1] = x1;
+    *(Two<E> *)p = o;
+  }
+}
 
 enum { K_S = 0, K_SU = 1, K_SS = 2 }; /* staged (+ scalar or nothing); staged + direct; staged + staged */
 
@@ -160,10 +179,11 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
     TO *qo = (TO *)p.out + oo + (y0 + ty) * p.osy + (x0 + tx);
 
     /* the result at tile (X, Y): staged values from shared memory, a direct one (w) from registers */
-    auto one = [&](int X, int Y, TI w) -> TO {
-      const TI u = f0[X * P + Y];
+    /* (the pitch an argument: the pair path passes its constant, so that the tile offsets fold into immediates) */
+    auto one = [&](int X, int Y, TI w, int pitch) -> TO {
+      const TI u = f0[X * pitch + Y];
       if constexpr (NIN == 2) {
-        if constexpr (ST1) w = f1[X * P + Y];
+        if constexpr (ST1) w = f1[X * pitch + Y];
         else if constexpr (!DI1) w = sv;
       } else {
         w = u;
@@ -180,6 +200,7 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
       if constexpr (ST1) r1 = (const TI *)p.s1 + o1 + (x0 + ty) * p.s1x + (y0 + 2 * tx);
       if constexpr (DI1) r1 = (const TI *)p.s1 + o1 + (x0 + 2 * tx) + (y0 + ty) * p.s1y; /* s1x == 1 */
       TO *ro = (TO *)p.out + oo + (y0 + ty) * p.osy + (x0 + 2 * tx);
+      constexpr int PP = T + 1; /* the pair path's pitch (P, known here) */
       Two<TI> a0[NI];
       [[maybe_unused]] Two<TI> a1[NI];
 #pragma unroll
@@ -191,8 +212,8 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
 #pragma unroll
       for (int i = 0; i < NI; ++i) {
         const int X = ty + BY * i;
-        f0[X * P + 2 * tx] = a0[i].v[0], f0[X * P + 2 * tx + 1] = a0[i].v[1];
-        if constexpr (ST1) f1[X * P + 2 * tx] = a1[i].v[0], f1[X * P + 2 * tx + 1] = a1[i].v[1];
+        f0[X * PP + 2 * tx] = a0[i].v[0], f0[X * PP + 2 * tx + 1] = a0[i].v[1];
+        if constexpr (ST1) f1[X * PP + 2 * tx] = a1[i].v[0], f1[X * PP + 2 * tx + 1] = a1[i].v[1];
       }
       __syncthreads();
 #pragma unroll
@@ -200,10 +221,7 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
         const int Y = ty + BY * i;
         TI w0 = TI(0), w1 = TI(0);
         if constexpr (DI1) w0 = a1[i].v[0], w1 = a1[i].v[1];
-        Two<TO> o;
-        o.v[0] = one(2 * tx, Y, w0);
-        o.v[1] = one(2 * tx + 1, Y, w1);
-        *(Two<TO> *)(ro + (int64_t)(BY * i) * p.osy) = o;
+        store_two(ro + (int64_t)(BY * i) * p.osy, one(2 * tx, Y, w0, PP), one(2 * tx + 1, Y, w1, PP));
       }
     } else if (nxr == T && nyr == T) {
       // full tile, no bounds checks. 1. every load of the tile: staged inputs along Y (lane = Y), the direct
@@ -234,7 +252,7 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
         for (int h = 0; h < NH; ++h) {
           TI w = TI(0);
           if constexpr (DI1) w = v1[i][h];
-          qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w);
+          qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w, P);
         }
     } else {
       // edge tile: element by element with bounds checks, rolled up (edge tiles are few; this keeps one copy
@@ -255,7 +273,7 @@ __global__ void __launch_bounds__(Geo<TI>::THREADS, Geo<TI>::MINB) ew_wide_kerne
           if (tx + 32 * h < nxr && ty + BY * i < nyr) {
             TI w = TI(0);
             if constexpr (DI1) w = q1[(int64_t)(32 * h) * p.s1x + (int64_t)(BY * i) * p.s1y];
-            qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w);
+            qo[(int64_t)(BY * i) * p.osy + 32 * h] = one(tx + 32 * h, ty + BY * i, w, P);
           }
     }
     if (t + gridDim.x < p.tiles) __syncthreads(); // the next tile overwrites shared rows still being read
