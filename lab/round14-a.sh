@@ -3,8 +3,10 @@
 # unexplained.
 #   19bb52a ck.where's core-first path (select.lua): the select and badinput specs on the GPU, the select bench's
 #           where beside PyTorch, lab/select_host.lua (host time per call: where took 11 us of its 430 on an H200);
-#   f16 in the tiled elementwise rung: 66.7% of memcpy where bf16 made 91.9% and f16 contiguous 93.8% (session 13 d):
-#           ncu over one launch each (lab/ew_half_probe.lua), warp states and instruction statistics;
+#   f16 in the tiled elementwise rung: 66.7% of memcpy where bf16 made 91.9% and f16 contiguous 93.8% (session 13 d);
+#           6c5b1f7 (the pairs stored packed, the constant pitch) is not run yet: the select bench's run of the
+#           elementwise bench below, then ncu over one launch each (lab/ew_half_probe.lua), warp states and
+#           instruction statistics;
 #   the scan look-back's sleeps on this card (lab/scan_delay.lua, rung 6 at 2^28: H100-tuned 2200/688 gave 94.6% of
 #           CUB on an H200);
 #   the spec files the suite of session 13's run a did not finish: map_dtypes, sort, core, reduce.
@@ -18,6 +20,11 @@ mkdir -p "$R/sel"
 CUKERN_RESULTS="$R/sel" timeout 90 lua5.4 examples/select_bench.lua --torch "$R/torch_select.json" > "$R/select.txt" 2>&1
 log "select rc=$?"; grep -E "^(where|cat|stack|index_select|nonzero)" "$R/select.txt"
 timeout 40 lua5.4 lab/select_host.lua > "$R/select_host.txt" 2>&1; log "select host rc=$?"; cat "$R/select_host.txt"
+mkdir -p "$R/ew" "$R/ew-before"
+CUKERN_EW_VARIANTS=contiguous,tiled CUKERN_RESULTS="$R/ew" timeout 40 lua5.4 examples/elementwise_bench.lua > "$R/ew.txt" 2>&1
+CUKERN_EW_PAIRS=0 CUKERN_EW_VARIANTS=tiled CUKERN_RESULTS="$R/ew-before" timeout 40 lua5.4 examples/elementwise_bench.lua \
+  > "$R/ew-before.txt" 2>&1
+log "ew bench"; grep -E "^ *(-2|2|3) .*(memcpy|f16|bf16)" "$R/ew.txt" "$R/ew-before.txt"
 if command -v ncu > /dev/null; then
   for dt in f16 bf16; do
     timeout 90 ncu --clock-control none -k regex:ew_wide --launch-skip 2 --launch-count 1 --section SpeedOfLight \
