@@ -254,8 +254,9 @@ for _, dev in ipairs(H.devices()) do
           for i = 1, a:size(1) do l[i] = ck.matmul(a:select(1, i):contiguous(), b:select(1, i):contiguous()) end
           return ck.stack(l)
         end
-        -- {2, 4, 4}: cuBLAS's batched getrf/getrs on a GPU; {70, 70}: cuSOLVER's; a transposed view; a real B
-        for _, c in ipairs {{{1, 1}}, {{7, 7}}, {{2, 4, 4}}, {{70, 70}}, {{9, 9}, "t"}, {{5, 5}, "real B"}} do
+        -- {2, 4, 4} and {2, 96, 96}: cuBLAS's batched getrf/getrs on a GPU (orders to 128); {70, 70}: cuSOLVER's; a
+        -- transposed view; a real B
+        for _, c in ipairs {{{1, 1}}, {{7, 7}}, {{2, 4, 4}}, {{2, 96, 96}}, {{70, 70}}, {{9, 9}, "t"}, {{5, 5}, "real B"}} do
           local A = cx(c[1])
           if c[2] == "t" then A = A:transpose(-2, -1) end
           local n = A:size(-1)
