@@ -1,8 +1,10 @@
-// lab/ix_vec_emu.cpp — the index ladder's rung 2 (kernels/index/02_vec.cu) on the CPU, through the stand-in CUDA of
-// lab/issue37_emu/cuda_runtime.h: where of contiguous operands at every element size and every CUKERN_IX_WHERE_U,
-// over lengths with and without partial trips and tails, and index_select of rows (16- and 4-byte moves, both
-// CUKERN_IX_ROWS_U, a bad index flagged), each compared element by element with a plain loop here, the output
-// poisoned first. What this cannot see: timing, the real instructions. Run: sh lab/ix_vec_emu.sh
+// lab/ix_vec_emu.cpp — the index ladder's rungs 2 and 3 (kernels/index/02_vec.cu, 03_flags.cu) on the CPU, through
+// the stand-in CUDA of lab/issue37_emu/cuda_runtime.h: where of contiguous operands at every element size and every
+// CUKERN_IX_WHERE_U, over lengths with and without partial trips and tails; index_select of rows (16- and 4-byte
+// moves, both CUKERN_IX_ROWS_U, a bad index flagged); rung 3's compactions (find's positions, nonzero's subscripts
+// in 2 and 3 dims, masked_select at every element size) over dense, sparse, empty and full masks of lengths around
+// its 4096-byte tiles. Each is compared element by element with a plain loop here, the output poisoned first. What
+// this cannot see: timing, the real instructions. Run: sh lab/ix_vec_emu.sh
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +73,60 @@ static int rows_case(int64_t outer, int64_t rows, int64_t n, int64_t inner, cons
   return bad != 0;
 }
 
+static void *emu_ws_alloc(void *, size_t b) { return malloc(b); }
+static void emu_ws_free(void *, void *p) { free(p); }
+
+/* rung 3: fn NONZERO (nd = 1: positions; else subscripts) or MASKED_SELECT (element size es), over a mask of shape
+ * sh (nd dims) with density dens */
+static int flags_case(int fn, int es, int nd, const int64_t *sh, double dens) {
+  int64_t n = 1;
+  for (int k = 0; k < nd; ++k) n *= sh[k];
+  std::vector<unsigned char> mstore(n + 32);
+  unsigned char *m = mstore.data() + (16 - (uintptr_t)mstore.data() % 16) % 16; /* 16-byte aligned */
+  std::uniform_real_distribution<double> U(0, 1);
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    m[i] = U(rng) < dens ? (unsigned char)(1 + rng() % 255) : 0;
+    k += m[i] != 0;
+  }
+  std::vector<unsigned char> src(n * es + 16), out((k ? k : 1) * (fn == CK_IX_NONZERO ? 8 * (nd > 1 ? nd : 1) : es) + 64, 0xab);
+  for (auto &v : src) v = rng();
+  ck_ix_desc d = {};
+  d.fn = fn, d.es = fn == CK_IX_NONZERO ? 8 : es, d.nd = nd, d.ix_es = 1, d.numel = n, d.nz_mask = 0xff;
+  int64_t st = 1;
+  for (int j = nd - 1; j >= 0; --j) d.shape[j] = sh[j], d.ix_st[j] = st, d.src_st[j] = st, st *= sh[j];
+  d.ix = m, d.src = src.data(), d.out = out.data();
+  d.dim_st = fn == CK_IX_NONZERO && nd > 1;
+  ck_env env = {};
+  env.sm_count = 2, env.ws_alloc = emu_ws_alloc, env.ws_free = emu_ws_free;
+  if (const char *why = ck_index_flags_supports(&d)) { printf("flags: declined: %s\n", why); return 1; }
+  ck_index_flags(&d, &env);
+  int64_t bad = 0, r = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!m[i]) continue;
+    if (fn == CK_IX_MASKED_SELECT) {
+      bad += memcmp(&out[r * es], &src[i * es], es) != 0;
+    } else if (nd <= 1) {
+      int64_t got;
+      memcpy(&got, &out[r * 8], 8);
+      bad += got != i + 1;
+    } else {
+      int64_t p = i;
+      for (int j = nd - 1; j >= 0; --j) {
+        int64_t got;
+        memcpy(&got, &out[(r * nd + j) * 8], 8);
+        bad += got != p % sh[j] + 1;
+        p /= sh[j];
+      }
+    }
+    ++r;
+  }
+  const size_t used = (size_t)k * (fn == CK_IX_NONZERO ? 8 * (nd > 1 ? nd : 1) : es);
+  for (size_t q = used; q < out.size(); ++q) bad += out[q] != 0xab;
+  if (bad) printf("flags fn %d es %d nd %d n %lld density %.3f: %lld wrong\n", fn, es, nd, (long long)n, dens, (long long)bad);
+  return bad != 0;
+}
+
 int main() {
   int fails = 0, runs = 0;
   const int64_t lens[] = {1, 3, 4, 5, 1001, 4 * 256 * 4 * 3, 4 * 256 * 4 * 3 + 7, 4 * 256 * 9 + 2};
@@ -82,6 +138,17 @@ int main() {
     fails += rows_case(3, 11, 7, 37, u, false), ++runs;  // 148-byte rows: 4-byte moves
     fails += rows_case(1, 300, 1000, 512, u, false), ++runs;
     fails += rows_case(2, 5, 9, 64, u, true), ++runs;   // a bad index: zeros written, the flag set
+  }
+  for (double dens : {0.0, 0.01, 0.5, 1.0}) {
+    for (int64_t n : {1, 15, 16, 17, 4095, 4096, 4097, 3 * 4096 + 17, 20000}) {
+      const int64_t sh1[1] = {n};
+      fails += flags_case(CK_IX_NONZERO, 8, 1, sh1, dens), ++runs;
+      for (int es : {1, 2, 4, 8, 16}) fails += flags_case(CK_IX_MASKED_SELECT, es, 1, sh1, dens), ++runs;
+    }
+    const int64_t sh2[2] = {97, 131}, sh3[3] = {5, 33, 71};
+    fails += flags_case(CK_IX_NONZERO, 8, 2, sh2, dens), ++runs;
+    fails += flags_case(CK_IX_NONZERO, 8, 3, sh3, dens), ++runs;
+    fails += flags_case(CK_IX_MASKED_SELECT, 4, 3, sh3, dens), ++runs;
   }
   printf("ix_vec_emu: %d runs, %d bad\n", runs, fails);
   return fails != 0;

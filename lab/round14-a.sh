@@ -7,6 +7,9 @@
 #           6c5b1f7 (the pairs stored packed, the constant pitch) is not run yet: the select bench's run of the
 #           elementwise bench below, then ncu over one launch each (lab/ew_half_probe.lua), warp states and
 #           instruction statistics;
+#   the index ladder's rung 3 (flags: an own compaction, session 13, checked on the CPU only): the select specs and the
+#           compaction rows of the select bench with CUKERN_IX_FLAGS=1 (cub leaves nonzero and masked_select to it);
+#           if they pass and it beats cub, its rank in kernels/index/rungs.def goes before cub's;
 #   the scan look-back's sleeps on this card (lab/scan_delay.lua, rung 6 at 2^28: H100-tuned 2200/688 gave 94.6% of
 #           CUB on an H200);
 #   the spec files the suite of session 13's run a did not finish: map_dtypes, sort, core, reduce; and linalg_spec
@@ -21,6 +24,13 @@ mkdir -p "$R/sel"
 CUKERN_RESULTS="$R/sel" timeout 90 lua5.4 examples/select_bench.lua --torch "$R/torch_select.json" > "$R/select.txt" 2>&1
 log "select rc=$?"; grep -E "^(where|cat|stack|index_select|nonzero)" "$R/select.txt"
 timeout 40 lua5.4 lab/select_host.lua > "$R/select_host.txt" 2>&1; log "select host rc=$?"; cat "$R/select_host.txt"
+# the index ladder's rung 3 (flags, session 13, not run on a GPU yet) in cub's place: its specs first, then the bench
+mkdir -p "$R/sel-flags"
+CUKERN_IX_FLAGS=1 timeout 120 sh spec/run.sh spec/select_spec.lua spec/select_paths_spec.lua > "$R/spec-flags.txt" 2>&1
+log "select specs with flags rc=$? $(tail -1 "$R/spec-flags.txt")"
+CUKERN_IX_FLAGS=1 CUKERN_RESULTS="$R/sel-flags" timeout 60 lua5.4 examples/select_bench.lua --torch "$R/torch_select.json" \
+  --only "masked,nonzero,find" > "$R/select-flags.txt" 2>&1; log "select flags rc=$?"
+grep -E "^(masked|nonzero|find)" "$R/select-flags.txt"
 mkdir -p "$R/ew" "$R/ew-before"
 CUKERN_EW_VARIANTS=contiguous,tiled CUKERN_RESULTS="$R/ew" timeout 40 lua5.4 examples/elementwise_bench.lua > "$R/ew.txt" 2>&1
 CUKERN_EW_PAIRS=0 CUKERN_EW_VARIANTS=tiled CUKERN_RESULTS="$R/ew-before" timeout 40 lua5.4 examples/elementwise_bench.lua \

@@ -175,6 +175,8 @@ inline unsigned grid_for(int64_t n, int block, const ck_env *env, int per_sm = 3
 /* Scatter family, shared by the rungs: the check pass (with its bitmap) and the add. Returns 0 or a cudaError. */
 int scatter_prologue(const ck_ix_desc &d, const ck_env *env, void **bits_out);
 int scatter_add_launch(const ck_ix_desc &d, const ck_env *env);
+/* Rung 3 (03_flags.cu): whether it takes this compaction in rung 0's place (CUKERN_IX_FLAGS=1, until it is the default). */
+extern "C" int ck_index_flags_preferred(const void *desc);
 /* cat: one launch per CK_CAT_MAX inputs; `wide`: the widest move (<= 16 bytes) every input's geometry allows. */
 int cat_launch(const ck_ix_desc &d, const ck_env *env, bool wide);
 

@@ -1,0 +1,212 @@
+/*
+ * 03_flags.cu — index ladder, rung 3: an own stream compaction for nonzero / find / masked_select over a dense
+ * 1-byte mask (bool, u8, i8), the "flags, scan, scatter" step of issue 33 beside CUB's DeviceSelect (rung 0).
+ *   1. tile_count_k: a block per tile of 4096 mask bytes (256 threads x 16, one 16-byte load each) counts its
+ *      nonzero bytes (a shared-memory tree) into tile_count[b];
+ *   2. scan_tiles_k: one block turns the tile counts into exclusive offsets (chunks of 1024, Hillis-Steele in
+ *      shared memory, a running carry);
+ *   3. select_k: a block per tile again: each thread counts its 16 bytes, the block's exclusive scan gives each
+ *      thread its first output row (tile offset + the threads before it), and the thread writes its selected
+ *      elements in order: 1-based row-major positions (find, 1-D nonzero), their subscripts ([k, ndim] nonzero,
+ *      divisions in 32 bits where they fit), or the source's elements (masked_select, by element size).
+ * Three passes over the mask (the count the caller read back first is rung 0's DeviceReduce): no look-back, no
+ * decoupled state, nothing that depends on the order blocks run in. The caller allocated the output from the count,
+ * so the offsets here end exactly at it.
+ * Why an own rung: on an H200 CUB's selection took about 170 us of nonzero's 224 over a 2^26 mask at 1% (session 13,
+ * lab/select_host.lua), where a pass over 64 MB of flags is about 20 us; PyTorch's nonzero is the same CUB call.
+ * Not yet the default: rung 0 stays first for the compactions until this rung has run on a GPU;
+ * CUKERN_IX_FLAGS=1 makes rung 0 leave nonzero and masked_select to it (lab/round14-a.sh, the specs and the bench).
+ * Launch: tile_count_k and select_k a block of 256 threads per 4096-byte tile (grid = tiles, at most 2^31 - 1);
+ * scan_tiles_k one block of 1024. Workspace: 8 bytes a tile (the counts, then the offsets in place).
+ * supports(): nonzero or masked_select; the mask contiguous, 1 byte a element, 16-byte aligned; masked_select's
+ * source contiguous. The rest stays with rung 0.
+ */
+#include "ck_knob.h"
+#include "ix_common.cuh"
+
+using namespace ckix;
+
+namespace {
+
+constexpr int FT = 256;            /* threads a block */
+constexpr int FB = 16;             /* mask bytes a thread */
+constexpr int FTILE = FT * FB;     /* mask bytes a tile */
+constexpr int SCAN_T = 1024;       /* scan_tiles_k's block */
+
+/* thread t's 16 mask bytes of tile b, as bytes (zeros past n) */
+__device__ __forceinline__ void load16(const uint8_t *m, int64_t n, int64_t b, int t, uint8_t v[FB]) {
+  const int64_t p0 = b * FTILE + (int64_t)t * FB;
+  if (p0 + FB <= n) {
+    const uint4 w = *(const uint4 *)(m + p0);
+    memcpy(v, &w, FB);
+  } else {
+#pragma unroll
+    for (int j = 0; j < FB; ++j) v[j] = p0 + j < n ? m[p0 + j] : 0;
+  }
+}
+
+__device__ __forceinline__ int count16(const uint8_t v[FB]) {
+  int c = 0;
+#pragma unroll
+  for (int j = 0; j < FB; ++j) c += v[j] != 0;
+  return c;
+}
+
+/* the block's exclusive scan of x (one value a thread, FT threads); *total gets the sum */
+__device__ __forceinline__ int block_excl_scan(int x, int *sh, int *total) {
+  const int t = threadIdx.x;
+  sh[t] = x;
+  __syncthreads();
+  for (int s = 1; s < FT; s *= 2) {
+    const int y = t >= s ? sh[t - s] : 0;
+    __syncthreads();
+    sh[t] += y;
+    __syncthreads();
+  }
+  const int incl = sh[t];
+  *total = sh[FT - 1];
+  __syncthreads(); /* (sh is reused by the caller's next scan) */
+  return incl - x;
+}
+
+__global__ void __launch_bounds__(FT) tile_count_k(const uint8_t *m, int64_t n, int64_t *tile_count) {
+  __shared__ int sh[FT];
+  uint8_t v[FB];
+  const int64_t b = blockIdx.x;
+  load16(m, n, b, threadIdx.x, v);
+  int total;
+  block_excl_scan(count16(v), sh, &total);
+  if (threadIdx.x == 0) tile_count[b] = total;
+}
+
+__global__ void __launch_bounds__(SCAN_T) scan_tiles_k(int64_t *tile, int64_t ntiles) {
+  __shared__ int64_t sh[SCAN_T];
+  const int t = threadIdx.x;
+  int64_t carry = 0;
+  for (int64_t c0 = 0; c0 < ntiles; c0 += SCAN_T) {
+    const int64_t i = c0 + t;
+    const int64_t x = i < ntiles ? tile[i] : 0;
+    sh[t] = x;
+    __syncthreads();
+    for (int s = 1; s < SCAN_T; s *= 2) {
+      const int64_t y = t >= s ? sh[t - s] : 0;
+      __syncthreads();
+      sh[t] += y;
+      __syncthreads();
+    }
+    if (i < ntiles) tile[i] = carry + sh[t] - x;
+    carry += sh[SCAN_T - 1];
+    __syncthreads();
+  }
+}
+
+/* Where selected element k (0-based output row) at mask position p goes. */
+struct Pos { /* find / 1-D nonzero: 1-based positions */
+  int64_t *out;
+  __device__ __forceinline__ void operator()(int64_t k, int64_t p) const { out[k] = p + 1; }
+};
+struct Subs { /* nonzero's [k, nd] subscripts */
+  int64_t *out;
+  int nd;
+  int64_t shape[CK_MAX_DIMS];
+  __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
+    int64_t *row = out + k * nd;
+    for (int j = nd - 1; j > 0; --j) {
+      int64_t q, r;
+      if (((p | shape[j]) >> 31) == 0) {
+        const unsigned uq = (unsigned)p / (unsigned)shape[j];
+        q = uq, r = (int64_t)((unsigned)p - uq * (unsigned)shape[j]);
+      } else {
+        q = p / shape[j], r = p - q * shape[j];
+      }
+      row[j] = r + 1;
+      p = q;
+    }
+    row[0] = p + 1;
+  }
+};
+template <int ES> struct Vals { /* masked_select: the source's element */
+  using T = typename Elem<ES>::T;
+  const T *src;
+  T *out;
+  __device__ __forceinline__ void operator()(int64_t k, int64_t p) const { out[k] = src[p]; }
+};
+
+template <class W> __global__ void __launch_bounds__(FT) select_k(const uint8_t *m, int64_t n, const int64_t *tile_off, W w) {
+  __shared__ int sh[FT];
+  uint8_t v[FB];
+  const int64_t b = blockIdx.x;
+  load16(m, n, b, threadIdx.x, v);
+  int total;
+  const int excl = block_excl_scan(count16(v), sh, &total);
+  int64_t k = tile_off[b] + excl;
+  const int64_t p0 = b * FTILE + (int64_t)threadIdx.x * FB;
+#pragma unroll
+  for (int j = 0; j < FB; ++j)
+    if (v[j]) w(k++, p0 + j);
+}
+
+bool contiguous_ix(const ck_ix_desc &d, const int64_t *st) {
+  int64_t want = 1;
+  for (int k = d.nd - 1; k >= 0; --k) {
+    if (d.shape[k] != 1 && st[k] != want) return false;
+    want *= d.shape[k];
+  }
+  return true;
+}
+
+} // namespace
+
+extern "C" const char *ck_index_flags_supports(const void *desc) {
+  const ck_ix_desc &d = *(const ck_ix_desc *)desc;
+  if (d.fn != CK_IX_NONZERO && d.fn != CK_IX_MASKED_SELECT) return "runs nonzero and masked_select only (the count is rung 0's)";
+  if (d.ix_es != 1 || !contiguous_ix(d, d.ix_st) || ((uintptr_t)d.ix % 16) != 0)
+    return "takes a contiguous, 16-byte aligned mask of 1-byte elements (bool, u8, i8)";
+  if (d.fn == CK_IX_MASKED_SELECT && !contiguous_ix(d, d.src_st)) return "takes a contiguous source";
+  return nullptr;
+}
+
+/* Whether rung 3 takes this compaction when rung 0 is asked (CUKERN_IX_FLAGS=1; see the header). */
+extern "C" int ck_index_flags_preferred(const void *desc) {
+  return ck_knob("CUKERN_IX_FLAGS", 0, 1, 0) && ck_index_flags_supports(desc) == nullptr;
+}
+
+extern "C" int ck_index_flags(const void *desc, const ck_env *env) {
+  const ck_ix_desc &d = *(const ck_ix_desc *)desc;
+  cudaStream_t s = (cudaStream_t)env->stream;
+  const int64_t n = d.numel;
+  if (n == 0) return 0;
+  const int64_t ntiles = (n + FTILE - 1) / FTILE;
+  if (ntiles > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
+  int64_t *tile = (int64_t *)env->ws_alloc(env->owner, (size_t)ntiles * sizeof(int64_t));
+  if (!tile) return (int)cudaErrorMemoryAllocation;
+  const uint8_t *m = (const uint8_t *)d.ix;
+  const unsigned grid = (unsigned)ntiles;
+  ck_note(env, tile_count_k, FT, 0);
+  tile_count_k<<<grid, FT, 0, s>>>(m, n, tile);
+  ck_note(env, scan_tiles_k, SCAN_T, 0);
+  scan_tiles_k<<<1, SCAN_T, 0, s>>>(tile, ntiles);
+  int err = 0;
+  auto go = [&](auto w) {
+    ck_note(env, select_k<decltype(w)>, FT, 0);
+    select_k<decltype(w)><<<grid, FT, 0, s>>>(m, n, tile, w);
+    return (int)cudaGetLastError();
+  };
+  if (d.fn == CK_IX_NONZERO) {
+    if (d.dim_st != 1 || d.nd <= 1) {
+      err = go(Pos{(int64_t *)d.out});
+    } else {
+      Subs w;
+      w.out = (int64_t *)d.out, w.nd = d.nd;
+      for (int j = 0; j < d.nd; ++j) w.shape[j] = d.shape[j];
+      err = go(w);
+    }
+  } else {
+    err = by_size(d.es, [&](auto es) {
+      using T = typename Elem<es.value>::T;
+      return go(Vals<es.value>{(const T *)d.src, (T *)d.out});
+    });
+  }
+  env->ws_free(env->owner, tile);
+  return err;
+}
