@@ -181,15 +181,6 @@ template <int ES, class IX> __global__ void __launch_bounds__(256) dense_gather_
   }
 }
 
-bool contiguous_over(const ck_ix_desc &d, const int64_t *st) {
-  int64_t want = 1;
-  for (int k = d.nd - 1; k >= 0; --k) {
-    if (d.shape[k] != 1 && st[k] != want) return false;
-    want *= d.shape[k];
-  }
-  return true;
-}
-
 bool aligned(const void *p, int64_t a) { return ((uintptr_t)p % (uintptr_t)a) == 0; }
 
 bool dense_gather_ok(const ck_ix_desc &d) {

@@ -52,21 +52,20 @@ __device__ __forceinline__ int count16(const uint8_t v[FB]) {
   return c;
 }
 
-/* the block's exclusive scan of x (one value a thread, FT threads); *total gets the sum */
-__device__ __forceinline__ int block_excl_scan(int x, int *sh, int *total) {
+/* The inclusive scan of x over a block of N threads (one value a thread) in shared memory sh (Hillis-Steele); the
+ * block's total is sh[N - 1] until the next call. Both scans of the rung are this one. */
+template <int N, typename T> __device__ __forceinline__ T block_incl_scan(T x, T *sh) {
   const int t = threadIdx.x;
+  __syncthreads(); /* (sh may still be read from the previous call) */
   sh[t] = x;
   __syncthreads();
-  for (int s = 1; s < FT; s *= 2) {
-    const int y = t >= s ? sh[t - s] : 0;
+  for (int s = 1; s < N; s *= 2) {
+    const T y = t >= s ? sh[t - s] : T(0);
     __syncthreads();
     sh[t] += y;
     __syncthreads();
   }
-  const int incl = sh[t];
-  *total = sh[FT - 1];
-  __syncthreads(); /* (sh is reused by the caller's next scan) */
-  return incl - x;
+  return sh[t];
 }
 
 __global__ void __launch_bounds__(FT) tile_count_k(const uint8_t *m, int64_t n, int64_t *tile_count) {
@@ -74,9 +73,8 @@ __global__ void __launch_bounds__(FT) tile_count_k(const uint8_t *m, int64_t n, 
   uint8_t v[FB];
   const int64_t b = blockIdx.x;
   load16(m, n, b, threadIdx.x, v);
-  int total;
-  block_excl_scan(count16(v), sh, &total);
-  if (threadIdx.x == 0) tile_count[b] = total;
+  block_incl_scan<FT>(count16(v), sh);
+  if (threadIdx.x == 0) tile_count[b] = sh[FT - 1];
 }
 
 __global__ void __launch_bounds__(SCAN_T) scan_tiles_k(int64_t *tile, int64_t ntiles) {
@@ -86,17 +84,9 @@ __global__ void __launch_bounds__(SCAN_T) scan_tiles_k(int64_t *tile, int64_t nt
   for (int64_t c0 = 0; c0 < ntiles; c0 += SCAN_T) {
     const int64_t i = c0 + t;
     const int64_t x = i < ntiles ? tile[i] : 0;
-    sh[t] = x;
-    __syncthreads();
-    for (int s = 1; s < SCAN_T; s *= 2) {
-      const int64_t y = t >= s ? sh[t - s] : 0;
-      __syncthreads();
-      sh[t] += y;
-      __syncthreads();
-    }
-    if (i < ntiles) tile[i] = carry + sh[t] - x;
+    const int64_t incl = block_incl_scan<SCAN_T>(x, sh);
+    if (i < ntiles) tile[i] = carry + incl - x;
     carry += sh[SCAN_T - 1];
-    __syncthreads();
   }
 }
 
@@ -137,22 +127,12 @@ template <class W> __global__ void __launch_bounds__(FT) select_k(const uint8_t 
   uint8_t v[FB];
   const int64_t b = blockIdx.x;
   load16(m, n, b, threadIdx.x, v);
-  int total;
-  const int excl = block_excl_scan(count16(v), sh, &total);
-  int64_t k = tile_off[b] + excl;
+  const int c = count16(v);
+  int64_t k = tile_off[b] + block_incl_scan<FT>(c, sh) - c;
   const int64_t p0 = b * FTILE + (int64_t)threadIdx.x * FB;
 #pragma unroll
   for (int j = 0; j < FB; ++j)
     if (v[j]) w(k++, p0 + j);
-}
-
-bool contiguous_ix(const ck_ix_desc &d, const int64_t *st) {
-  int64_t want = 1;
-  for (int k = d.nd - 1; k >= 0; --k) {
-    if (d.shape[k] != 1 && st[k] != want) return false;
-    want *= d.shape[k];
-  }
-  return true;
 }
 
 } // namespace
@@ -160,9 +140,9 @@ bool contiguous_ix(const ck_ix_desc &d, const int64_t *st) {
 extern "C" const char *ck_index_flags_supports(const void *desc) {
   const ck_ix_desc &d = *(const ck_ix_desc *)desc;
   if (d.fn != CK_IX_NONZERO && d.fn != CK_IX_MASKED_SELECT) return "runs nonzero and masked_select only (the count is rung 0's)";
-  if (d.ix_es != 1 || !contiguous_ix(d, d.ix_st) || ((uintptr_t)d.ix % 16) != 0)
+  if (d.ix_es != 1 || !contiguous_over(d, d.ix_st) || ((uintptr_t)d.ix % 16) != 0)
     return "takes a contiguous, 16-byte aligned mask of 1-byte elements (bool, u8, i8)";
-  if (d.fn == CK_IX_MASKED_SELECT && !contiguous_ix(d, d.src_st)) return "takes a contiguous source";
+  if (d.fn == CK_IX_MASKED_SELECT && !contiguous_over(d, d.src_st)) return "takes a contiguous source";
   return nullptr;
 }
 

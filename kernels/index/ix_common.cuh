@@ -175,6 +175,16 @@ inline unsigned grid_for(int64_t n, int block, const ck_env *env, int per_sm = 3
 /* Scatter family, shared by the rungs: the check pass (with its bitmap) and the add. Returns 0 or a cudaError. */
 int scatter_prologue(const ck_ix_desc &d, const ck_env *env, void **bits_out);
 int scatter_add_launch(const ck_ix_desc &d, const ck_env *env);
+/* Whether strides st walk the descriptor's shape in row-major order with no gaps (dims of 1 ignored). */
+inline bool contiguous_over(const ck_ix_desc &d, const int64_t *st) {
+  int64_t want = 1;
+  for (int k = d.nd - 1; k >= 0; --k) {
+    if (d.shape[k] != 1 && st[k] != want) return false;
+    want *= d.shape[k];
+  }
+  return true;
+}
+
 /* Rung 3 (03_flags.cu): whether it takes this compaction in rung 0's place (CUKERN_IX_FLAGS=1, until it is the default). */
 extern "C" int ck_index_flags_preferred(const void *desc);
 /* cat: one launch per CK_CAT_MAX inputs; `wide`: the widest move (<= 16 bytes) every input's geometry allows. */
