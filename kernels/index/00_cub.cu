@@ -96,45 +96,12 @@ template <class R> int with_temp(const ck_env *env, R &&run) {
   return err;
 }
 
-/* nonzero's subscripts, written by the selection itself: DeviceSelect's k-th output is the 0-based row-major
+/* nonzero's subscripts are written by the selection itself: DeviceSelect's k-th output is the 0-based row-major
  * position p of the k-th nonzero element, and instead of storing p (to be read back and unravelled by a second
- * kernel, as before) the output iterator is thrust's tabulate_output_iterator, which calls f(k, p): f writes row k of
- * out as p's 1-based subscripts. One pass over the mask and one write of the result, as PyTorch's nonzero (which
- * writes positions, then converts them in place in a second kernel). Divisions in 32 bits while they fit. */
-__host__ __device__ __forceinline__ void divmod_nz(int64_t p, int64_t n, int64_t &q, int64_t &r) {
-  if (((p | n) >> 32) == 0) {
-    const uint32_t uq = (uint32_t)p / (uint32_t)n;
-    q = uq, r = (int64_t)((uint32_t)p - uq * (uint32_t)n);
-  } else {
-    q = p / n, r = p - q * n;
-  }
-}
-struct Subs2 { /* [rows, cols]: one division */
-  int64_t *out;
-  int64_t cols;
-  __host__ __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
-    int64_t q, r;
-    divmod_nz(p, cols, q, r);
-    out[2 * k] = q + 1;
-    out[2 * k + 1] = r + 1;
-  }
-};
-struct SubsN { /* any number of dims */
-  int64_t *out;
-  int nd;
-  int64_t shape[CK_MAX_DIMS];
-  __host__ __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
-    int64_t *row = out + k * nd;
-    for (int j = nd - 1; j > 0; --j) {
-      int64_t q, r;
-      divmod_nz(p, shape[j], q, r);
-      row[j] = r + 1;
-      p = q;
-    }
-    row[0] = p + 1;
-  }
-};
-
+ * kernel, as before) the output iterator is thrust's tabulate_output_iterator, which calls f(k, p) (Subs2 / SubsN,
+ * ix_common.cuh, which rung 3 calls too): f writes row k of out as p's 1-based subscripts. One pass over the mask and
+ * one write of the result, as PyTorch's nonzero (which writes positions, then converts them in place in a second
+ * kernel). */
 /* f(n) with n as the narrowest offset type that holds it: DeviceReduce's 32-bit offsets below 2^31 elements (as
  * PyTorch's count runs), 64-bit above. (DeviceSelect takes 64-bit counts and splits them into 32-bit partitions
  * itself: 32-bit counts measured the same for nonzero and masked_select in one run on an H200, round 3 session 13.) */

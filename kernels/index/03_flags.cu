@@ -2,13 +2,12 @@
  * 03_flags.cu — index ladder, rung 3: an own stream compaction for nonzero / find / masked_select over a dense
  * 1-byte mask (bool, u8, i8), the "flags, scan, scatter" step of issue 33 beside CUB's DeviceSelect (rung 0).
  *   1. tile_count_k: a block per tile of 4096 mask bytes (256 threads x 16, one 16-byte load each) counts its
- *      nonzero bytes (a shared-memory tree) into tile_count[b];
- *   2. scan_tiles_k: one block turns the tile counts into exclusive offsets (chunks of 1024, Hillis-Steele in
- *      shared memory, a running carry);
+ *      nonzero bytes into tile_count[b] (the block scans are the scan ladder's block_excl, scan_common.cuh);
+ *   2. scan_tiles_k: one block turns the tile counts into exclusive offsets (chunks of 1024, a running carry);
  *   3. select_k: a block per tile again: each thread counts its 16 bytes, the block's exclusive scan gives each
  *      thread its first output row (tile offset + the threads before it), and the thread writes its selected
  *      elements in order: 1-based row-major positions (find, 1-D nonzero), their subscripts ([k, ndim] nonzero,
- *      divisions in 32 bits where they fit), or the source's elements (masked_select, by element size).
+ *      ix_common.cuh's Subs2 / SubsN, as rung 0), or the source's elements (masked_select, by element size).
  * Three passes over the mask (the count the caller read back first is rung 0's DeviceReduce): no look-back, no
  * decoupled state, nothing that depends on the order blocks run in. The caller allocated the output from the count,
  * so the offsets here end exactly at it.
@@ -23,6 +22,7 @@
  */
 #include "ck_knob.h"
 #include "ix_common.cuh"
+#include "scan/scan_common.cuh"
 
 using namespace ckix;
 
@@ -52,41 +52,33 @@ __device__ __forceinline__ int count16(const uint8_t v[FB]) {
   return c;
 }
 
-/* The inclusive scan of x over a block of N threads (one value a thread) in shared memory sh (Hillis-Steele); the
- * block's total is sh[N - 1] until the next call. Both scans of the rung are this one. */
-template <int N, typename T> __device__ __forceinline__ T block_incl_scan(T x, T *sh) {
-  const int t = threadIdx.x;
-  __syncthreads(); /* (sh may still be read from the previous call) */
-  sh[t] = x;
-  __syncthreads();
-  for (int s = 1; s < N; s *= 2) {
-    const T y = t >= s ? sh[t - s] : T(0);
-    __syncthreads();
-    sh[t] += y;
-    __syncthreads();
-  }
-  return sh[t];
-}
+/* The block scans are the scan ladder's (scan_common.cuh: warps scan with shuffles, warp 0 the warp totals), over
+ * plain 64-bit sums. */
+struct Add {
+  using acc_t = long long;
+  __device__ static acc_t identity() { return 0; }
+  __device__ static acc_t combine(acc_t a, acc_t b) { return a + b; }
+};
 
 __global__ void __launch_bounds__(FT) tile_count_k(const uint8_t *m, int64_t n, int64_t *tile_count) {
-  __shared__ int sh[FT];
+  __shared__ long long wsum[FT / 32];
   uint8_t v[FB];
   const int64_t b = blockIdx.x;
   load16(m, n, b, threadIdx.x, v);
-  block_incl_scan<FT>(count16(v), sh);
-  if (threadIdx.x == 0) tile_count[b] = sh[FT - 1];
+  long long total;
+  ckscan::block_excl<Add, FT>(count16(v), total, wsum);
+  if (threadIdx.x == 0) tile_count[b] = total;
 }
 
 __global__ void __launch_bounds__(SCAN_T) scan_tiles_k(int64_t *tile, int64_t ntiles) {
-  __shared__ int64_t sh[SCAN_T];
-  const int t = threadIdx.x;
+  __shared__ long long wsum[SCAN_T / 32];
   int64_t carry = 0;
   for (int64_t c0 = 0; c0 < ntiles; c0 += SCAN_T) {
-    const int64_t i = c0 + t;
-    const int64_t x = i < ntiles ? tile[i] : 0;
-    const int64_t incl = block_incl_scan<SCAN_T>(x, sh);
-    if (i < ntiles) tile[i] = carry + incl - x;
-    carry += sh[SCAN_T - 1];
+    const int64_t i = c0 + threadIdx.x;
+    long long total;
+    const long long ex = ckscan::block_excl<Add, SCAN_T>(i < ntiles ? tile[i] : 0, total, wsum);
+    if (i < ntiles) tile[i] = carry + ex;
+    carry += total;
   }
 }
 
@@ -94,26 +86,6 @@ __global__ void __launch_bounds__(SCAN_T) scan_tiles_k(int64_t *tile, int64_t nt
 struct Pos { /* find / 1-D nonzero: 1-based positions */
   int64_t *out;
   __device__ __forceinline__ void operator()(int64_t k, int64_t p) const { out[k] = p + 1; }
-};
-struct Subs { /* nonzero's [k, nd] subscripts */
-  int64_t *out;
-  int nd;
-  int64_t shape[CK_MAX_DIMS];
-  __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
-    int64_t *row = out + k * nd;
-    for (int j = nd - 1; j > 0; --j) {
-      int64_t q, r;
-      if (((p | shape[j]) >> 31) == 0) {
-        const unsigned uq = (unsigned)p / (unsigned)shape[j];
-        q = uq, r = (int64_t)((unsigned)p - uq * (unsigned)shape[j]);
-      } else {
-        q = p / shape[j], r = p - q * shape[j];
-      }
-      row[j] = r + 1;
-      p = q;
-    }
-    row[0] = p + 1;
-  }
 };
 template <int ES> struct Vals { /* masked_select: the source's element */
   using T = typename Elem<ES>::T;
@@ -123,12 +95,12 @@ template <int ES> struct Vals { /* masked_select: the source's element */
 };
 
 template <class W> __global__ void __launch_bounds__(FT) select_k(const uint8_t *m, int64_t n, const int64_t *tile_off, W w) {
-  __shared__ int sh[FT];
+  __shared__ long long wsum[FT / 32];
   uint8_t v[FB];
   const int64_t b = blockIdx.x;
   load16(m, n, b, threadIdx.x, v);
-  const int c = count16(v);
-  int64_t k = tile_off[b] + block_incl_scan<FT>(c, sh) - c;
+  long long total;
+  int64_t k = tile_off[b] + ckscan::block_excl<Add, FT>(count16(v), total, wsum);
   const int64_t p0 = b * FTILE + (int64_t)threadIdx.x * FB;
 #pragma unroll
   for (int j = 0; j < FB; ++j)
@@ -175,8 +147,10 @@ extern "C" int ck_index_flags(const void *desc, const ck_env *env) {
   if (d.fn == CK_IX_NONZERO) {
     if (d.dim_st != 1 || d.nd <= 1) {
       err = go(Pos{(int64_t *)d.out});
+    } else if (d.nd == 2) {
+      err = go(Subs2{(int64_t *)d.out, d.shape[1]});
     } else {
-      Subs w;
+      SubsN w;
       w.out = (int64_t *)d.out, w.nd = d.nd;
       for (int j = 0; j < d.nd; ++j) w.shape[j] = d.shape[j];
       err = go(w);

@@ -55,6 +55,25 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
   emu_warp_bar[w]->arrive_and_wait();
   return r;
 }
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) {
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  T r; std::memcpy(&r, emu_xbuf[w][lane >= d ? lane - d : lane], sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  return r;
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int src) {
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  T r; std::memcpy(&r, emu_xbuf[w][src & 31], sizeof(T));
+  emu_warp_bar[w]->arrive_and_wait();
+  return r;
+}
+template <class T> static inline T __ldcs(const T *p) { return *p; }
+template <class T> static inline T __ldg(const T *p) { return *p; }
+template <class T> static inline void __stcs(T *p, T v) { *p = v; }
 template <class K, class... Args> static void emu_launch(K kern, dim3 grid, dim3 block, Args... args) {
   gridDim = grid; blockDim = block;
   for (unsigned by = 0; by < grid.y; ++by)
