@@ -47,30 +47,18 @@ inline std::barrier<> *emu_block_bar;
 inline std::barrier<> *emu_warp_bar[32];
 inline char emu_xbuf[32][32][16];
 static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
-template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) {
+// the warp's shuffles: every lane posts its value, then reads lane src(lane)'s
+template <class T, class F> static inline T emu_shfl(T v, F src) {
   int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
   emu_warp_bar[w]->arrive_and_wait();
-  T r; std::memcpy(&r, emu_xbuf[w][lane ^ m], sizeof(T));
+  T r; std::memcpy(&r, emu_xbuf[w][src(lane) & 31], sizeof(T));
   emu_warp_bar[w]->arrive_and_wait();
   return r;
 }
-template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) {
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
-  emu_warp_bar[w]->arrive_and_wait();
-  T r; std::memcpy(&r, emu_xbuf[w][lane >= d ? lane - d : lane], sizeof(T));
-  emu_warp_bar[w]->arrive_and_wait();
-  return r;
-}
-template <class T> static inline T __shfl_sync(unsigned, T v, int src) {
-  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  std::memcpy(emu_xbuf[w][lane], &v, sizeof(T));
-  emu_warp_bar[w]->arrive_and_wait();
-  T r; std::memcpy(&r, emu_xbuf[w][src & 31], sizeof(T));
-  emu_warp_bar[w]->arrive_and_wait();
-  return r;
-}
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) { return emu_shfl(v, [m](int l) { return l ^ m; }); }
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) { return emu_shfl(v, [d](int l) { return l >= d ? l - d : l; }); }
+template <class T> static inline T __shfl_sync(unsigned, T v, int src) { return emu_shfl(v, [src](int) { return src; }); }
 template <class T> static inline T __ldcs(const T *p) { return *p; }
 template <class T> static inline T __ldg(const T *p) { return *p; }
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
