@@ -18,20 +18,7 @@ nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv > "$R
 build_sm90 300
 make -s bench-c > "$R/bench-c.log" 2>&1 || tail -5 "$R/bench-c.log"
 timeout 60 build/bench/peer_ref > "$R/peer_c.jsonl" 2> "$R/peer_c.err"
-run_set() { # G label results-dir
-  local G=$1 L=$2 D=$3
-  mkdir -p "$D"
-  timeout 90 build/bench/nccl_ref "$G" > "$R/nccl_c-$L.jsonl" 2> "$R/nccl_c-$L.err"; log "nccl_ref $L rc=$?"
-  timeout 120 python3 bench/torch_multigpu.py --gpus "$G" --out "$R/torch-$L.json" > "$R/torch-$L.log" 2>&1; log "torch $L rc=$?"
-  CUKERN_RESULTS="$R" timeout 120 lua5.4 examples/scaling_bench.lua --torch "$R/torch-$L.json" --out "$R/scaling-$L.json" \
-    > "$R/scaling-$L.txt" 2>&1
-  log "scaling $L rc=$?"; tail -4 "$R/scaling-$L.txt"
-  timeout 60 lua5.4 lab/split_probe.lua > "$R/split-$L.txt" 2>&1; log "split probe $L rc=$?"; sed -n 1,9p "$R/split-$L.txt"
-  CUKERN_RESULTS="$D" timeout 150 lua5.4 examples/allreduce_ladder.lua --nccl-c "$R/nccl_c-$L.jsonl" \
-    --peer-c "$R/peer_c.jsonl" --scaling "$R/scaling-$L.json" > "$R/allreduce-$L.txt" 2>&1
-  log "allreduce ladder $L rc=$?"; tail -6 "$R/allreduce-$L.txt"
-}
-until_s() { [ $(($(date +%s) - T0)) -lt "$1" ]; } # whether the call is younger than $1 seconds
+. lab/multi_env.sh
 # issue 32 on one GPU: PyTorch's select cases, then ours beside them (where: 4 groups a thread; index_select of rows:
 # 8 units), then where and index_select with the forms before (CUKERN_IX_WHERE_U=1, CUKERN_IX_ROWS_U=4) and cat/stack
 # with 50 reps; the selection specs (both kernels changed are in 02_vec.cu) until 470 s into the call
