@@ -37,6 +37,7 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <cuda_fp8.h>
 
 #include "mm_tc.cuh"
 #include "mm_tma.h"
@@ -174,9 +175,10 @@ __device__ __forceinline__ uint64_t desc_sw128(uint32_t addr, uint32_t lbo, uint
          (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
 }
 
-/* wgmma.mma_async m64nNk16, f32 accumulators d (N/2 per thread) += A (descriptor da) * B (db); scale-d sd:
- * 0 ignores d's old values. TA / TB: 1 when the operand is MN-major (the transpose bits). */
-template <int N, typename T> struct Wgmma;
+/* wgmma.mma_async m64nNk16 (f16/bf16) or m64nNk32 (FP8: e4m3/e5m2, T for A and U for B), f32 accumulators d
+ * (N/2 per thread) += A (descriptor da) * B (db); scale-d sd: 0 ignores d's old values. TA / TB: 1 when the
+ * operand is MN-major (the transpose bits; FP8 takes K-major operands only, TA = TB = 0). */
+template <int N, typename T, typename U = T> struct Wgmma; // U: B's type (FP8 may mix)
 #include "mm_wgmma.inc"
 
 // ---------------------------------------------------------------- one operand's tile (device)
@@ -265,36 +267,42 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 }
 
 /* One operand: `rows` (m for A, n for B) x k, element strides rs (between rows) and ks (between k values),
- * batch stride bs (0: one matrix for every batch), 2-byte elements; box_rows rows of a K-major tile.
- * Returns the layout (KMAJ when k is contiguous) or -1 when no map can describe it. */
+ * batch stride bs (0: one matrix for every batch), of dtype f16, bf16 (2-byte elements) or e4m3/e5m2 (1-byte,
+ * mapped as bytes: TMA only moves them); box_rows rows of a K-major tile. A box's inner extent is one 128-byte
+ * swizzle row (64 or 128 elements). Returns the layout (KMAJ when k is contiguous) or -1 when no map can
+ * describe it. */
 inline int make_map(CUtensorMap *map, const void *base, int dtype, int64_t rows, int64_t k, int64_t rs, int64_t ks,
                     int64_t bs, int64_t batch, int box_rows) {
   PFN_cuTensorMapEncodeTiled_v12000 enc = encode_fn();
   if (!enc) return -1;
-  const int kind = ck_tma_operand(base, rows, k, rs, ks, bs, 2); // 1: k contiguous, 2: rows contiguous
+  const bool byte = dtype == CK_E4M3 || dtype == CK_E5M2;
+  const int64_t es = byte ? 1 : 2;
+  const int kind = ck_tma_operand(base, rows, k, rs, ks, bs, es); // 1: k contiguous, 2: rows contiguous
   if (kind == 0) return -1;
   const int layout = kind == 1 ? KMAJ : MNMAJ;
   const int64_t nb = bs != 0 ? batch : 1;
   // dims inner first; a dim of extent 1 is never stepped: any valid stride will do
   const int64_t inner = layout == KMAJ ? k : rows, outer = layout == KMAJ ? rows : k;
   int64_t s1 = layout == KMAJ ? rs : ks;
-  if (outer <= 1) s1 = (inner * 2 + 15) / 16 * 8;
+  if (outer <= 1) s1 = (inner * es + 15) / 16 * (16 / es);
   int64_t s2 = bs;
   if (nb <= 1) s2 = s1 * (outer > 1 ? outer : 1);
   const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer, (cuuint64_t)nb};
-  const cuuint64_t strides[2] = {(cuuint64_t)(s1 * 2), (cuuint64_t)(s2 * 2)};
-  const cuuint32_t box[3] = {64, (cuuint32_t)(layout == KMAJ ? box_rows : BK), 1};
+  const cuuint64_t strides[2] = {(cuuint64_t)(s1 * es), (cuuint64_t)(s2 * es)};
+  const cuuint32_t box[3] = {(cuuint32_t)(128 / es), (cuuint32_t)(layout == KMAJ ? box_rows : BK), 1};
   const cuuint32_t estr[3] = {1, 1, 1};
-  const CUresult r = enc(map, dtype == CK_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
-                         const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+  const CUtensorMapDataType t = byte ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                : dtype == CK_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = enc(map, t, 3, const_cast<void *>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? layout : -1;
 }
 
-/* Both maps of a launch (box_a / box_b: rows of a K-major A / B tile); false when either cannot be made. */
+/* Both maps of a launch (box_a / box_b: rows of a K-major A / B tile; B of its own dtype, b_dtype, which
+ * differs from A's only in a mixed FP8 product); false when either cannot be made. */
 inline bool make_maps(Maps &mp, const ck_mm_desc *d, int box_a, int box_b) {
   mp.la = make_map(&mp.a, d->a, d->dtype, d->m, d->k, d->a_rs, d->a_cs, d->a_bs, d->batch, box_a);
-  mp.lb = make_map(&mp.b, d->b, d->dtype, d->n, d->k, d->b_cs, d->b_rs, d->b_bs, d->batch, box_b);
+  mp.lb = make_map(&mp.b, d->b, d->b_dtype, d->n, d->k, d->b_cs, d->b_rs, d->b_bs, d->batch, box_b);
   return mp.la >= 0 && mp.lb >= 0;
 }
 
