@@ -23,17 +23,6 @@ namespace {
 
 template <int ES> struct __align__(ES * 4 < 16 ? ES * 4 : 16) V4 { typename Elem<ES>::T e[4]; };
 
-__device__ __forceinline__ void divmod(int64_t u, int64_t n, int64_t &q, int64_t &r) {
-  if (((u | n) >> 31) == 0) {
-    const unsigned uq = (unsigned)u / (unsigned)n;
-    q = uq;
-    r = (int64_t)((unsigned)u - uq * (unsigned)n);
-  } else {
-    q = u / n;
-    r = u - q * n;
-  }
-}
-
 /* ---------------------------------------------------------------- rows of index_select */
 struct Rows {
   const char *src;

@@ -72,17 +72,6 @@ struct CatArgs {
 };
 static_assert(sizeof(CatArgs) <= 4000, "cat's kernel parameters must fit 4 KB");
 
-__device__ __forceinline__ void divmod(int64_t u, int64_t n, int64_t &q, int64_t &r) {
-  if (((u | n) >> 31) == 0) { /* 32-bit division where it fits (the common case): a few instructions */
-    const unsigned uq = (unsigned)u / (unsigned)n;
-    q = uq;
-    r = (int64_t)((unsigned)u - uq * (unsigned)n);
-  } else {
-    q = u / n;
-    r = u - q * n;
-  }
-}
-
 template <class V> __device__ __forceinline__ void cat_units(const CatArgs &a, const CatIn &in, int64_t u0) {
   const int64_t total = a.rows * in.row_units;
   V buf[CAT_UNROLL];

@@ -185,9 +185,9 @@ inline bool contiguous_over(const ck_ix_desc &d, const int64_t *st) {
   return true;
 }
 
-/* nonzero's writers of row k of an [n, nd] result as position p's 1-based row-major subscripts (rung 0 through a
- * tabulate_output_iterator, rung 3 directly). Divisions in 32 bits while they fit. */
-__host__ __device__ __forceinline__ void divmod_nz(int64_t p, int64_t n, int64_t &q, int64_t &r) {
+/* q = p / n and r = p % n for p >= 0, n > 0: in 32 bits while both fit (a few instructions; a 64-bit division
+ * is a call), else in 64. Every index rung's position arithmetic goes through it. */
+__host__ __device__ __forceinline__ void divmod(int64_t p, int64_t n, int64_t &q, int64_t &r) {
   if (((p | n) >> 32) == 0) {
     const uint32_t uq = (uint32_t)p / (uint32_t)n;
     q = uq, r = (int64_t)((uint32_t)p - uq * (uint32_t)n);
@@ -195,12 +195,15 @@ __host__ __device__ __forceinline__ void divmod_nz(int64_t p, int64_t n, int64_t
     q = p / n, r = p - q * n;
   }
 }
+
+/* nonzero's writers of row k of an [n, nd] result as position p's 1-based row-major subscripts (rung 0 through a
+ * tabulate_output_iterator, rung 3 directly). */
 struct Subs2 { /* [rows, cols]: one division */
   int64_t *out;
   int64_t cols;
   __host__ __device__ __forceinline__ void operator()(int64_t k, int64_t p) const {
     int64_t q, r;
-    divmod_nz(p, cols, q, r);
+    divmod(p, cols, q, r);
     out[2 * k] = q + 1;
     out[2 * k + 1] = r + 1;
   }
@@ -213,7 +216,7 @@ struct SubsN { /* any number of dims */
     int64_t *row = out + k * nd;
     for (int j = nd - 1; j > 0; --j) {
       int64_t q, r;
-      divmod_nz(p, shape[j], q, r);
+      divmod(p, shape[j], q, r);
       row[j] = r + 1;
       p = q;
     }
