@@ -140,7 +140,7 @@ extern "C" const char *ck_index_cub_supports(const void *desc) {
   const ck_ix_desc *d = (const ck_ix_desc *)desc;
   if (d->fn != CK_IX_COUNT && d->fn != CK_IX_MASKED_SELECT && d->fn != CK_IX_NONZERO)
     return "cub runs the compactions only (count, masked_select, nonzero)";
-  if (ck_index_flags_preferred(desc)) return "CUKERN_IX_FLAGS=1: rung 3 (flags) takes this compaction";
+  if (ck_index_flags_preferred(desc)) return "rung 3 (flags) takes this compaction (CUKERN_IX_FLAGS=0 gives it to CUB)";
   return nullptr;
 }
 

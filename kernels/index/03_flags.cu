@@ -5,16 +5,18 @@
  *      nonzero bytes into tile_count[b] (the block scans are the scan ladder's block_excl, scan_common.cuh);
  *   2. scan_tiles_k: one block turns the tile counts into exclusive offsets (chunks of 1024, a running carry);
  *   3. select_k: a block per tile again: each thread counts its 16 bytes, the block's exclusive scan gives each
- *      thread its first output row (tile offset + the threads before it), and the thread writes its selected
- *      elements in order: 1-based row-major positions (find, 1-D nonzero), their subscripts ([k, ndim] nonzero,
- *      ix_common.cuh's Subs2 / SubsN, as rung 0), or the source's elements (masked_select, by element size).
+ *      thread its first place in the tile's list of selected positions (shared memory), and the block then writes
+ *      the tile's outputs from that list, consecutive threads on consecutive outputs: 1-based row-major
+ *      positions (find, 1-D nonzero), their subscripts ([k, ndim] nonzero, ix_common.cuh's Subs2 / SubsN, as
+ *      rung 0), or the source's elements (masked_select, by element size).
  * Three passes over the mask (the count the caller read back first is rung 0's DeviceReduce): no look-back, no
  * decoupled state, nothing that depends on the order blocks run in. The caller allocated the output from the count,
  * so the offsets here end exactly at it.
  * Why an own rung: on an H200 CUB's selection took about 170 us of nonzero's 224 over a 2^26 mask at 1% (session 13,
  * lab/select_host.lua), where a pass over 64 MB of flags is about 20 us; PyTorch's nonzero is the same CUB call.
- * Not yet the default: rung 0 stays first for the compactions until this rung has run on a GPU;
- * CUKERN_IX_FLAGS=1 makes rung 0 leave nonzero and masked_select to it (lab/round14-a.sh, the specs and the bench).
+ * The default for the compactions it takes since session 14: rung 0 (CUB) leaves them to it unless CUKERN_IX_FLAGS=0.
+ * Measured with CUKERN_IX_FLAGS=1 (x4, H200, 2^26 masks, before the ordered writes through shared memory): 0.141 ms
+ * against CUB's 0.223 at 1% (PyTorch 0.203), but 0.642 against 0.255 dense.
  * Launch: tile_count_k and select_k a block of 256 threads per 4096-byte tile (grid = tiles, at most 2^31 - 1);
  * scan_tiles_k one block of 1024. Workspace: 8 bytes a tile (the counts, then the offsets in place).
  * supports(): nonzero or masked_select; the mask contiguous, 1 byte a element, 16-byte aligned; masked_select's
@@ -94,17 +96,26 @@ template <int ES> struct Vals { /* masked_select: the source's element */
   __device__ __forceinline__ void operator()(int64_t k, int64_t p) const { out[k] = src[p]; }
 };
 
+/* The tile's selected positions are first put in order in shared memory (12-bit offsets in the tile, by each
+ * thread from its exclusive count), then the block writes its outputs k0, k0 + 1, ... with consecutive threads on
+ * consecutive outputs. Written by each thread from its own 16 bytes instead (session 13's form), the outputs of a
+ * warp's store were 16 x density elements apart: on a dense 2^26 mask (x4, H200) nonzero took 0.642 ms against
+ * CUB's 0.255, masked_select 0.940 against 0.478, while at 1% it was 0.141 against 0.223. */
 template <class W> __global__ void __launch_bounds__(FT) select_k(const uint8_t *m, int64_t n, const int64_t *tile_off, W w) {
   __shared__ long long wsum[FT / 32];
+  __shared__ uint16_t loc[FTILE];
   uint8_t v[FB];
   const int64_t b = blockIdx.x;
   load16(m, n, b, threadIdx.x, v);
   long long total;
-  int64_t k = tile_off[b] + ckscan::block_excl<Add, FT>(count16(v), total, wsum);
-  const int64_t p0 = b * FTILE + (int64_t)threadIdx.x * FB;
+  int k = (int)ckscan::block_excl<Add, FT>(count16(v), total, wsum);
+  const int q0 = threadIdx.x * FB;
 #pragma unroll
   for (int j = 0; j < FB; ++j)
-    if (v[j]) w(k++, p0 + j);
+    if (v[j]) loc[k++] = (uint16_t)(q0 + j);
+  __syncthreads();
+  const int64_t k0 = tile_off[b], p0 = b * FTILE;
+  for (int i = threadIdx.x; i < (int)total; i += FT) w(k0 + i, p0 + loc[i]);
 }
 
 } // namespace
@@ -118,9 +129,9 @@ extern "C" const char *ck_index_flags_supports(const void *desc) {
   return nullptr;
 }
 
-/* Whether rung 3 takes this compaction when rung 0 is asked (CUKERN_IX_FLAGS=1; see the header). */
+/* Whether rung 3 takes this compaction when rung 0 is asked (unless CUKERN_IX_FLAGS=0; see the header). */
 extern "C" int ck_index_flags_preferred(const void *desc) {
-  return ck_knob("CUKERN_IX_FLAGS", 0, 1, 0) && ck_index_flags_supports(desc) == nullptr;
+  return ck_knob("CUKERN_IX_FLAGS", 0, 1, 1) && ck_index_flags_supports(desc) == nullptr;
 }
 
 extern "C" int ck_index_flags(const void *desc, const ck_env *env) {

@@ -224,7 +224,7 @@ struct SubsN { /* any number of dims */
   }
 };
 
-/* Rung 3 (03_flags.cu): whether it takes this compaction in rung 0's place (CUKERN_IX_FLAGS=1, until it is the default). */
+/* Rung 3 (03_flags.cu): whether it takes this compaction in rung 0's place (the default; CUKERN_IX_FLAGS=0: not). */
 extern "C" int ck_index_flags_preferred(const void *desc);
 /* cat: one launch per CK_CAT_MAX inputs; `wide`: the widest move (<= 16 bytes) every input's geometry allows. */
 int cat_launch(const ck_ix_desc &d, const ck_env *env, bool wide);

@@ -137,6 +137,31 @@ struct Delay {
   unsigned first, poll;
 };
 constexpr int64_t kDelayGrid = 1024;
+/* The device's peak memory bandwidth in GB/s (memory clock x bus width, two transfers a clock), once per device; 0
+ * when the driver does not say. The look-back sleeps were tuned on an H100 (SXM: 3352 GB/s); a tile's load and
+ * store take less time on faster memory, and so should the waits: rung 6 scales its sleeps by 3352 / this.
+ * Measured on an H200 (x4 of session 14, 2^28 f32, one process per setting): 2200/688 ns 0.7310 ms, 1500/500
+ * 0.7248, 1100/350 0.7210, 800/250 0.7557; CUB 0.6914 in session 13. */
+static inline double mem_gbps(int device) {
+  static ck_devcache cache; /* MB/s */
+  int &v = cache.v[device];
+  if (v == 0) {
+    int khz = 0, bits = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess || khz <= 0 || bits <= 0)
+      v = -1;
+    else
+      v = (int)(2.0 * khz * 1e3 * (bits / 8) / 1e6);
+  }
+  return v > 0 ? v / 1e3 : 0.0;
+}
+/* H100-tuned sleeps (first, poll) scaled to this device's bandwidth (within 1/2 .. 2x of them). */
+static inline Delay scaled_delay(int device, unsigned first, unsigned poll) {
+  const double bw = mem_gbps(device);
+  double f = bw > 0 ? 3352.0 / bw : 1.0;
+  f = f < 0.5 ? 0.5 : f > 2.0 ? 2.0 : f;
+  return {(unsigned)(first * f + 0.5), (unsigned)(poll * f + 0.5)};
+}
 static inline Delay look_back_delay(int64_t tiles, const char *first_knob, const char *poll_knob, unsigned first,
                                     unsigned poll) {
   const bool big = tiles >= kDelayGrid; /* a knob that is set applies whatever the grid (the sanitizer runs use it) */
@@ -207,9 +232,10 @@ static int run_single_pass(const ck_env *env, const ck_scan_desc &d) {
   int err = (int)cudaMemsetAsync(w.p, 0, L::template zero_bytes<acc_t>(total), s);
   if (err) return err;
   ck_note(env, kernel, SP_BLOCK, 0);
+  const Delay dl0 = scaled_delay(env->device, 2200, 688);
   kernel<<<grid_for(total), SP_BLOCK, 0, s>>>((const typename P::in_t *)d.x, (typename P::out_t *)d.out, d.outer,
                                               d.len, ntiles, d.exclusive, L::template at<acc_t>(w.p, total),
-                                              look_back_delay(total, "CUKERN_SCAN_DELAY", "CUKERN_SCAN_POLL", 2200, 688));
+                                              look_back_delay(total, "CUKERN_SCAN_DELAY", "CUKERN_SCAN_POLL", dl0.first, dl0.poll));
   return (int)cudaGetLastError();
 }
 

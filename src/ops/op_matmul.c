@@ -203,15 +203,21 @@ static unsigned mm_layout(const ck_plan *p, const ck_variant *v) {
 /* The default order for this product, by size and layout (else cuBLAS first):
  * - tiny products (batch*m*n*k <= 64^3) of f32/f64 row-major operands, exact precision: our smem rung, one
  *   launch with no layout copies, instead of cuBLAS's heuristics and launch (kernels/matmul/variants.c);
- * - large f16/bf16 products (>= 2^36 multiply-adds, i.e. 4096^3: several waves of 128 x 256 tiles) whose A
- *   and B a tensor map reads in place and whose C takes TMA stores (the input dtype, unit column stride, n a
- *   multiple of 8, beta == 0): the persistent Hopper rung first, which ran at 101-102% of cuBLAS there on an
- *   H100 (kernels/matmul/14_persistent.cu). */
+ * - large f16/bf16 products (>= 2^36 multiply-adds, i.e. 4096^3) with m >= 8192 rows per matrix, whose A and B
+ *   a tensor map reads in place and whose C takes TMA stores (the input dtype, unit column stride, n a multiple
+ *   of 8, beta == 0): the persistent Hopper rung first. The row bound is issue 37's measured table, the bf16
+ *   shape sweep (examples/gemm_sweep.lua: m = 16 ... 16384, n, k in {4096, 8192, 14336}, nn/nt/tn; x4 run of
+ *   session 14 on an H200, bench/results/round14/x4/gemm): rung 14 against cuBLAS in alternating pairs was
+ *   1.00-1.08 at m = 16384 (0.997 at worst), 0.99-1.06 at m = 4096 (mostly below 1), 0.87-0.99 at m = 1024,
+ *   0.27-0.99 below; on the H100 it was 101.9% at 8192^3. Before it, the bound was on the multiply-adds alone,
+ *   which sent m = 1024 with large n and k to rung 14 (0.873 at nt 1024x14336x8192) and the batched 16 x 4096^3
+ *   (0.86 on an H200, session 13). */
 #define MM_TINY_MACS ((int64_t)1 << 18)
 static const int *mm_preferred_for(const void *desc) {
   const ck_mm_desc *d = (const ck_mm_desc *)desc;
   if ((d->dtype == CK_F16 || d->dtype == CK_BF16) && d->c_dtype == d->dtype && d->beta == 0.0 && d->n % 8 == 0 &&
-      (d->c_cs == 1 || d->n <= 1) && (double)d->m * (double)d->n * (double)d->k * (double)d->batch >= 68719476736.0 &&
+      (d->c_cs == 1 || d->n <= 1) && d->m >= 8192 &&
+      (double)d->m * (double)d->n * (double)d->k * (double)d->batch >= 68719476736.0 &&
       ck_tma_operand(d->a, d->m, d->k, d->a_rs, d->a_cs, d->a_bs, 2) && ck_tma_operand(d->b, d->k, d->n, d->b_rs, d->b_cs, d->b_bs, 2))
     return ck_matmul_preferred_tma;
   if (d->m > 4096 || d->n > 4096 || d->k > 4096) return ck_matmul_preferred; /* (and m*n*k cannot overflow) */
