@@ -275,6 +275,40 @@ describe("linear algebra: GPU against the host", function()
       assert(not ok and err:find("ck.solve: A has NaN or Inf entries", 1, true), err)
       assert(pcall(ck.solve, A:cuda(), B:cuda(), {check = false}))
     end
+    -- the one-kernel Cholesky (orders <= 32, potrf_small): batches of 50 at orders 1, 5, 8, 17 and 32 in both
+    -- triangles against the host's factor (LAPACK), then entry 31 not positive definite (its minor named as the
+    -- host names it), then entry 7 with an Inf, raised first; the other triangle of a batch is read as nothing
+    for _, dt in ipairs {"f32", "f64"} do
+      for _, n in ipairs {1, 5, 8, 17, 32} do
+        local R = H.rand({50, n, n}, dt, "host")
+        local G = ck.add(ck.matmul(R, R:transpose(2, 3)), ck.mul(ck.eye(n, {dtype = dt}), n))
+        for _, upper in ipairs {false, true} do
+          local want = ck.cholesky(G, {upper = upper})
+          local Gd = G:cuda()
+          -- garbage in the triangle potrf does not read: the result must not change
+          local other = upper and ck.tril(ck.full({50, n, n}, 1e3, {dtype = dt, device = "cuda"}), -1)
+                              or ck.triu(ck.full({50, n, n}, 1e3, {dtype = dt, device = "cuda"}), 1)
+          local Gg = ck.add(upper and ck.triu(Gd) or ck.tril(Gd), other)
+          local got = ck.cholesky(Gg, {upper = upper})
+          got = got:host()
+          local e = ck.max(ck.abs(ck.sub(got, want)):contiguous():reshape(-1), 1):item()
+          local bound = 1e3 * n * EPS[dt] * ck.max(ck.abs(want):contiguous():reshape(-1), 1):item()
+          assert(e <= bound, ("potrf_small %s n=%d upper=%s: max |GPU - host| %.3g > %.3g"):format(dt, n, tostring(upper), e, bound))
+        end
+      end
+      local n = 6
+      local R = H.rand({50, n, n}, dt, "host")
+      local G = ck.add(ck.matmul(R, R:transpose(2, 3)), ck.mul(ck.eye(n, {dtype = dt}), n))
+      G[{31, 4, 4}] = -1
+      local okh, eh = pcall(ck.cholesky, G)
+      ok, err = pcall(ck.cholesky, G:cuda())
+      assert(not ok and not okh and err:find("(matrix [31] of the batch)", 1, true), err)
+      assert.same(eh:match("minor of order %d+"), err:match("minor of order %d+"))
+      G[{7, 2, 3}] = 1 / 0
+      ok, err = pcall(ck.cholesky, G:cuda())
+      assert(not ok and err:find("ck.cholesky: A has NaN or Inf entries", 1, true), err)
+      assert(pcall(ck.cholesky, G:cuda(), {check = false}))
+    end
   end))
 
   it("refine (f16, bf16, tf32): backward error no worse than 10x the f64 solve's", gpu(function()

@@ -38,11 +38,17 @@ enum {
                   number of eigenvalues the QR iteration left unconverged (LAPACK's) */
   CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX(dtype): a (n x n, read only) and b (n x nrhs, overwritten
                        with A^-1 b), ipiv, info (getrf's, or -1 where A has a NaN or an Inf), all in one kernel */
+  CK_LA_POTRF_SMALL, /* CUDA only, real, n <= CK_LA_POTRF_SMALL_MAX(dtype): a (n x n, uplo) -> its Cholesky factor in
+                        that triangle and zeros in the other, info (potrf's, or -1 where A has a NaN or an Inf; flag as
+                        for CK_LA_GESV_SMALL), all in one kernel */
   CK_LA_NOPS
 };
 /* The largest order CK_LA_GESV_SMALL takes for a dtype (a row of A in one lane's registers: la_small.cu says why f64
  * stops at 16); 0 for the dtypes it does not take. */
 #define CK_LA_GESV_SMALL_MAX(dtype) ((dtype) == CK_F32 ? 32 : (dtype) == CK_F64 ? 16 : 0)
+/* The largest order CK_LA_POTRF_SMALL takes (a row of the lower triangle in one lane's registers, no right-hand side:
+ * 32 doubles fit); 0 for the dtypes it does not take. */
+#define CK_LA_POTRF_SMALL_MAX(dtype) ((dtype) == CK_F32 || (dtype) == CK_F64 ? 32 : 0)
 /* Iterative refinement: the precision the factorisation runs in (CK_LA_GESV_IRS; CUDA only). */
 enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_IRS_F32 };
 
@@ -76,7 +82,7 @@ typedef struct ck_la_job {
                                           complex ormqr and trsm), 'N'/'U', 'A'/'S'/'N'/'V' */
   int refine;                          /* CK_LA_IRS_* */
   int iters;                           /* out: refinement iterations (CK_LA_GESV_IRS), host memory */
-  void *flag; /* CK_LA_GESV_SMALL: a word of pinned mapped memory (ck_check_word) the kernel sets to an entry's index
+  void *flag; /* CK_LA_GESV_SMALL, CK_LA_POTRF_SMALL: a word of pinned mapped memory (ck_check_word) the kernel sets to an entry's index
                 where info != 0, so that a clean batch needs no read of info; NULL: none */
   int qr_svd; /* CK_LA_GESVD on CUDA: 0 one-sided Jacobi (gesvdj: info > 0 when it did not converge), 1 QR iteration
                  (gesvd, the layer's fallback); the host always runs LAPACK's gesvd */
@@ -86,7 +92,7 @@ typedef struct ck_la_job {
 static inline const char *ck_la_op_name(int op) {
   static const char *const names[CK_LA_NOPS] = {"getrf", "getrs", "potrf", "potrs", "trsm", "geqrf", "orgqr",
                                                 "ormqr", "gesvd", "syevd", "gels",  "tri",   "gesv_irs", "geev",
-                                                "gesv_small"};
+                                                "gesv_small", "potrf_small"};
   return op >= 0 && op < CK_LA_NOPS ? names[op] : "?";
 }
 
@@ -95,8 +101,9 @@ static inline const char *ck_la_op_name(int op) {
 struct ck_env;
 /* CK_LA_TRI on the job's batch of a (m x n, lda, sa). */
 int ck_la_tri(const ck_la_job *j, const struct ck_env *env);
-/* CK_LA_GESV_SMALL (la_small.cu) */
+/* CK_LA_GESV_SMALL and CK_LA_POTRF_SMALL (la_small.cu) */
 int ck_la_small_gesv(const ck_la_job *j, const struct ck_env *env);
+int ck_la_small_potrf(const ck_la_job *j, const struct ck_env *env);
 /* out[i] = base + i * stride_bytes for i < n (the pointer arrays of cuBLAS's and cuSOLVER's batched calls). */
 int ck_la_ptrs(void **out, void *base, int64_t stride_bytes, int64_t n, const struct ck_env *env);
 

@@ -42,7 +42,7 @@ static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline float __fadd_rn(float a, float b) { return a + b; }
 static inline float __fmul_rn(float a, float b) { return a * b; }
-using std::exp; using std::log; using std::fmax;
+using std::exp; using std::log; using std::fmax; using std::isfinite; using std::sqrt;
 inline std::barrier<> *emu_block_bar;
 inline std::barrier<> *emu_warp_bar[32];
 inline char emu_xbuf[32][32][16];
@@ -56,9 +56,16 @@ template <class T, class F> static inline T emu_shfl(T v, F src) {
   emu_warp_bar[w]->arrive_and_wait();
   return r;
 }
-template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m) { return emu_shfl(v, [m](int l) { return l ^ m; }); }
-template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) { return emu_shfl(v, [d](int l) { return l >= d ? l - d : l; }); }
-template <class T> static inline T __shfl_sync(unsigned, T v, int src) { return emu_shfl(v, [src](int) { return src; }); }
+// (width w: the warp as 32 / w groups of w lanes; a source is taken within the caller's group, as CUDA does)
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int m, int w = 32) {
+  return emu_shfl(v, [m, w](int l) { return (l & ~(w - 1)) | ((l ^ m) & (w - 1)); });
+}
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int d, int w = 32) {
+  return emu_shfl(v, [d, w](int l) { return (l & (w - 1)) >= d ? l - d : l; });
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int src, int w = 32) {
+  return emu_shfl(v, [src, w](int l) { return (l & ~(w - 1)) | (src & (w - 1)); });
+}
 template <class T> static inline T __ldcs(const T *p) { return *p; }
 template <class T> static inline T __ldg(const T *p) { return *p; }
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }

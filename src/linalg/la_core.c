@@ -221,10 +221,10 @@ ck_status la_info_check(la_env *e, int kind) {
   int32_t *v, *tmp;
   ck_status st = info_host(e, &v, &tmp);
   if (st) return st;
-  if (kind == LA_SINGULAR_FINITE) {
+  if (kind == LA_SINGULAR_FINITE || kind == LA_NOT_SPD_FINITE) {
     for (int64_t i = 0; i < e->batch && !st; ++i)
       if (v[i] < 0) st = not_finite(e, "A");
-    kind = LA_SINGULAR;
+    kind = kind == LA_SINGULAR_FINITE ? LA_SINGULAR : LA_NOT_SPD;
   }
   for (int64_t i = 0; i < e->batch && !st; ++i)
     if (v[i] > 0) st = raise(e, kind, i, v[i]);

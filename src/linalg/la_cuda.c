@@ -20,6 +20,8 @@
  *                   iteration on a GPU, and what PyTorch runs first), V transposed (conjugated) into gesvd's V^H by
  *                   cuBLAS geam so the layer sees one result; info > 0 where it did not converge, and the layer then
  *                   runs gesvd (qr_svd = 1), as PyTorch falls back.
+ *   potrf_small     Cholesky of f32/f64 matrices of order <= 32 (any batch): la_small.cu's one kernel (the factor, the
+ *                   other triangle zeroed, info and the NaN/Inf check of A), no library call.
  *   gesv_small      solve of f32/f64 systems of order <= 32 (any batch): la_small.cu's one kernel (LU, both solves,
  *                   pivots, info and the NaN/Inf check of A), no library call.
  *   trsm            cublas<t>trsm per entry (left side: the layer turns a right-side solve around); C/Z too.
@@ -334,6 +336,7 @@ static int la_launch(const void *arg, const ck_env *env) {
   if (j->op == CK_LA_TRI) return ck_la_tri(j, env);
   if (j->op == CK_LA_TRSM) return trsm(r, env);
   if (j->op == CK_LA_GESV_SMALL) return ck_la_small_gesv(j, env);
+  if (j->op == CK_LA_POTRF_SMALL) return ck_la_small_potrf(j, env);
   if (la_small_lu(j)) return small_lu(r, env);
   /* (ck_submit loaded cuSOLVER and bound the device's handle to the stream: needs_cusolver in ck_la_cuda) */
   const ck_cusolver_api *s = ck_cusolver(NULL);
@@ -427,7 +430,7 @@ ck_status ck_la_cuda(ck_ctx *ctx, ck_la_job *j, const char *name) {
   la_run r = {.j = j};
   ck_launch_req req = {.fn = la_launch, .arg = &r, .describe = describe, .describe_ud = &r,
                        .needs_cusolver = j->op != CK_LA_TRI && j->op != CK_LA_TRSM && j->op != CK_LA_GESV_SMALL &&
-                                         !la_small_lu(j)};
+                                         j->op != CK_LA_POTRF_SMALL && !la_small_lu(j)};
   ck_status st = ck_submit(ctx, &req);
   if (st) return ck_error_prefix(ctx, st, "%s", name);
   if (r.why[0]) return ck_error(ctx, CK_ERR_UNSUPPORTED, "%s: %s", name, r.why);

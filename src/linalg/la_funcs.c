@@ -8,7 +8,9 @@
  *             read only when the check word says a system has something to report)
  *   det       getrf; prod(diag U) * (-1)^(pivots that swapped), with the array ops (no read back)
  *   slogdet   the same with sum(log|diag U|) and prod(sign(diag U))
- *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed)
+ *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed); real matrices
+ *             of order <= 32 on a GPU: potrf_small (one kernel for all of it and the NaN/Inf scan, info read only
+ *             when its check word says so)
  *   cholesky_solve potrs; triangular_solve trsm (a right-side solve is the transposed left one)
  *   qr        geqrf; R = tri of its upper part; orgqr for Q (m x k, or m x m)
  *   lstsq     m >= n: geqrf, Q^H b (ormqr), R x = Q^H b (trsm); m < n: the same on A^H, minimum norm:
@@ -220,7 +222,25 @@ static ck_status fn_cholesky(la_env *e) {
   la_mat w = {0};
   ck_la_job j;
   ck_status st;
+  /* small real matrices on a GPU: one kernel for the scan of A, the factor, info and the zeroed triangle (fn_solve's
+   * fused path, with its check word) */
+  const bool fused = e->dev.kind != CK_HOST && n <= CK_LA_POTRF_SMALL_MAX(e->dt) && e->batch <= 0x7fffffff;
   TRY(la_load(e, &w, c->a, n, n, false));
+  if (fused) {
+    la_job(e, &j, CK_LA_POTRF_SMALL, &w);
+    j.uplo = c->upper ? 'U' : 'L';
+    int64_t *word = NULL;
+    if (c->check && !ck_capturing(e->ctx) && ck_check_word(e->ctx, e->dev, &word, &j.flag) == CK_OK)
+      word[0] = LA_WORD_NONE;
+    else
+      word = NULL, j.flag = NULL;
+    TRY(la_exec(e, &j));
+    if (word) TRY(la_wait(e));
+    if (!word || ((volatile int64_t *)word)[0] != LA_WORD_NONE) TRY(la_info_check(e, LA_NOT_SPD_FINITE));
+    TRY(la_cut(e, &c->out[0], &w, n, n));
+    c->nout = 1;
+    goto done;
+  }
   TRY(la_check_finite(e, &w.buf, "A"));
   la_job(e, &j, CK_LA_POTRF, &w);
   j.uplo = c->upper ? 'U' : 'L';

@@ -50,7 +50,8 @@ ck_status la_exec(la_env *e, ck_la_job *j);
 ck_status la_info_new(la_env *e);
 /* reads info (unless !check) and raises kind's message for the first entry that is not 0 */
 enum { LA_SINGULAR, LA_NOT_SPD, LA_NO_CONVERGENCE, LA_RANK,
-       LA_SINGULAR_FINITE /* gesv_small's info: -1 anywhere raises la_check_finite's message for A first */ };
+       LA_SINGULAR_FINITE, /* gesv_small's info: -1 anywhere raises la_check_finite's message for A first */
+       LA_NOT_SPD_FINITE /* potrf_small's: the same, then LA_NOT_SPD */ };
 ck_status la_info_check(la_env *e, int kind);
 /* the check word's "nothing to report" (gesv_small writes an entry index there otherwise) */
 #define LA_WORD_NONE INT64_MAX
