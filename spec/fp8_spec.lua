@@ -286,7 +286,10 @@ describe("FP8 dtypes (e4m3, e5m2)", function()
                 took = took + 1
                 check_product(label .. (wide and " (C a view)" or ""), c, a, bt, 0.125, name == "wgmma_fp8")
               else
-                assert.truthy((name == "cublaslt_fp8" and pr[1] == "e5m2" and pr[2] == "e5m2") or
+                -- cuBLASLt declines e5m2 x e5m2 and a C whose rows are not 16-byte multiples (the view; n = 20 in
+                -- bf16/f16)
+                local row_bytes = (wide and n + 3 or n) * (od == "f32" and 4 or 2)
+                assert.truthy((name == "cublaslt_fp8" and ((pr[1] == "e5m2" and pr[2] == "e5m2") or row_bytes % 16 ~= 0)) or
                               (name == "wgmma_fp8" and not hopper), label .. ": declined: " .. tostring(ran.note))
                 assert.truthy(tostring(ran.note):find("asked for '" .. name .. "'", 1, true), label .. ": " .. tostring(ran.note))
               end
