@@ -186,14 +186,17 @@ local function unique_fn(where)
       -- the permutation only where the inverse needs it (integers then sort as themselves: CUB's keys-only sort)
       local s, perm
       if o.inverse then s, perm = ck.sort(flat) else s = ck.sort(flat, 1, {indices = false}) end
-      local starts = ck.ones({n}, {dtype = "bool", device = dev})
+      -- the flags written in place: position 1 starts a value, the rest compare with their predecessor (one pass
+      -- writing into starts, where a fill of ones, a temporary and its copy_ took three)
+      local starts = ck.empty({n}, {dtype = "bool", device = dev})
+      starts:narrow(1, 1, 1):fill(true)
       if n > 1 then
-        local hi, lo = s:narrow(1, 2, n), s:narrow(1, 1, n - 1)
-        local new = ck.ne(hi, lo)
+        local hi, lo, rest = s:narrow(1, 2, n), s:narrow(1, 1, n - 1), starts:narrow(1, 2, n)
         if s:dtype():match("^b?f") then -- floats: two NaNs in a row are one value
-          new = ck.logical_and(new, ck.logical_not(ck.logical_and(ck.isnan(hi), ck.isnan(lo))))
+          ck.logical_and(ck.ne(hi, lo), ck.logical_not(ck.logical_and(ck.isnan(hi), ck.isnan(lo))), {out = rest})
+        else
+          ck.ne(hi, lo, {out = rest})
         end
-        starts:narrow(1, 2, n):copy_(new)
       end
       -- one compaction (the run starts' positions), then a gather of the k values: a masked_select as well would
       -- read the n sorted values and flags again and wait for a second count
