@@ -197,6 +197,8 @@ local function variant_name(r)
   if r.variant or r.name then return tostring(r.variant or r.name) end
   -- rows that name what they time by op (examples/saxpy.lua: memcpy, map a*x+y, ...), with their layout
   if r.op then return tostring(r.op) .. (type(r.layout) == "string" and (" (" .. r.layout .. ")") or "") end
+  -- a peer's row (examples/fp8_bench.lua: PyTorch's timings beside ours, peer = true and no variant)
+  if r.peer == true then return "peer (PyTorch)" end
   return "?"
 end
 
