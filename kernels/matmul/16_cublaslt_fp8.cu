@@ -79,10 +79,11 @@ extern "C" const char *ck_matmul_cublaslt_fp8_supports(const void *desc) {
   if (d->c_cs != 1 && d->n > 1) return "C must be row-major (unit column stride)";
   if (d->k % 16 || d->a_rs % 16 || d->b_cs % 16) return "k and the operands' leading dims must be multiples of 16 (FP8 kernels)";
   if (!aligned16(d->a) || !aligned16(d->b) || !aligned16(d->c)) return "the operands must be 16-byte aligned";
-  { /* C's rows (and batches) 16-byte multiples too: with ldc = 259 bf16 cuBLASLt returned NOT_SUPPORTED at the call
-     * (fp8_spec's C view, session 14 run c, H200) */
-    const int64_t ce = d->c_dtype == CK_F32 ? 4 : 2;
-    if ((d->m > 1 && (d->c_rs * ce) % 16) || (d->batch > 1 && (d->c_bs * ce) % 16))
+  { /* C's leading dim (the one the call passes: max(c_rs, n)) and batch stride 16-byte multiples too: with ldc = 259
+     * bf16 cuBLASLt returned NOT_SUPPORTED at the call (fp8_spec's C view, session 14 run c, H200), and with ldc = 19
+     * for a single row (run e) */
+    const int64_t ce = d->c_dtype == CK_F32 ? 4 : 2, ldc = d->c_rs > d->n ? d->c_rs : d->n;
+    if ((ldc * ce) % 16 || (d->batch > 1 && (d->c_bs * ce) % 16))
       return "C's rows must be 16-byte multiples (ldc * element size; its FP8 kernels' rule)";
   }
   if (d->m > INT32_MAX || d->n > INT32_MAX || d->k > INT32_MAX || d->batch > INT32_MAX) return "sizes must fit in 32 bits";

@@ -121,6 +121,21 @@ done:
   return st;
 }
 
+/* A one-kernel step (gesv_small, potrf_small) run and its info checked as `kind` says: when checked and not captured,
+ * the device's check word says whether info needs reading at all (a wait for the stream, no copy); otherwise info
+ * is read as for every other step. */
+static ck_status exec_worded(la_env *e, ck_la_job *j, int kind) {
+  int64_t *word = NULL;
+  if (e->c->check && !ck_capturing(e->ctx) && ck_check_word(e->ctx, e->dev, &word, &j->flag) == CK_OK)
+    word[0] = LA_WORD_NONE;
+  else
+    word = NULL, j->flag = NULL;
+  ck_status st = la_exec(e, j);
+  if (!st && word) st = la_wait(e);
+  if (!st && (!word || ((volatile int64_t *)word)[0] != LA_WORD_NONE)) st = la_info_check(e, kind);
+  return st;
+}
+
 static ck_status fn_solve(la_env *e) {
   ck_la_call *c = e->c;
   const int n = rows_of(c->a), r = cols_of(c->b);
@@ -138,15 +153,7 @@ static ck_status fn_solve(la_env *e) {
     la_job(e, &j, CK_LA_GESV_SMALL, &a);
     j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
     j.ipiv = (int32_t *)ck_data(&piv), j.sp = n;
-    /* checked and not captured: the device's check word says whether info needs reading (a wait, no copy) */
-    int64_t *word = NULL;
-    if (c->check && !ck_capturing(e->ctx) && ck_check_word(e->ctx, e->dev, &word, &j.flag) == CK_OK)
-      word[0] = LA_WORD_NONE;
-    else
-      word = NULL, j.flag = NULL;
-    TRY(la_exec(e, &j));
-    if (word) TRY(la_wait(e));
-    if (!word || ((volatile int64_t *)word)[0] != LA_WORD_NONE) TRY(la_info_check(e, LA_SINGULAR_FINITE));
+    TRY(exec_worded(e, &j, LA_SINGULAR_FINITE));
     TRY(la_cut(e, &c->out[0], &b, n, r));
   } else if (c->refine && e->dev.kind != CK_HOST) {
     TRY(la_alloc(e, &x, n, r));
@@ -229,14 +236,7 @@ static ck_status fn_cholesky(la_env *e) {
   if (fused) {
     la_job(e, &j, CK_LA_POTRF_SMALL, &w);
     j.uplo = c->upper ? 'U' : 'L';
-    int64_t *word = NULL;
-    if (c->check && !ck_capturing(e->ctx) && ck_check_word(e->ctx, e->dev, &word, &j.flag) == CK_OK)
-      word[0] = LA_WORD_NONE;
-    else
-      word = NULL, j.flag = NULL;
-    TRY(la_exec(e, &j));
-    if (word) TRY(la_wait(e));
-    if (!word || ((volatile int64_t *)word)[0] != LA_WORD_NONE) TRY(la_info_check(e, LA_NOT_SPD_FINITE));
+    TRY(exec_worded(e, &j, LA_NOT_SPD_FINITE));
     TRY(la_cut(e, &c->out[0], &w, n, n));
     c->nout = 1;
     goto done;
