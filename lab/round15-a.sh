@@ -26,7 +26,7 @@ if command -v ncu > /dev/null; then
     --launch-count 1 lua5.4 -e 'local ck = require "cukern"
       local n = math.tointeger(2 ^ 26)
       local perm = ck.argsort(ck.rand({n}, {device = "cuda"}))
-      local src = ck.arange(1, n, {dtype = "i64", device = "cuda"})
+      local src = ck.arange(1, n + 1, {dtype = "i64", device = "cuda"})
       ck.scatter(ck.empty({n}, {dtype = "i64", device = "cuda"}), 1, perm, src); ck.sync()' > "$R/ncu-scatter.txt" 2>&1
   log "ncu scatter rc=$?"; grep -E "Duration|Memory Throughput|DRAM Throughput|L2 Hit" "$R/ncu-scatter.txt" | head -6
 fi
