@@ -7,7 +7,7 @@ trap 'rm -rf "$D"' EXIT
 python3 - "$D" <<'PY'
 import re, sys
 s = open("kernels/linalg/la_small.cu").read()
-t = re.sub(r"(\w+<T, W>)<<<(.*?), THREADS, 0, \(cudaStream_t\)env->stream>>>\(", r"emu_launch(\1, dim3(\2), dim3(THREADS), ", s, flags=re.S)
+t = re.sub(r"kern<<<(.*?), THREADS, 0, \(cudaStream_t\)env->stream>>>\(", r"emu_launch(kern, dim3(\1), dim3(THREADS), ", s, flags=re.S)
 assert "<<<" not in t
 open(sys.argv[1] + "/la_small.cu", "w").write(t)
 PY

@@ -27,6 +27,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "../ck_kernels.h"
 #include "linalg.h"
 
@@ -166,32 +168,36 @@ __global__ void __launch_bounds__(THREADS) small_potrf_kernel(T *a, int64_t sa, 
     if (j < n) A[upper ? j + (int64_t)lane * lda : lane + (int64_t)j * lda] = j <= lane ? row[j] : T(0);
 }
 
-template <typename T, int W> int launch_potrf(const ck_la_job *j, const ck_env *env) {
-  const int64_t threads = j->batch * W;
-  ck_note(env, small_potrf_kernel<T, W>, THREADS, 0);
-  small_potrf_kernel<T, W><<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, (cudaStream_t)env->stream>>>(
-      (T *)j->a, j->sa, j->lda, j->n, j->uplo == 'U', j->info, j->batch, (volatile long long *)j->flag);
+/* One group of W lanes a batch entry, THREADS threads a block: the grid, the note and the launch of kern. */
+template <class... P, class... A>
+int launch_groups(const ck_la_job *j, const ck_env *env, int w, void (*kern)(P...), A... args) {
+  const int64_t threads = j->batch * w;
+  ck_note(env, kern, THREADS, 0);
+  kern<<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, (cudaStream_t)env->stream>>>(args...);
   return (int)cudaGetLastError();
 }
 
-template <typename T> int potrf_by_width(const ck_la_job *j, const ck_env *env) {
-  if (j->n <= 8) return launch_potrf<T, 8>(j, env);
-  return j->n <= 16 ? launch_potrf<T, 16>(j, env) : launch_potrf<T, 32>(j, env);
+/* f(W) with W the least group width >= n among 8, 16 and 32, at most MAXW (a std::integral_constant). */
+template <int MAXW, class F> int by_width(int n, F f) {
+  if (n <= 8) return f(std::integral_constant<int, 8>());
+  if constexpr (MAXW == 16) return f(std::integral_constant<int, 16>());
+  else return n <= 16 ? f(std::integral_constant<int, 16>()) : f(std::integral_constant<int, 32>());
 }
 
-template <typename T, int W> int launch(const ck_la_job *j, const ck_env *env) {
-  const int64_t threads = j->batch * W;
-  ck_note(env, small_gesv_kernel<T, W>, THREADS, 0);
-  small_gesv_kernel<T, W><<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, (cudaStream_t)env->stream>>>(
-      (const T *)j->a, j->sa, j->lda, j->n, (T *)j->b, j->sb, j->ldb, j->nrhs, j->ipiv, j->sp, j->info, j->batch,
-      (volatile long long *)j->flag);
-  return (int)cudaGetLastError();
+template <typename T> int gesv(const ck_la_job *j, const ck_env *env) {
+  /* (f64 stops at 16: no 32-lane form built) */
+  return by_width<sizeof(T) == 8 ? 16 : 32>(j->n, [&](auto w) {
+    return launch_groups(j, env, w.value, small_gesv_kernel<T, decltype(w)::value>, (const T *)j->a, j->sa, j->lda,
+                         j->n, (T *)j->b, j->sb, j->ldb, j->nrhs, j->ipiv, j->sp, j->info, j->batch,
+                         (volatile long long *)j->flag);
+  });
 }
 
-template <typename T> int by_width(const ck_la_job *j, const ck_env *env) {
-  if (j->n <= 8) return launch<T, 8>(j, env);
-  if constexpr (sizeof(T) == 8) return launch<T, 16>(j, env); /* (f64 stops at 16: no 32-lane form built) */
-  else return j->n <= 16 ? launch<T, 16>(j, env) : launch<T, 32>(j, env);
+template <typename T> int potrf(const ck_la_job *j, const ck_env *env) {
+  return by_width<32>(j->n, [&](auto w) {
+    return launch_groups(j, env, w.value, small_potrf_kernel<T, decltype(w)::value>, (T *)j->a, j->sa, j->lda, j->n,
+                         j->uplo == 'U', j->info, j->batch, (volatile long long *)j->flag);
+  });
 }
 
 } // namespace
@@ -199,11 +205,11 @@ template <typename T> int by_width(const ck_la_job *j, const ck_env *env) {
 extern "C" int ck_la_small_gesv(const ck_la_job *j, const ck_env *env) {
   if (j->batch <= 0 || j->n <= 0) return 0;
   if (j->n > CK_LA_GESV_SMALL_MAX(j->dtype)) return (int)cudaErrorInvalidValue;
-  return j->dtype == CK_F64 ? by_width<double>(j, env) : by_width<float>(j, env);
+  return j->dtype == CK_F64 ? gesv<double>(j, env) : gesv<float>(j, env);
 }
 
 extern "C" int ck_la_small_potrf(const ck_la_job *j, const ck_env *env) {
   if (j->batch <= 0 || j->n <= 0) return 0;
   if (j->n > CK_LA_POTRF_SMALL_MAX(j->dtype)) return (int)cudaErrorInvalidValue;
-  return j->dtype == CK_F64 ? potrf_by_width<double>(j, env) : potrf_by_width<float>(j, env);
+  return j->dtype == CK_F64 ? potrf<double>(j, env) : potrf<float>(j, env);
 }

@@ -31,7 +31,8 @@ using namespace ckp;
 
 namespace {
 
-/* K-major operand rows of 128 bytes: the B box is half a tile (each block of the cluster pair loads one half) */
+/* 2-CTA clusters always (step 14's default configuration): each block of a pair loads half of the B tile, so B's
+ * box has BN / CL rows */
 constexpr int CL = 2;
 
 /* The result through the TMA store (bf16, f16) or direct stores (f32; C that no map takes), for inputs TA x TB. */
