@@ -16,12 +16,5 @@ build_sm90
 par_specs "spec/scan_spec.lua spec/fp8_spec.lua spec/tensorcore_spec.lua spec/select_spec.lua spec/select_paths_spec.lua \
   spec/half_spec.lua spec/elementwise_spec.lua spec/core_spec.lua spec/fuzz_spec.lua spec/matmul_spec.lua \
   spec/badinput_spec.lua spec/introspection_spec.lua spec/order_spec.lua spec/assembly_spec.lua" 7 200
-for tool in memcheck racecheck synccheck; do
-  extra=""; [ "$tool" = racecheck ] && extra="--racecheck-report all"
-  # shellcheck disable=SC2086
-  SAN_ONLY=fp8 CUKERN_SYNC=1 timeout 100 compute-sanitizer --tool "$tool" $extra --print-limit 50 --error-exitcode 9 \
-    lua5.4 lab/issue37_sanitize.lua > "$R/san-fp8-$tool.txt" 2>&1
-  log "fp8 $tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/san-fp8-$tool.txt") $(grep -v '^=' "$R/san-fp8-$tool.txt" | tail -1)"
-  grep -m5 "^BAD\|Invalid\|Race reported\|Uninitialized" "$R/san-fp8-$tool.txt"
-done
+export SAN_ONLY=fp8; sanitize san-fp8 lab/issue37_sanitize.lua 100 memcheck racecheck synccheck
 log done

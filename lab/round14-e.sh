@@ -12,12 +12,7 @@ export CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
 build_sm90
 par_specs "spec/sort_spec.lua spec/tensorcore_spec.lua spec/fp8_spec.lua spec/linalg_gpu_spec.lua spec/linalg_spec.lua \
   spec/linalg_complex_spec.lua spec/badinput_spec.lua spec/errors_spec.lua" 8 200
-for tool in memcheck initcheck; do
-  CUKERN_SYNC=1 timeout 90 compute-sanitizer --tool "$tool" --print-limit 50 --error-exitcode 9 \
-    lua5.4 lab/la_small_sanitize.lua > "$R/san-la-$tool.txt" 2>&1
-  log "la_small $tool rc=$? $(grep -E -m1 'ERROR SUMMARY' "$R/san-la-$tool.txt") $(grep -v '^=' "$R/san-la-$tool.txt" | tail -1)"
-  grep -m5 "^BAD\|Invalid\|Uninitialized" "$R/san-la-$tool.txt"
-done
+sanitize san-la lab/la_small_sanitize.lua 90 memcheck initcheck
 timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg host (ck) rc=$?"
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"
 grep -E "cholesky|inv .*10000" "$R/linalg_host.txt"

@@ -37,18 +37,7 @@ has() {
 }
 fails() { grep -B1 -A12 "^FAIL\|^ERROR" "$1" | head -"${2:-60}"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$R/device.txt" 2>&1
-sanitize() { # sanitize LABEL SCRIPT LIMIT TOOLS...
-  local label=$1 script=$2 limit=$3; shift 3
-  for tool in "$@"; do
-    extra=""; [ "$tool" = racecheck ] && extra="--racecheck-report all"
-    # shellcheck disable=SC2086
-    [ "$tool" = racecheck ] && export SAN_QUICK=1 || export SAN_QUICK=0
-    CUKERN_SYNC=1 timeout "$limit" compute-sanitizer --tool "$tool" $extra --print-limit 50 --error-exitcode 9 \
-      lua5.4 "$script" > "$R/$label-$tool.txt" 2>&1
-    log "$label $tool rc=$? $(grep -E -m1 'ERROR SUMMARY|RACECHECK SUMMARY' "$R/$label-$tool.txt") $(grep -v '^=' "$R/$label-$tool.txt" | tail -1)"
-    grep -m5 "^BAD\|Invalid\|Race reported\|Uninitialized" "$R/$label-$tool.txt"
-  done
-}
+. lab/sanitize.sh
 if has build; then
   timeout "${T_BUILD:-360}" make -j"$(nproc)" all CUDA_ARCH=90a > "$R/build.txt" 2>&1; log "build rc=$?"; tail -2 "$R/build.txt"
 fi

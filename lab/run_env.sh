@@ -20,3 +20,4 @@ par_specs() {
   PAR_SPECS="$1" SPECS="" NPAR="$2" T_EACH="$3" T0=$T0 bash lab/round5-gpu.sh speceach > "$R/specs-out.txt" 2>&1
   tail -8 "$R/specs-out.txt"
 }
+. lab/sanitize.sh # sanitize LABEL SCRIPT LIMIT TOOLS...
