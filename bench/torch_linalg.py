@@ -38,7 +38,10 @@ def main():
             b, n = bshape
             A = torch.randn(b, n, n, dtype=dt, device=dev) + n * torch.eye(n, dtype=dt, device=dev)
             B = torch.randn(b, n, 1, dtype=dt, device=dev)
+            S = A @ A.transpose(1, 2) + n * torch.eye(n, dtype=dt, device=dev)
             ms[f"solve-{name}-{b}x{n}x{n}"] = timed(lambda: torch.linalg.solve(A, B))
+            ms[f"inv-{name}-{b}x{n}x{n}"] = timed(lambda: torch.linalg.inv(A))
+            ms[f"cholesky-{name}-{b}x{n}x{n}"] = timed(lambda: torch.linalg.cholesky(S))
     json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "ms": ms}, open(out, "w"), indent=1)
     print("wrote", out, len(ms), "timings")
 

@@ -5,8 +5,8 @@
 -- LU ladder: every rung is validated against cuSOLVER's getrf at n = 1024 (same pivots, LU within 1e3 n eps), then
 -- ck.lu(A, {packed = true, variant = v}) is timed at n = 1024, 4096, 8192 (f32, f64; unblocked only to 4096), GFLOP/s
 -- = 2/3 n^3 / time, pct_of_ref = % of cuSOLVER (id 0) in the same run -> <results>/lu-<device>.json.
--- Functions: solve, inv, lu, cholesky, qr, eigh, svd at n = 1024, 4096, 8192 (eigh, svd to 4096), batched solves of
--- 10^4 x 8x8, 16x16, 32x32 and 10^3 x 64x64, each with torch.linalg's time from bench/torch_linalg.py (same machine, same run of
+-- Functions: solve, inv, lu, cholesky, qr, eigh, svd at n = 1024, 4096, 8192 (eigh, svd to 4096), batched solve, inv
+-- and cholesky of 10^4 x 8x8, 16x16, 32x32 and 10^3 x 64x64, each with torch.linalg's time from bench/torch_linalg.py (same machine, same run of
 -- lab/issue34-gpu.sh) and the ratio; iterative refinement at 8192 f64 (f16, bf16, tf32): speed-up over the plain f64
 -- solve and backward error ||Ax - b|| / (||A|| ||x||) of both -> <results>/linalg-<device>.json.
 -- Timing: bench.run{fn = ...} (a sync, then CUDA events around each call; 2-3 warm-ups, median of 3-10).
@@ -95,7 +95,11 @@ for _, dt in ipairs {"f32", "f64"} do
   end
   for _, bn in ipairs(section("batched") and {{10000, 8}, {10000, 16}, {10000, 32}, {1000, 64}} or {}) do
     local A, b = randA(bn[2], dt, bn[1]), ck.randn(bn[1], bn[2], 1, {dtype = dt, device = "cuda"})
-    add(("solve-%s-%dx%dx%d"):format(dt, bn[1], bn[2], bn[2]), time(function() ck.solve(A, b) end, 10))
+    local S = ck.add(ck.matmul(A, A:transpose(2, 3)), ck.mul(ck.eye(bn[2], {dtype = dt, device = "cuda"}), bn[2]))
+    local shape = ("%dx%dx%d"):format(bn[1], bn[2], bn[2])
+    add(("solve-%s-%s"):format(dt, shape), time(function() ck.solve(A, b) end, 10))
+    add(("inv-%s-%s"):format(dt, shape), time(function() ck.inv(A) end, 10))
+    add(("cholesky-%s-%s"):format(dt, shape), time(function() ck.cholesky(S) end, 10))
   end
 end
 -- iterative refinement at 8192 (4096 with --quick), f64

@@ -651,9 +651,17 @@ describe("elementwise on cuda", function()
     -- f16/bf16 compute in float and round once on both backends: equal up to one rounding
     local TOLS = {f16 = {rtol = 2 ^ -10, atol = 2 ^ -10}, bf16 = {rtol = 2 ^ -7, atol = 2 ^ -7}}
     local function tol(dt) return TOLS[dt] or H.tol(dt) end
+    -- the rung: tiled, unless both tiled dims are so short that a quarter of the tile would not be used (f32 64 x 64,
+    -- f64 32 x 32: 40 x 2 is 1/51 of a tile); strided takes those (03_tiled.cu's supports() says why)
+    local function rung(dt, x, y)
+      local t = dt == "f64" and 32 or 64
+      return math.min(x, t) * math.min(y, t) * 4 >= t * t and "tiled" or "strided"
+    end
+    local sh_now
     local function check(label, want, got_fn)
       local got = got_fn()
-      assert.equal("tiled", ck.last_ran().name, label .. ": ran " .. ck.last_ran().name .. " (" .. ck.last_ran().note .. ")")
+      local expect = sh_now and rung(got:dtype() == "f64" and "f64" or "f32", sh_now[1], sh_now[2]) or "tiled"
+      assert.equal(expect, ck.last_ran().name, label .. ": ran " .. ck.last_ran().name .. " (" .. ck.last_ran().note .. ")")
       H.assert_close(got, want, tol(got:dtype()), label)
     end
     local function poisoned(shape, dt) return H.poison(ck.empty(shape, {dtype = dt, device = "cuda"})) end
@@ -665,6 +673,7 @@ describe("elementwise on cuda", function()
         local ha, hb = input(sh, dt), input({sh[2], sh[1]}, dt)
         local a, b = ha:cuda(), hb:cuda()
         local tag = ("%s [%dx%d]"):format(dt, sh[1], sh[2])
+        sh_now = sh
         if sh[1] > 1 and sh[2] > 1 then
           local osh = {sh[2], sh[1]}
           check("a + b:t() " .. tag, ha + hb:t(), function() return ck.add(a, b:t()) end)
@@ -687,6 +696,17 @@ describe("elementwise on cuda", function()
           y:copy_(a:t()) -- copies take the transpose ladder's path (ck_copy), not this rung: values only
           H.assert_close(y, ha:t(), tol(dt), "copy_ " .. tag)
         end
+      end
+    end
+    sh_now = nil
+    -- a batch of small transposes (10^3 x 8 x 8, x 8 x 24, x 16 x 16): strided where a tile would be mostly idle
+    for _, dt in ipairs {"f32", "f64", "f16"} do
+      for _, mn in ipairs {{8, 8}, {8, 24}, {16, 16}} do
+        local hb = input({1000, mn[1], mn[2]}, dt)
+        local got = ck.neg(hb:cuda():transpose(2, 3), {out = poisoned({1000, mn[2], mn[1]}, dt)})
+        assert.equal(rung(dt == "f64" and "f64" or "f32", mn[1], mn[2]), ck.last_ran().name,
+          ("batch of %dx%d %s: %s"):format(mn[1], mn[2], dt, ck.last_ran().note))
+        H.assert_close(got, ck.neg(hb:transpose(2, 3)), tol(dt), "batch of small transposes " .. dt)
       end
     end
     -- in place into the direct input, over full and edge tiles (each element is read by the thread writing it)

@@ -1,6 +1,6 @@
 --- Linear algebra on a GPU against the host (LAPACKE) — issue 34. The residual checks of spec/linalg_spec.lua run
 -- on the GPU too; here every GPU path is compared with the host's answer for the same input: the one-kernel
--- solve of orders <= 32 in f32, 16 in f64 (la_small.cu), the batched cuBLAS getrf/getrs (batch >= 2, n <= 128), cuSOLVER per matrix,
+-- solve of orders <= 32 in f32, 16 in f64, and Cholesky to 64 (la_small.cu; operands read in place), the batched cuBLAS getrf/getrs (batch >= 2, n <= 128), cuSOLVER per matrix,
 -- each rung of the LU ladder (same pivots, LU within 1e3 n eps |A|), iterative refinement (backward error within
 -- the f64 solve's, times 10), and check = false.
 local H = require "spec.helpers"
@@ -279,7 +279,7 @@ describe("linear algebra: GPU against the host", function()
     -- triangles against the host's factor (LAPACK), then entry 31 not positive definite (its minor named as the
     -- host names it), then entry 7 with an Inf, raised first; the other triangle of a batch is read as nothing
     for _, dt in ipairs {"f32", "f64"} do
-      for _, n in ipairs {1, 5, 8, 17, 32} do
+      for _, n in ipairs {1, 5, 8, 17, 32, 33, 47, 64} do -- (33 to 64: one block a matrix, block_potrf_kernel)
         local R = H.rand({50, n, n}, dt, "host")
         local G = ck.add(ck.matmul(R, R:transpose(2, 3)), ck.mul(ck.eye(n, {dtype = dt}), n))
         for _, upper in ipairs {false, true} do
@@ -296,18 +296,62 @@ describe("linear algebra: GPU against the host", function()
           assert(e <= bound, ("potrf_small %s n=%d upper=%s: max |GPU - host| %.3g > %.3g"):format(dt, n, tostring(upper), e, bound))
         end
       end
-      local n = 6
-      local R = H.rand({50, n, n}, dt, "host")
-      local G = ck.add(ck.matmul(R, R:transpose(2, 3)), ck.mul(ck.eye(n, {dtype = dt}), n))
-      G[{31, 4, 4}] = -1
-      local okh, eh = pcall(ck.cholesky, G)
-      ok, err = pcall(ck.cholesky, G:cuda())
-      assert(not ok and not okh and err:find("(matrix [31] of the batch)", 1, true), err)
-      assert.same(eh:match("minor of order %d+"), err:match("minor of order %d+"))
-      G[{7, 2, 3}] = 1 / 0
-      ok, err = pcall(ck.cholesky, G:cuda())
-      assert(not ok and err:find("ck.cholesky: A has NaN or Inf entries", 1, true), err)
-      assert(pcall(ck.cholesky, G:cuda(), {check = false}))
+      for _, n in ipairs {6, 40} do
+        local R = H.rand({50, n, n}, dt, "host")
+        local G = ck.add(ck.matmul(R, R:transpose(2, 3)), ck.mul(ck.eye(n, {dtype = dt}), n))
+        G[{31, 4, 4}] = -1
+        local okh, eh = pcall(ck.cholesky, G)
+        ok, err = pcall(ck.cholesky, G:cuda())
+        assert(not ok and not okh and err:find("(matrix [31] of the batch)", 1, true), err)
+        assert.same(eh:match("minor of order %d+"), err:match("minor of order %d+"))
+        G[{7, 2, 3}] = 1 / 0
+        ok, err = pcall(ck.cholesky, G:cuda())
+        assert(not ok and err:find("ck.cholesky: A has NaN or Inf entries", 1, true), err)
+        assert(pcall(ck.cholesky, G:cuda(), {check = false}))
+      end
+    end
+  end))
+
+  -- The one-kernel paths read A and B where they are when the batch steps by one stride (la_in), else from a copy:
+  -- each view below against the host's answer for the same values (the host copies every operand: the oracle).
+  -- Matrices are M = R + n I (R uniform in [0, 1)): diagonally dominant, cond(M) < 3, so two backward-stable solves
+  -- agree to 1e3 n u; G = M M^T + n I for the Cholesky factor.
+  it("solve, inv and cholesky on small batches read transposed, strided, sliced and broadcast views as the host does", gpu(function()
+    for _, dt in ipairs {"f32", "f64"} do
+      for _, n in ipairs {3, 8, dt == "f32" and 32 or 16, 40} do
+        local tol = {rtol = 1e3 * n * EPS[dt], atol = 1e3 * n * EPS[dt]}
+        local I = ck.eye(n, {dtype = dt})
+        local M = ck.add(H.rand({8, 6, n, n}, dt, "host"), ck.mul(I, n))
+        local m3 = M:reshape(48, n, n)
+        local G = ck.add(ck.matmul(m3, m3:transpose(2, 3)), ck.mul(I, n)):reshape(8, 6, n, n)
+        local J = H.rand({8, 6, n, 3}, dt, "host") -- columns past n of the wider rows
+        local B = H.rand({4, 6, n, 5}, dt, "host")
+        local Bd = B:cuda()
+        local VIEWS = { -- each view of X (8 x 6 x n x n; J the extra columns on X's device)
+          {"contiguous", function(X) return X:narrow(1, 1, 4) end},
+          {"transposed", function(X) return X:narrow(1, 1, 4):transpose(3, 4) end},
+          {"every other of the batch", function(X) return X:reshape(4, 2, 6, n, n):select(2, 2) end},
+          {"the first columns of wider rows", function(X, J) return ck.cat({X, J}, 4):narrow(1, 1, 4):narrow(4, 1, n) end},
+          {"batch dims permuted (copied)", function(X) return X:narrow(1, 1, 6):narrow(2, 1, 4):transpose(1, 2) end},
+          {"one matrix broadcast", function(X) return X[{1, 1}] end},
+        }
+        for _, v in ipairs(VIEWS) do
+          local what = ("%s n=%d %s"):format(dt, n, v[1])
+          local Ad, Ah = v[2](M:cuda(), J:cuda()), v[2](M, J)
+          close(ck.solve(Ad, Bd), ck.solve(Ah, B), tol, "solve " .. what)
+          close(ck.solve(Ad, Bd:transpose(3, 4):contiguous():transpose(3, 4)), ck.solve(Ah, B), tol, "solve, B transposed, " .. what)
+          close(ck.inv(Ad), ck.inv(Ah), tol, "inv " .. what)
+          local Gd, Gh = v[2](G:cuda(), J:cuda()), v[2](G, J)
+          for _, upper in ipairs {false, true} do
+            close(ck.cholesky(Gd, {upper = upper}), ck.cholesky(Gh, {upper = upper}), {rtol = tol.rtol, atol = tol.atol * n}, "cholesky " .. what)
+          end
+        end
+        -- mixed dtypes (A promoted: copied) and a 1-D right-hand side
+        local other = dt == "f32" and "f64" or "f32"
+        local Md = M:cuda()
+        close(ck.solve(Md[{1, 1}]:to(other), Bd[{1, 1}]), ck.solve(M[{1, 1}]:to(other), B[{1, 1}]), {rtol = 1e3 * n * EPS.f32, atol = 1e3 * n * EPS.f32}, "solve mixed " .. dt)
+        close(ck.solve(Md[{1, 1}], Bd[{1, 1, {}, 1}]), ck.solve(M[{1, 1}], B[{1, 1, {}, 1}]), tol, "solve 1-D b " .. dt)
+      end
     end
   end))
 

@@ -362,8 +362,18 @@ extern "C" const char *ck_ew_tiled_supports(const void *desc) {
     return "f32, f64, i32, f16 and bf16 only (the other dtypes are not instantiated here: the strided rung takes them)";
   int sa, sb;
   const char *why;
-  y_dim(d, &sa, &sb, &why);
-  return why;
+  const int y = y_dim(d, &sa, &sb, &why);
+  if (y < 0) return why;
+  /* A tile mostly idle (each of a batch of 8 x 8 transposes in its own 64 x 64 tile: one block of 256 threads for 64
+   * elements) costs a block a matrix, and the strided rung reads whole sectors there (8 x 8 f32 is 256 contiguous
+   * bytes). ck.solve of 10^4 x 8 x 8 f32 matrices copied each into a column-major buffer through this rung, and took
+   * 92 us against f64's 62 (f64's 32 x 32 tile: 1/16 used instead of 1/64; H200, round 3 session 15). Declined
+   * below a quarter of the tile used; CUKERN_EW_TILE_FILL=k: below 1/k (0: never), for lab/ew_small_tiles.lua. */
+  const int64_t t = in_dtype_of(d) == CK_F64 ? Geo<double>::T : Geo<float>::T; /* (f64 the one 8-byte dtype here) */
+  const int64_t ux = d->shape[d->ndim - 1] < t ? d->shape[d->ndim - 1] : t, uy = d->shape[y] < t ? d->shape[y] : t;
+  const int fill = ck_knob("CUKERN_EW_TILE_FILL", 0, 1 << 20, 4);
+  if (fill > 0 && ux * uy * fill < t * t) return "a tile would be mostly idle (both tiled dims short: strided runs it)";
+  return nullptr;
 }
 
 extern "C" int ck_ew_tiled(const void *desc, const ck_env *env) {

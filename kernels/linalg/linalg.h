@@ -36,21 +36,31 @@ enum {
   CK_LA_GEEV,  /* a (n x n, COMPLEX: c64/c128) destroyed -> s = eigenvalues (n, complex), u = right eigenvectors in
                   columns (n x n, ldu; jobu 'V', else none), unit 2-norm with the largest component real; info: the
                   number of eigenvalues the QR iteration left unconverged (LAPACK's) */
-  CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX(dtype): a (n x n, read only) and b (n x nrhs, overwritten
-                       with A^-1 b), ipiv, info (getrf's, or -1 where A has a NaN or an Inf), all in one kernel */
-  CK_LA_POTRF_SMALL, /* CUDA only, real, n <= CK_LA_POTRF_SMALL_MAX(dtype): a (n x n, uplo) -> its Cholesky factor in
-                        that triangle and zeros in the other, info (potrf's, or -1 where A has a NaN or an Inf; flag as
-                        for CK_LA_GESV_SMALL), all in one kernel */
+  CK_LA_GESV_SMALL, /* CUDA only, real, n <= CK_LA_GESV_SMALL_MAX(dtype): ain (n x n, read only) and bin (n x nrhs, or
+                       the identity) -> b (n x nrhs, ldb, sb: A^-1 B; it may be bin's own buffer), ipiv (NULL: not
+                       written), info (getrf's, or -1 where A has a NaN or an Inf), all in one kernel */
+  CK_LA_POTRF_SMALL, /* CUDA only, real, n <= CK_LA_POTRF_SMALL_MAX(dtype): ain (n x n, uplo) -> a (lda, sa; it may be
+                        ain's own buffer): its Cholesky factor in that triangle and zeros in the other, info (potrf's,
+                        or -1 where A has a NaN or an Inf; flag as for CK_LA_GESV_SMALL), all in one kernel */
   CK_LA_NOPS
 };
 /* The largest order CK_LA_GESV_SMALL takes for a dtype (a row of A in one lane's registers: la_small.cu says why f64
  * stops at 16); 0 for the dtypes it does not take. */
 #define CK_LA_GESV_SMALL_MAX(dtype) ((dtype) == CK_F32 ? 32 : (dtype) == CK_F64 ? 16 : 0)
-/* The largest order CK_LA_POTRF_SMALL takes (a row of the lower triangle in one lane's registers, no right-hand side:
- * 32 doubles fit); 0 for the dtypes it does not take. */
-#define CK_LA_POTRF_SMALL_MAX(dtype) ((dtype) == CK_F32 || (dtype) == CK_F64 ? 32 : 0)
+/* The largest order CK_LA_POTRF_SMALL takes (to 32 a row of the lower triangle in one lane's registers, no right-hand
+ * side: 32 doubles fit; to 64 one block a matrix, the triangle in shared memory); 0 for the dtypes it does not take. */
+#define CK_LA_POTRF_SMALL_MAX(dtype) ((dtype) == CK_F32 || (dtype) == CK_F64 ? 64 : 0)
 /* Iterative refinement: the precision the factorisation runs in (CK_LA_GESV_IRS; CUDA only). */
 enum { CK_LA_IRS_NONE = 0, CK_LA_IRS_F16, CK_LA_IRS_BF16, CK_LA_IRS_TF32, CK_LA_IRS_F32 };
+
+/* A matrix operand as CK_LA_GESV_SMALL and CK_LA_POTRF_SMALL read it: batch entry e's (i, j) at
+ * p[e * sb + i * rs + j * cs] (elements; any strides, sb = 0 for a broadcast matrix), so the layer hands them the
+ * caller's array in place when its batch dims are one stride, and its column-major buffer (rs 1, cs lda) otherwise.
+ * p NULL: the identity (CK_LA_GESV_SMALL's right-hand side for ck.inv). */
+typedef struct ck_la_in {
+  const void *p;
+  int64_t sb, rs, cs;
+} ck_la_in;
 
 typedef struct ck_la_job {
   int op;      /* CK_LA_* */
@@ -82,6 +92,7 @@ typedef struct ck_la_job {
                                           complex ormqr and trsm), 'N'/'U', 'A'/'S'/'N'/'V' */
   int refine;                          /* CK_LA_IRS_* */
   int iters;                           /* out: refinement iterations (CK_LA_GESV_IRS), host memory */
+  ck_la_in ain, bin; /* CK_LA_GESV_SMALL, CK_LA_POTRF_SMALL: the operands read (a and b are what they write) */
   void *flag; /* CK_LA_GESV_SMALL, CK_LA_POTRF_SMALL: a word of pinned mapped memory (ck_check_word) the kernel sets to an entry's index
                 where info != 0, so that a clean batch needs no read of info; NULL: none */
   int qr_svd; /* CK_LA_GESVD on CUDA: 0 one-sided Jacobi (gesvdj: info > 0 when it did not converge), 1 QR iteration

@@ -47,6 +47,16 @@ inline std::barrier<> *emu_block_bar;
 inline std::barrier<> *emu_warp_bar[32];
 inline char emu_xbuf[32][32][16];
 static inline void __syncthreads() { emu_block_bar->arrive_and_wait(); }
+inline std::atomic<int> emu_and{1};
+static inline int __syncthreads_and(int p) { // every thread's p, and-ed (three barriers: post, read, reset)
+  if (!p) emu_and = 0;
+  __syncthreads();
+  const int r = emu_and;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) emu_and = 1;
+  __syncthreads();
+  return r;
+}
 // the warp's shuffles: every lane posts its value, then reads lane src(lane)'s
 template <class T, class F> static inline T emu_shfl(T v, F src) {
   int lane = threadIdx.x & 31, w = threadIdx.x >> 5;

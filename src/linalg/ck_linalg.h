@@ -35,6 +35,7 @@ typedef enum {
                             real), out[1] V */
   CK_LAF_EIG,            /* a (n x n, f32/f64 or c64/c128) -> out[0] w (complex, LAPACK's order), out[1] V (complex,
                             A V = V diag(w), unit columns); vectors false: w only */
+  CK_LAF_INV,            /* a (n x n) -> out[0] A^-1 (solve with the identity, which small systems make in registers) */
   CK_LAF_N
 } ck_la_fn;
 

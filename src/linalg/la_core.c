@@ -68,6 +68,38 @@ ck_status la_load(la_env *e, la_mat *m, const ck_tensor *x, int rows, int cols, 
   return st;
 }
 
+/* *sb: the one stride between batch entries of x expanded to the call's batch (entry b at b * sb), when there is one */
+static bool batch_stride(const la_env *e, const ck_tensor *x, int64_t *sb) {
+  const int off = e->nb - (x->ndim - 2);
+  int64_t span = 1;
+  bool first = true;
+  *sb = 0;
+  for (int k = e->nb - 1; k >= 0; --k) {
+    const int64_t n = e->bshape[k];
+    if (n == 1) continue;
+    const int xk = k - off;
+    const int64_t s = xk >= 0 && x->shape[xk] != 1 ? x->stride[xk] : 0; /* (a broadcast dim steps by 0) */
+    if (first) *sb = s, first = false;
+    else if (s != *sb * span) return false;
+    span *= n;
+  }
+  return true;
+}
+
+ck_status la_in(la_env *e, ck_la_in *in, la_mat *m, const ck_tensor *x, int rows, int cols) {
+  int64_t sb;
+  memset(in, 0, sizeof *in);
+  if (x->dtype == e->dt && batch_stride(e, x, &sb)) {
+    ck_status st = ck_stream_touch(e->ctx, e->c->name, x);
+    if (st) return st;
+    in->p = ck_data(x), in->sb = sb, in->rs = x->stride[x->ndim - 2], in->cs = x->stride[x->ndim - 1];
+    return CK_OK;
+  }
+  ck_status st = la_load(e, m, x, rows, cols, false);
+  if (!st) in->p = ck_data(&m->buf), in->sb = (int64_t)m->rows * m->cols, in->rs = 1, in->cs = m->rows;
+  return st;
+}
+
 void la_diag(la_env *e, ck_tensor *d, la_mat *m, int k) {
   ck_view_of(d, &m->buf);
   d->ndim = e->nb + 1;
@@ -286,6 +318,7 @@ static const struct {
     [CK_LAF_SLOGDET] = {true, false},    [CK_LAF_CHOLESKY] = {true, false}, [CK_LAF_CHOLESKY_SOLVE] = {true, true},
     [CK_LAF_TRSOLVE] = {true, true},     [CK_LAF_QR] = {false, false},   [CK_LAF_LSTSQ] = {false, true},
     [CK_LAF_SVD] = {false, false},       [CK_LAF_EIGH] = {true, false},  [CK_LAF_EIG] = {true, false},
+    [CK_LAF_INV] = {true, false},
 };
 
 static ck_status check_operand(la_env *e, const ck_tensor *x, const char *label) {

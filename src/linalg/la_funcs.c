@@ -5,12 +5,14 @@
  *   lu        getrf; L and U cut out of the packed factors (tri); perm from the pivots (read back)
  *   solve     getrf, info (singular: the failing pivot), getrs; refine: cuSOLVER's gesv in a lower precision; real
  *             systems of order <= 32 (f32) or 16 (f64) on a GPU: gesv_small (one kernel; its info also says NaN/Inf,
- *             read only when the check word says a system has something to report)
+ *             read only when the check word says a system has something to report; A and B read where they are
+ *             when their batch is one stride: la_in)
+ *   inv       solve with B the identity (gesv_small makes it in registers; otherwise a buffer)
  *   det       getrf; prod(diag U) * (-1)^(pivots that swapped), with the array ops (no read back)
  *   slogdet   the same with sum(log|diag U|) and prod(sign(diag U))
  *   cholesky  potrf, info (not positive definite: the failing minor), tri (the other triangle zeroed); real matrices
- *             of order <= 32 on a GPU: potrf_small (one kernel for all of it and the NaN/Inf scan, info read only
- *             when its check word says so)
+ *             of order <= 64 on a GPU: potrf_small (one kernel for all of it and the NaN/Inf scan, info read only
+ *             when its check word says so; A read where it is, as solve's)
  *   cholesky_solve potrs; triangular_solve trsm (a right-side solve is the transposed left one)
  *   qr        geqrf; R = tri of its upper part; orgqr for Q (m x k, or m x m)
  *   lstsq     m >= n: geqrf, Q^H b (ormqr), R x = Q^H b (trsm); m < n: the same on A^H, minimum norm:
@@ -136,26 +138,48 @@ static ck_status exec_worded(la_env *e, ck_la_job *j, int kind) {
   return st;
 }
 
-static ck_status fn_solve(la_env *e) {
+/* B = the identity (n x n over the batch) in a column-major buffer: ck.inv's right-hand side off the one-kernel path */
+static ck_status identity(la_env *e, la_mat *b, int n) {
+  ck_tensor d = {0};
+  ck_status st = la_alloc(e, b, n, n);
+  if (!st && ck_numel(&b->buf) > 0) st = ck_ew_generate(e->ctx, CK_EW_FILL, &b->buf, 0, 0);
+  if (!st && ck_numel(&b->buf) > 0) {
+    la_diag(e, &d, b, n);
+    st = ck_ew_generate(e->ctx, CK_EW_FILL, &d, 1, 0);
+    ck_release(&d);
+  }
+  return st;
+}
+
+/* solve, and inv (B the identity: inv) */
+static ck_status fn_solve(la_env *e, bool inv) {
   ck_la_call *c = e->c;
-  const int n = rows_of(c->a), r = cols_of(c->b);
+  const int n = rows_of(c->a), r = inv ? n : cols_of(c->b);
   la_mat a = {0}, b = {0}, x = {0};
   ck_tensor piv = {0};
   ck_la_job j;
   ck_status st;
-  /* small real systems on a GPU: one kernel, whose info also carries the NaN/Inf check (one read instead of two) */
+  /* small real systems on a GPU: one kernel, whose info also carries the NaN/Inf check (one read instead of two);
+   * A and B read in place where they can be (la_in), the identity made in registers */
   const bool fused = !c->refine && e->dev.kind != CK_HOST && n <= CK_LA_GESV_SMALL_MAX(e->dt) && e->batch <= 0x7fffffff;
-  TRY(la_load(e, &a, c->a, n, n, false));
-  if (!fused) TRY(la_check_finite(e, &a.buf, "A"));
-  TRY(la_load(e, &b, c->b, n, r, false));
-  TRY(la_new_i32(e, &piv, n));
   if (fused) {
-    la_job(e, &j, CK_LA_GESV_SMALL, &a);
-    j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
-    j.ipiv = (int32_t *)ck_data(&piv), j.sp = n;
+    la_job(e, &j, CK_LA_GESV_SMALL, NULL);
+    j.m = j.n = n, j.nrhs = r;
+    TRY(la_in(e, &j.ain, &a, c->a, n, n));
+    if (!inv) TRY(la_in(e, &j.bin, &b, c->b, n, r));
+    if (b.buf.st) x = b, b = (la_mat){0}; /* B was copied: x overwrites it */
+    else TRY(la_alloc(e, &x, n, r));
+    j.b = ck_data(&x.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
     TRY(exec_worded(e, &j, LA_SINGULAR_FINITE));
-    TRY(la_cut(e, &c->out[0], &b, n, r));
-  } else if (c->refine && e->dev.kind != CK_HOST) {
+    TRY(la_cut(e, &c->out[0], &x, n, r));
+    c->nout = 1;
+    goto done;
+  }
+  TRY(la_load(e, &a, c->a, n, n, false));
+  TRY(la_check_finite(e, &a.buf, "A"));
+  TRY(inv ? identity(e, &b, n) : la_load(e, &b, c->b, n, r, false));
+  TRY(la_new_i32(e, &piv, n));
+  if (c->refine && e->dev.kind != CK_HOST) {
     TRY(la_alloc(e, &x, n, r));
     la_job(e, &j, CK_LA_GESV_IRS, &a);
     j.nrhs = r, j.b = ck_data(&b.buf), j.sb = (int64_t)n * r, j.ldb = n > 1 ? n : 1;
@@ -232,15 +256,18 @@ static ck_status fn_cholesky(la_env *e) {
   /* small real matrices on a GPU: one kernel for the scan of A, the factor, info and the zeroed triangle (fn_solve's
    * fused path, with its check word) */
   const bool fused = e->dev.kind != CK_HOST && n <= CK_LA_POTRF_SMALL_MAX(e->dt) && e->batch <= 0x7fffffff;
-  TRY(la_load(e, &w, c->a, n, n, false));
-  if (fused) {
-    la_job(e, &j, CK_LA_POTRF_SMALL, &w);
+  if (fused) { /* A read in place where it can be (la_in), else from its copy, which the factor overwrites */
+    la_job(e, &j, CK_LA_POTRF_SMALL, NULL);
+    TRY(la_in(e, &j.ain, &w, c->a, n, n));
+    if (!w.buf.st) TRY(la_alloc(e, &w, n, n));
+    j.m = j.n = n, j.a = ck_data(&w.buf), j.sa = (int64_t)n * n, j.lda = n > 1 ? n : 1;
     j.uplo = c->upper ? 'U' : 'L';
     TRY(exec_worded(e, &j, LA_NOT_SPD_FINITE));
     TRY(la_cut(e, &c->out[0], &w, n, n));
     c->nout = 1;
     goto done;
   }
+  TRY(la_load(e, &w, c->a, n, n, false));
   TRY(la_check_finite(e, &w.buf, "A"));
   la_job(e, &j, CK_LA_POTRF, &w);
   j.uplo = c->upper ? 'U' : 'L';
@@ -481,7 +508,8 @@ done:
 ck_status la_run_fn(la_env *e) {
   switch (e->c->fn) {
   case CK_LAF_LU: return fn_lu(e);
-  case CK_LAF_SOLVE: return fn_solve(e);
+  case CK_LAF_SOLVE: return fn_solve(e, false);
+  case CK_LAF_INV: return fn_solve(e, true);
   case CK_LAF_DET: return fn_det(e, false);
   case CK_LAF_SLOGDET: return fn_det(e, true);
   case CK_LAF_CHOLESKY: return fn_cholesky(e);

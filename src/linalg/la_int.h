@@ -42,6 +42,10 @@ ck_status la_alloc(la_env *e, la_mat *m, int rows, int cols);
 /* a buffer of at least rows x cols holding x (its last two dims, expanded to the batch), the rest zero when bigger;
  * trans: x's last two dims swapped first */
 ck_status la_load(la_env *e, la_mat *m, const ck_tensor *x, int rows, int cols, bool trans);
+/* How a one-kernel step (gesv_small, potrf_small) reads x (its last two dims, rows x cols, expanded to the batch): in
+ * place, when x has the call's dtype and its batch dims step by one stride (any contiguous array, any transposed or
+ * strided matrix of one, one matrix broadcast); else through la_load's buffer m (the caller frees m either way). */
+ck_status la_in(la_env *e, ck_la_in *in, la_mat *m, const ck_tensor *x, int rows, int cols);
 /* out = view of m's first r rows and c columns (a new reference) */
 ck_status la_cut(la_env *e, ck_tensor *out, la_mat *m, int r, int c);
 void la_free(la_mat *m);

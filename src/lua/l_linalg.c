@@ -6,7 +6,7 @@
  *                                  solve the iteration count after them
  *   core.linalg_available()     -> true, or false and why (LAPACKE for host arrays)
  *
- * fn is "lu", "solve", "det", "slogdet", "cholesky", "cholesky_solve", "triangular_solve", "qr", "lstsq", "svd",
+ * fn is "lu", "solve", "inv", "det", "slogdet", "cholesky", "cholesky_solve", "triangular_solve", "qr", "lstsq", "svd",
  * "eigh", "eig"; opts is a table already checked by linalg.lua (booleans upper, left, unit, full, vectors, packed,
  * check; refine "f16"|"bf16"|"tf32"|"f32"; variant). The result userdata are pushed before the core runs, so a memory
  * error cannot leak what it made.
@@ -23,6 +23,7 @@ static const struct {
 } FNS[] = {
     {"lu", "ck.lu", CK_LAF_LU},
     {"solve", "ck.solve", CK_LAF_SOLVE},
+    {"inv", "ck.inv", CK_LAF_INV},
     {"det", "ck.det", CK_LAF_DET},
     {"slogdet", "ck.slogdet", CK_LAF_SLOGDET},
     {"cholesky", "ck.cholesky", CK_LAF_CHOLESKY},
