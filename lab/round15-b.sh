@@ -18,6 +18,7 @@ timeout 90 lua5.4 lab/linalg_host.lua > "$R/linalg_host.txt" 2>&1; log "linalg h
 timeout 90 python3 lab/linalg_host.py >> "$R/linalg_host.txt" 2>&1; log "linalg host (torch) rc=$?"
 grep -E "(solve|inv|cholesky) .*(10000x8x8|1000x64x64)" "$R/linalg_host.txt"
 CUKERN_EW_TILE_FILL=0 timeout 90 lua5.4 lab/ew_small_tiles.lua > "$R/ew_small_tiles.txt" 2>&1; log "ew_small_tiles rc=$?"
+timeout 90 lua5.4 lab/ew_small_tiles.lua >> "$R/ew_small_tiles.txt" 2>&1; log "ew_small_tiles (default rules) rc=$?"
 cat "$R/ew_small_tiles.txt"
 timeout 120 python3 bench/torch_linalg.py "$R/torch_linalg.json" --batched-only > "$R/torch_linalg.txt" 2>&1
 log "torch batched rc=$?"

@@ -626,8 +626,9 @@ describe("elementwise on cuda", function()
   end))
 
   it("variants: explicit choice, and the fallback note for contiguous on a strided view", gpu(function()
-    -- 72 x 72 elements: past the batch's 4096, so the defaults below are the launching rungs
-    local a, bb = ck.rand(72, 72, {device = "cuda"}), ck.rand(72, 72, {device = "cuda"})
+    -- 124 x 124 elements: past the batch's 4096, so the defaults below are the launching rungs, and 94% of the
+    -- tiled rung's four 64 x 64 tiles (below half it declines)
+    local a, bb = ck.rand(124, 124, {device = "cuda"}), ck.rand(124, 124, {device = "cuda"})
     for _, v in ipairs {"strided", "contiguous"} do
       ck.add(a, bb, {variant = v})
       assert.equal(v, ck.last_ran().name)
@@ -651,16 +652,17 @@ describe("elementwise on cuda", function()
     -- f16/bf16 compute in float and round once on both backends: equal up to one rounding
     local TOLS = {f16 = {rtol = 2 ^ -10, atol = 2 ^ -10}, bf16 = {rtol = 2 ^ -7, atol = 2 ^ -7}}
     local function tol(dt) return TOLS[dt] or H.tol(dt) end
-    -- the rung: tiled, unless both tiled dims are so short that a quarter of the tile would not be used (f32 64 x 64,
-    -- f64 32 x 32: 40 x 2 is 1/51 of a tile); strided takes those (03_tiled.cu's supports() says why)
+    -- the rung: tiled, unless its tiles (64 x 64; f64 32 x 32) would hold less than half their slots on average
+    -- (f64: three quarters); strided takes those (03_tiled.cu's supports() says why). x, y: the two tiled dims
     local function rung(dt, x, y)
-      local t = dt == "f64" and 32 or 64
-      return math.min(x, t) * math.min(y, t) * 4 >= t * t and "tiled" or "strided"
+      local t, need = 64, 0.5
+      if dt == "f64" then t, need = 32, 0.75 end
+      return x * y >= need * math.ceil(x / t) * math.ceil(y / t) * t * t and "tiled" or "strided"
     end
-    local sh_now
+    local dims -- the case's tiled dims
     local function check(label, want, got_fn)
       local got = got_fn()
-      local expect = sh_now and rung(got:dtype() == "f64" and "f64" or "f32", sh_now[1], sh_now[2]) or "tiled"
+      local expect = rung(got:dtype(), dims[1], dims[2])
       assert.equal(expect, ck.last_ran().name, label .. ": ran " .. ck.last_ran().name .. " (" .. ck.last_ran().note .. ")")
       H.assert_close(got, want, tol(got:dtype()), label)
     end
@@ -669,11 +671,11 @@ describe("elementwise on cuda", function()
     -- tiles, and both; 1-wide and 2-wide ones. Each input kind: one staged input with a scalar on either side or
     -- none (unary), a staged one with a direct one (either side), two staged ones.
     for _, dt in ipairs {"f32", "f64", "i32", "f16", "bf16"} do
-      for _, sh in ipairs {{33, 65}, {1, 40}, {40, 2}, {64, 64}, {100, 257}, {128, 192}, {96, 64}} do
+      for _, sh in ipairs {{33, 65}, {1, 40}, {40, 2}, {64, 64}, {100, 257}, {128, 192}, {96, 64}, {120, 124}} do
         local ha, hb = input(sh, dt), input({sh[2], sh[1]}, dt)
         local a, b = ha:cuda(), hb:cuda()
         local tag = ("%s [%dx%d]"):format(dt, sh[1], sh[2])
-        sh_now = sh
+        dims = sh
         if sh[1] > 1 and sh[2] > 1 then
           local osh = {sh[2], sh[1]}
           check("a + b:t() " .. tag, ha + hb:t(), function() return ck.add(a, b:t()) end)
@@ -698,43 +700,44 @@ describe("elementwise on cuda", function()
         end
       end
     end
-    sh_now = nil
     -- a batch of small transposes (10^3 x 8 x 8, x 8 x 24, x 16 x 16): strided where a tile would be mostly idle
     for _, dt in ipairs {"f32", "f64", "f16"} do
       for _, mn in ipairs {{8, 8}, {8, 24}, {16, 16}} do
         local hb = input({1000, mn[1], mn[2]}, dt)
         local got = ck.neg(hb:cuda():transpose(2, 3), {out = poisoned({1000, mn[2], mn[1]}, dt)})
-        assert.equal(rung(dt == "f64" and "f64" or "f32", mn[1], mn[2]), ck.last_ran().name,
+        assert.equal(rung(dt, mn[1], mn[2]), ck.last_ran().name,
           ("batch of %dx%d %s: %s"):format(mn[1], mn[2], dt, ck.last_ran().note))
         H.assert_close(got, ck.neg(hb:transpose(2, 3)), tol(dt), "batch of small transposes " .. dt)
       end
     end
     -- in place into the direct input, over full and edge tiles (each element is read by the thread writing it)
-    for _, sh in ipairs {{128, 96}, {33, 70}} do
+    for _, sh in ipairs {{128, 96}, {120, 100}} do
       local hc, hd = input(sh, "f32"), input({sh[2], sh[1]}, "f32")
       local want = hc + hd:t()
       local c = hc:cuda()
       c:add_(hd:cuda():t())
-      assert.equal("tiled", ck.last_ran().name)
+      assert.equal(rung("f32", sh[1], sh[2]), ck.last_ran().name)
       H.assert_close(c, want, H.tol("f32"), ("add_(d:t()) [%dx%d]"):format(sh[1], sh[2]))
     end
-    -- 3-D: the inner two dims swapped with a batch (full and edge tiles); a permutation that puts another dim
-    -- last; a batch dim between X and Y; a staged input broadcast over the batch
+    -- 3-D: the inner two dims swapped with a batch (full and edge tiles: 120 x 124, 91% of the tiles' slots, so
+    -- tiled in every dtype); a permutation that puts another dim last; a batch dim between X and Y; a staged input
+    -- broadcast over the batch
+    dims = {120, 124}
     for _, dt in ipairs {"f32", "f64", "f16"} do
-      local h3 = input({3, 70, 130}, dt)
+      local h3 = input({3, 120, 124}, dt)
       local x = h3:cuda()
       local t23 = h3:transpose(2, 3)
-      check("3-D transpose(2,3) + 1 " .. dt, t23 + 1, function() return ck.add(x:transpose(2, 3), 1, {out = poisoned({3, 130, 70}, dt)}) end)
-      local hz = input({3, 130, 70}, dt)
+      check("3-D transpose(2,3) + 1 " .. dt, t23 + 1, function() return ck.add(x:transpose(2, 3), 1, {out = poisoned({3, 124, 120}, dt)}) end)
+      local hz = input({3, 124, 120}, dt)
       check("3-D z - transpose(2,3) " .. dt, hz - t23, function() return ck.sub(hz:cuda(), x:transpose(2, 3)) end)
-      local hw = input({70, 130}, dt)
+      local hw = input({120, 124}, dt)
       check("3-D transpose(2,3) * broadcast w:t() " .. dt, ck.mul(t23, hw:t()),
-        function() return ck.mul(x:transpose(2, 3), hw:cuda():t(), {out = poisoned({3, 130, 70}, dt)}) end)
+        function() return ck.mul(x:transpose(2, 3), hw:cuda():t(), {out = poisoned({3, 124, 120}, dt)}) end)
       check("3-D permute(3,1,2) exp " .. dt, ck.exp(h3:permute(3, 1, 2)),
-        function() return ck.exp(x:permute(3, 1, 2), {out = poisoned({130, 3, 70}, dt)}) end)
-      local hm = input({70, 5, 100}, dt) -- (M, B, N): permute(3, 2, 1) is (N, B, M), unit stride along N
-      check("3-D permute(3,2,1) + c " .. dt, hm:permute(3, 2, 1) + hz[1]:reshape(130, 1, 70):narrow(1, 1, 100):expand(100, 5, 70),
-        function() return ck.add(hm:cuda():permute(3, 2, 1), hz[1]:cuda():reshape(130, 1, 70):narrow(1, 1, 100):expand(100, 5, 70)) end)
+        function() return ck.exp(x:permute(3, 1, 2), {out = poisoned({124, 3, 120}, dt)}) end)
+      local hm = input({120, 5, 124}, dt) -- (M, B, N): permute(3, 2, 1) is (N, B, M), unit stride along N
+      check("3-D permute(3,2,1) + c " .. dt, hm:permute(3, 2, 1) + hz[1]:reshape(124, 1, 120):expand(124, 5, 120),
+        function() return ck.add(hm:cuda():permute(3, 2, 1), hz[1]:cuda():reshape(124, 1, 120):expand(124, 5, 120)) end)
     end
     -- a cast across layouts is an elementwise COPY, which the tiled rung takes (copies set no last_ran)
     local h3 = input({3, 70, 130}, "f32")

@@ -61,6 +61,7 @@
  * dims, any strides of a direct input (broadcasts included).
  */
 #include <cuda_runtime.h>
+#include <cmath>
 
 #include "ck_knob.h"
 #include "ew_math.cuh"
@@ -364,15 +365,20 @@ extern "C" const char *ck_ew_tiled_supports(const void *desc) {
   const char *why;
   const int y = y_dim(d, &sa, &sb, &why);
   if (y < 0) return why;
-  /* A tile mostly idle (each of a batch of 8 x 8 transposes in its own 64 x 64 tile: one block of 256 threads for 64
-   * elements) costs a block a matrix, and the strided rung reads whole sectors there (8 x 8 f32 is 256 contiguous
-   * bytes). ck.solve of 10^4 x 8 x 8 f32 matrices copied each into a column-major buffer through this rung, and took
-   * 92 us against f64's 62 (f64's 32 x 32 tile: 1/16 used instead of 1/64; H200, round 3 session 15). Declined
-   * below a quarter of the tile used; CUKERN_EW_TILE_FILL=k: below 1/k (0: never), for lab/ew_small_tiles.lua. */
-  const int64_t t = in_dtype_of(d) == CK_F64 ? Geo<double>::T : Geo<float>::T; /* (f64 the one 8-byte dtype here) */
-  const int64_t ux = d->shape[d->ndim - 1] < t ? d->shape[d->ndim - 1] : t, uy = d->shape[y] < t ? d->shape[y] : t;
-  const int fill = ck_knob("CUKERN_EW_TILE_FILL", 0, 1 << 20, 4);
-  if (fill > 0 && ux * uy * fill < t * t) return "a tile would be mostly idle (both tiled dims short: strided runs it)";
+  /* Tiles mostly idle (each of a batch of 8 x 8 transposes in its own 64 x 64 tile: a block of 256 threads for 64
+   * elements) cost a block a tile whatever they hold, while the strided rung reads whole sectors there (8 x 8 f32 is
+   * 256 contiguous bytes). ck.solve of 10^4 x 8 x 8 f32 matrices copied each into a column-major buffer through this
+   * rung, and took 92 us against f64's 62 (round 3 session 15, H200). Declined where the tiles hold less than half
+   * their slots on average (f64, whose strided reads use sectors twice as well: three quarters): lab/ew_small_tiles.lua
+   * measured the tiled rung 1.1-9x slower than the strided one at every shape below that and 0.34-0.89x at every
+   * shape above it (H200: batches of 8 x 8 to 64 x 64, 8 / 16 / 32 x 4096-8192, 2 x 2^22; f32, f64, f16).
+   * CUKERN_EW_TILE_FILL=p: p percent instead (0: never decline), for that measurement. */
+  const double t = in_dtype_of(d) == CK_F64 ? Geo<double>::T : Geo<float>::T; /* (f64 the one 8-byte dtype here) */
+  const double nx = (double)d->shape[d->ndim - 1], ny = (double)d->shape[y];
+  const double slots = std::ceil(nx / t) * std::ceil(ny / t) * t * t;
+  const int fill = ck_knob("CUKERN_EW_TILE_FILL", 0, 100, in_dtype_of(d) == CK_F64 ? 75 : 50);
+  if (fill > 0 && nx * ny * 100 < fill * slots)
+    return "the tiles would be mostly idle (short tiled dims: less than half of each tile used; strided runs it)";
   return nullptr;
 }
 

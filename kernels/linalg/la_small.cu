@@ -194,12 +194,13 @@ __global__ void __launch_bounds__(THREADS) block_potrf_kernel(ck_la_in ain, T *a
   const int64_t e = blockIdx.x;
   const T *In = (const T *)ain.p + e * ain.sb;
   T *A = a + e * sa;
-  const int t = threadIdx.x, nn = n * n;
+  const int t = threadIdx.x;
   /* entry k of the load: (i, j) with i fastest when A's rows are the nearer in memory (column-major), else j */
   const bool colfast = (ain.rs < 0 ? -ain.rs : ain.rs) <= (ain.cs < 0 ? -ain.cs : ain.cs);
   bool fin = true;
-  for (int k = t; k < nn; k += THREADS) {
-    const int i = colfast ? k % n : k / n, j = colfast ? k / n : k % n;
+  for (int k = t; k < BIG * BIG; k += THREADS) { /* (BIG a power of 2: no division) */
+    const int i = colfast ? k % BIG : k / BIG, j = colfast ? k / BIG : k % BIG;
+    if (i >= n || j >= n) continue;
     const T v = In[i * ain.rs + j * ain.cs];
     fin = fin && isfinite(v);
     if (upper ? i <= j : i >= j) S[upper ? i * LD + j : j * LD + i] = v; /* L's (r, c), r >= c, at S[c * LD + r] */
@@ -210,16 +211,17 @@ __global__ void __launch_bounds__(THREADS) block_potrf_kernel(ck_la_in ain, T *a
   for (int c = 0; c < n; ++c) {
     const T d = S[c * LD + c];
     if (!(d > T(0)) && inf == 0) inf = c + 1;
-    const T r = sqrt(d);
-    const T lic = i >= c && i < n ? S[c * LD + i] / r : T(0); /* L(i, c) (only the triangle is there) */
+    const T r = sqrt(d), rinv = T(1) / r; /* one division a column: the updates multiply (the divisions were 3/4 of
+                                             the time: 163 us for 1000 x 64 x 64 f32, H200) */
+    const T lic = i >= c && i < n ? S[c * LD + i] * rinv : T(0); /* L(i, c) (only the triangle is there) */
     if (g == 0 && i >= c && i < n) A[upper ? c + (int64_t)i * lda : i + (int64_t)c * lda] = i == c ? r : lic;
     if (i < n)
-      for (int j = c + 1 + g; j <= i; j += GROUPS) S[j * LD + i] -= lic * (S[c * LD + j] / r);
+      for (int j = c + 1 + g; j <= i; j += GROUPS) S[j * LD + i] -= lic * (S[c * LD + j] * rinv);
     __syncthreads();
   }
-  for (int k = t; k < nn; k += THREADS) { /* the other triangle: zeros (column-major order, coalesced) */
-    const int i = k % n, j = k / n;
-    if (upper ? i > j : i < j) A[i + (int64_t)j * lda] = T(0);
+  for (int k = t; k < BIG * BIG; k += THREADS) { /* the other triangle: zeros (column-major order, coalesced) */
+    const int i = k % BIG, j = k / BIG;
+    if (i < n && j < n && (upper ? i > j : i < j)) A[i + (int64_t)j * lda] = T(0);
   }
   if (t == 0) {
     info[e] = finite ? inf : -1;

@@ -14,8 +14,9 @@
  * whose source is a permuted layout (a:t(), permute(3, 1, 2) of a contiguous array, ...) is a batched
  * transpose between the source's unit-stride dim (read along it) and the destination's last dim (written
  * along it), all other dims being batch dims. It declines (CK_NOT_APPLICABLE, no error) when that is not
- * the shape of the copy or would not pay: either of the two dims shorter than CK_TR_MIN_EDGE (a 64 x 64
- * tile would be mostly idle; the elementwise copy does as well there), the source's last dim already unit
+ * the shape of the copy or would not pay: either of the two dims shorter than CK_TR_MIN_EDGE or the 64 x 64 tiles
+ * less than half used on average (8-byte elements: three quarters; a tile mostly idle costs a block, and the
+ * elementwise copy does better there), the source's last dim already unit
  * stride (the elementwise copy is coalesced both ways), or src and dst sharing storage. 2-byte dtypes
  * (f16, bf16) go through the rungs that take them (08_aligned declines them; 06_wide runs).
  *
@@ -23,6 +24,7 @@
  * The "memcpy" row is a bench-only bound: asking ck_transpose for it is an error (CK_ERR_ARG), never a
  * silent fallback, because its result is not a transpose.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +153,12 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
     if (ss[i] == 1) u = i;
   if (u < 0) return CK_NOT_APPLICABLE;
   if (sh[q] < CK_TR_MIN_EDGE || sh[u] < CK_TR_MIN_EDGE) return CK_NOT_APPLICABLE;
+  /* The tiled elementwise rung's rule (kernels/elementwise/03_tiled.cu): the rungs' 64 x 64 tiles less than half
+   * used on average (8-byte elements: three quarters) cost a block a tile, where the elementwise copy reads whole
+   * sectors; x:transpose(2, 3):contiguous() of 10^4 x 8 x 8 ran 1/64 of each tile. */
+  const double nx = (double)sh[q], ny = (double)sh[u];
+  const double slots = ceil(nx / 64) * ceil(ny / 64) * 4096.0;
+  if (nx * ny < (es == 8 ? 0.75 : 0.5) * slots) return CK_NOT_APPLICABLE;
 
   /* in(r, c) = src[.. dim q = r, dim u = c ..]: rows run along q, cols along src's unit-stride dim u.
    * out(i, j) = dst[.. dim u = i, dim q = j ..]: written along dst's last dim. */
