@@ -4,7 +4,7 @@
 #   The whole suite on GPUs, which has not run since e8106b1: every spec file, the k-th on GPU k mod N (one GPU
 #   each), four at a time per GPU, each under 240 s, none past 585 s; the summary line counts a file that did not
 #   finish as one failure.
-#   OUT=/dir CUKERN_COMMIT=abc bash lab/round14-x4b.sh
+#   OUT=/dir CUKERN_COMMIT=abc [PER_GPU=4] bash lab/round14-x4b.sh   (PER_GPU: spec files at a time per GPU)
 set -u
 . lab/run_env.sh
 export NCCL_NVLS_ENABLE=0 CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
@@ -23,7 +23,7 @@ spec_one() {
   log "$b gpu=$CUDA_VISIBLE_DEVICES rc=$rc $(($(date +%s) - t0))s $(tail -1 "$R/$b.txt")"
 }
 export -f gpu_spec spec_one log; export R T0
-printf '%s\n' $FILES | awk -v n="$NG" '{ print (NR - 1) % n, $0 }' | xargs -P $((4 * NG)) -L1 bash -c 'gpu_spec "$0" "$1"'
+printf '%s\n' $FILES | awk -v n="$NG" '{ print (NR - 1) % n, $0 }' | xargs -P $((${PER_GPU:-4} * NG)) -L1 bash -c 'gpu_spec "$0" "$1"'
 P=0; F=0; S=0
 for f in $FILES; do
   b=$(basename "$f" .lua)

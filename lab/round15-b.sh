@@ -1,5 +1,5 @@
 #!/bin/bash
-# Round 3 session 15's second one-GPU call (results: bench/results/round15/b/): issue 34's small batches after the
+# Round 3 session 15's second and third one-GPU calls (results: bench/results/round15/b/ at 422f6e6, c/ after its findings): issue 34's small batches after the
 # one-kernel paths read A and B in place (la_in), ck.inv's identity in registers, potrf_small to order 64 (one block a
 # matrix), and the elementwise tiled rung declining mostly idle tiles (03_tiled.cu).
 #   specs: linalg (GPU, host, complex), elementwise, transpose, half, assembly, core; compute-sanitizer memcheck,
