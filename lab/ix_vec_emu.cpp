@@ -127,6 +127,41 @@ static int flags_case(int fn, int es, int nd, const int64_t *sh, double dens) {
   return bad != 0;
 }
 
+// cat along the last dim: inputs of rows x widths[k] bytes (pitches = their widths, the output's = the sum), the units
+// wide where every geometry allows; a thread's units CAT_BLOCK apart stepped by rows and remainder, or divided
+// (CUKERN_IX_CAT_DIV=1); the bytes past the output untouched
+static int cat_case(int64_t rows, std::vector<int64_t> widths, const char *div) {
+  setenv("CUKERN_IX_CAT_DIV", div, 1);
+  int64_t total = 0;
+  for (auto w : widths) total += w;
+  std::vector<std::vector<unsigned char>> in(widths.size());
+  std::vector<unsigned char> out(rows * total + 64, 0xab);
+  ck_ix_desc d = {};
+  d.fn = CK_IX_CAT, d.es = 1, d.rows = rows, d.out_pitch = total, d.out = out.data(), d.n = (int)widths.size();
+  int64_t off = 0;
+  for (size_t k = 0; k < widths.size(); ++k) {
+    in[k].resize(rows * widths[k] + 16);
+    for (auto &v : in[k]) v = rng();
+    d.in[k].src = in[k].data(), d.in[k].src_pitch = widths[k], d.in[k].row_bytes = widths[k], d.in[k].dst_off = off;
+    off += widths[k];
+  }
+  ck_env env = {};
+  env.sm_count = 2;
+  if (ck_index_vec_supports(&d)) { printf("cat: declined\n"); return 1; }
+  ck_index_vec(&d, &env);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t o = 0;
+    for (size_t k = 0; k < widths.size(); ++k) {
+      bad += memcmp(&out[r * total + o], &in[k][r * widths[k]], widths[k]) != 0;
+      o += widths[k];
+    }
+  }
+  for (size_t k = rows * total; k < out.size(); ++k) bad += out[k] != 0xab;
+  if (bad) printf("cat rows %lld of %zu inputs (div %s): %lld wrong\n", (long long)rows, widths.size(), div, (long long)bad);
+  return bad != 0;
+}
+
 int main() {
   int fails = 0, runs = 0;
   const int64_t lens[] = {1, 3, 4, 5, 1001, 4 * 256 * 4 * 3, 4 * 256 * 4 * 3 + 7, 4 * 256 * 9 + 2};
@@ -149,6 +184,14 @@ int main() {
     fails += flags_case(CK_IX_NONZERO, 8, 2, sh2, dens), ++runs;
     fails += flags_case(CK_IX_NONZERO, 8, 3, sh3, dens), ++runs;
     fails += flags_case(CK_IX_MASKED_SELECT, 4, 3, sh3, dens), ++runs;
+  }
+  for (const char *div : {"0", "1"}) {
+    fails += cat_case(9, {16, 16, 32}, div), ++runs;                 // a unit a row: CAT_BLOCK units are 256 rows
+    fails += cat_case(3000, {512, 512}, div), ++runs;                // 32 units a row
+    fails += cat_case(5, {16000, 4096, 48}, div), ++runs;            // rows longer than CAT_BLOCK units
+    fails += cat_case(700, {12, 20, 7, 16}, div), ++runs;            // 1-byte units (a 7-byte row)
+    std::vector<int64_t> many(64, 128);
+    fails += cat_case(100, many, div), ++runs;                       // 64 inputs: the block's binary search
   }
   printf("ix_vec_emu: %d runs, %d bad\n", runs, fails);
   return fails != 0;
