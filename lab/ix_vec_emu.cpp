@@ -128,10 +128,8 @@ static int flags_case(int fn, int es, int nd, const int64_t *sh, double dens) {
 }
 
 // cat along the last dim: inputs of rows x widths[k] bytes (pitches = their widths, the output's = the sum), the units
-// wide where every geometry allows; a thread's units CAT_BLOCK apart stepped by rows and remainder, or divided
-// (CUKERN_IX_CAT_DIV=1); the bytes past the output untouched
-static int cat_case(int64_t rows, std::vector<int64_t> widths, const char *div) {
-  setenv("CUKERN_IX_CAT_DIV", div, 1);
+// wide where every geometry allows; the bytes past the output untouched
+static int cat_case(int64_t rows, std::vector<int64_t> widths) {
   int64_t total = 0;
   for (auto w : widths) total += w;
   std::vector<std::vector<unsigned char>> in(widths.size());
@@ -158,7 +156,7 @@ static int cat_case(int64_t rows, std::vector<int64_t> widths, const char *div) 
     }
   }
   for (size_t k = rows * total; k < out.size(); ++k) bad += out[k] != 0xab;
-  if (bad) printf("cat rows %lld of %zu inputs (div %s): %lld wrong\n", (long long)rows, widths.size(), div, (long long)bad);
+  if (bad) printf("cat rows %lld of %zu inputs: %lld wrong\n", (long long)rows, widths.size(), (long long)bad);
   return bad != 0;
 }
 
@@ -185,14 +183,11 @@ int main() {
     fails += flags_case(CK_IX_NONZERO, 8, 3, sh3, dens), ++runs;
     fails += flags_case(CK_IX_MASKED_SELECT, 4, 3, sh3, dens), ++runs;
   }
-  for (const char *div : {"0", "1"}) {
-    fails += cat_case(9, {16, 16, 32}, div), ++runs;                 // a unit a row: CAT_BLOCK units are 256 rows
-    fails += cat_case(3000, {512, 512}, div), ++runs;                // 32 units a row
-    fails += cat_case(5, {16000, 4096, 48}, div), ++runs;            // rows longer than CAT_BLOCK units
-    fails += cat_case(700, {12, 20, 7, 16}, div), ++runs;            // 1-byte units (a 7-byte row)
-    std::vector<int64_t> many(64, 128);
-    fails += cat_case(100, many, div), ++runs;                       // 64 inputs: the block's binary search
-  }
+  fails += cat_case(9, {16, 16, 32}), ++runs;                 // a unit a row
+  fails += cat_case(3000, {512, 512}), ++runs;                // 32 units a row
+  fails += cat_case(5, {16000, 4096, 48}), ++runs;            // rows longer than a block's units
+  fails += cat_case(700, {12, 20, 7, 16}), ++runs;            // 1-byte units (a 7-byte row)
+  fails += cat_case(100, std::vector<int64_t>(64, 128)), ++runs; // 64 inputs: the block's binary search
   printf("ix_vec_emu: %d runs, %d bad\n", runs, fails);
   return fails != 0;
 }

@@ -2,7 +2,6 @@
  * ix_common.cu — the index ladder's shared launches (kernels/index/ix_common.cuh): the scatters' check pass,
  * the accumulating scatter and the cat copy (one launch per CK_CAT_MAX inputs).
  */
-#include "ck_knob.h"
 #include "ix_common.cuh"
 
 namespace ckix {
@@ -56,9 +55,7 @@ int scatter_add_launch(const ck_ix_desc &d, const ck_env *env) {
  * Input k is `rows` rows of row_bytes at src_pitch, written at out + dst_off with out_pitch; it is moved in units
  * of w bytes (the widest of 16, 8, 4, 2, 1 that divides its pointers, pitches and row length; `strided` keeps the
  * element size), CAT_UNITS units per block, the blocks of all inputs in one grid: a block finds its input by a
- * binary search over the first blocks (kernel parameters), and issues all its loads before its stores. A thread's
- * units are CAT_BLOCK apart: the first one's row and column come from a division, the others by adding CAT_BLOCK's
- * whole rows and remainder (another division, once; one carry at most, the remainder being below a row). */
+ * binary search over the first blocks (kernel parameters), and issues all its loads before its stores. */
 constexpr int CAT_BLOCK = 256, CAT_UNROLL = 8;
 constexpr int64_t CAT_UNITS = CAT_BLOCK * CAT_UNROLL;
 struct CatIn {
@@ -69,7 +66,7 @@ struct CatIn {
 struct CatArgs {
   char *out;
   int64_t rows, out_pitch;
-  int n, div; /* div: a division per unit (CUKERN_IX_CAT_DIV=1) */
+  int n;
   int64_t blk_end;
   CatIn in[CK_CAT_MAX];
 };
@@ -79,22 +76,13 @@ template <class V> __device__ __forceinline__ void cat_units(const CatArgs &a, c
   const int64_t total = a.rows * in.row_units;
   V buf[CAT_UNROLL];
   int64_t dst[CAT_UNROLL];
-  int64_t r, c, sr, sc; /* unit u's row and column: a division for the first, then steps of CAT_BLOCK units */
-  divmod(u0 + threadIdx.x, in.row_units, r, c);
-  divmod(CAT_BLOCK, in.row_units, sr, sc);
 #pragma unroll
   for (int j = 0; j < CAT_UNROLL; ++j) {
     const int64_t u = u0 + j * CAT_BLOCK + threadIdx.x;
     dst[j] = -1;
-    if (j > 0) {
-      if (a.div) {
-        divmod(u, in.row_units, r, c);
-      } else {
-        r += sr, c += sc;
-        if (c >= in.row_units) c -= in.row_units, ++r;
-      }
-    }
     if (u < total) {
+      int64_t r, c;
+      divmod(u, in.row_units, r, c);
       buf[j] = *(const V *)(in.src + r * in.src_pitch + c * (int64_t)sizeof(V));
       dst[j] = in.dst_off + r * a.out_pitch + c * (int64_t)sizeof(V);
     }
@@ -137,8 +125,6 @@ int cat_launch(const ck_ix_desc &d, const ck_env *env, bool wide) {
   a.out_pitch = d.out_pitch;
   a.n = 0;
   int64_t blk = 0;
-  /* CUKERN_IX_CAT_DIV=1: a division per unit (the form before, to compare in one run: lab/round15-e.sh) */
-  a.div = ck_knob("CUKERN_IX_CAT_DIV", 0, 1, 0);
   for (int k = 0; k < d.n; ++k) {
     const ck_cat_in &s = d.in[k];
     if (s.row_bytes == 0 || d.rows == 0) continue;
