@@ -6,7 +6,7 @@
 #   examples/select_bench.lua beside bench/torch_select.py for those cases, with cat_k's per-unit division back
 #   (CUKERN_IX_CAT_DIV=1) and without, in the same run; ncu (SpeedOfLight, Occupancy, LaunchStats) over cat_k of
 #   64 inputs and over index_select's rows_k.
-#   OUT=/dir CUKERN_COMMIT=abc bash lab/round15-e.sh
+#   OUT=/dir CUKERN_COMMIT=abc bash lab/round15-e.sh   (CUKERN_IX_CAT_DIV existed at 3f178a6 only; later it is ignored)
 set -u
 . lab/run_env.sh
 export CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
