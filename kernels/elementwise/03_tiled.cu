@@ -372,13 +372,16 @@ extern "C" const char *ck_ew_tiled_supports(const void *desc) {
    * their slots on average (f64, whose strided reads use sectors twice as well: three quarters): lab/ew_small_tiles.lua
    * measured the tiled rung 1.1-9x slower than the strided one at every shape below that and 0.34-0.89x at every
    * shape above it (H200: batches of 8 x 8 to 64 x 64, 8 / 16 / 32 x 4096-8192, 2 x 2^22; f32, f64, f16).
-   * CUKERN_EW_TILE_FILL=p: p percent instead (0: never decline), for that measurement. */
+   * CUKERN_EW_TILE_FILL=p: p percent instead (0: never decline), for that measurement. ck_copy_permuted's rule for the
+   * transpose ladder differs (src/ops/op_transpose.c: its tiles are 64 x 64 for every dtype, and were measured apart). */
   const double t = in_dtype_of(d) == CK_F64 ? Geo<double>::T : Geo<float>::T; /* (f64 the one 8-byte dtype here) */
   const double nx = (double)d->shape[d->ndim - 1], ny = (double)d->shape[y];
   const double slots = std::ceil(nx / t) * std::ceil(ny / t) * t * t;
   const int fill = ck_knob("CUKERN_EW_TILE_FILL", 0, 100, in_dtype_of(d) == CK_F64 ? 75 : 50);
   if (fill > 0 && nx * ny * 100 < fill * slots)
-    return "the tiles would be mostly idle (short tiled dims: less than half of each tile used; strided runs it)";
+    return fill == 75 ? "the tiles would be mostly idle (short tiled dims: under 3/4 of each 32 x 32 tile used; strided runs it)"
+         : fill == 50 ? "the tiles would be mostly idle (short tiled dims: under half of each 64 x 64 tile used; strided runs it)"
+                      : "the tiles would be mostly idle (under CUKERN_EW_TILE_FILL percent of each tile used; strided runs it)";
   return nullptr;
 }
 

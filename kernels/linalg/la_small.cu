@@ -1,7 +1,8 @@
 /*
  * la_small.cu — CK_LA_GESV_SMALL: solve a batch of small square systems (n <= 32 f32, 16 f64) in ONE kernel: LU with
  * partial pivoting, both triangular solves, the pivots and info, and the NaN/Inf check of A, all in registers.
- * CK_LA_POTRF_SMALL (n <= 32, f32 and f64): the Cholesky factors of a batch the same way (small_potrf_kernel below:
+ * CK_LA_POTRF_SMALL (n <= 64, f32 and f64; to 32 in registers, then block_potrf_kernel): the Cholesky factors of a
+ * batch the same way (small_potrf_kernel below:
  * the factor, the zeroed other triangle, info and the NaN/Inf check in one kernel). On an H200 (session 13,
  * lab/linalg_host.lua) ck.cholesky of 10^4 x 8 x 8 f32 took 193 us, PyTorch 106: potrfBatched behind a scan of A
  * with its own read, info's read and the tri kernel.
@@ -272,7 +273,7 @@ template <typename T> int potrf(const ck_la_job *j, const ck_env *env) {
 
 extern "C" int ck_la_small_gesv(const ck_la_job *j, const ck_env *env) {
   if (j->batch <= 0 || j->n <= 0) return 0;
-  if (j->n > CK_LA_GESV_SMALL_MAX(j->dtype) || !j->ain.p) return (int)cudaErrorInvalidValue;
+  if (j->n > CK_LA_GESV_SMALL_MAX(j->dtype) || !j->ain.p || j->batch > 0x7fffffff) return (int)cudaErrorInvalidValue;
   return j->dtype == CK_F64 ? gesv<double>(j, env) : gesv<float>(j, env);
 }
 

@@ -15,8 +15,8 @@
  * transpose between the source's unit-stride dim (read along it) and the destination's last dim (written
  * along it), all other dims being batch dims. It declines (CK_NOT_APPLICABLE, no error) when that is not
  * the shape of the copy or would not pay: either of the two dims shorter than CK_TR_MIN_EDGE or the 64 x 64 tiles
- * less than half used on average (8-byte elements: three quarters; a tile mostly idle costs a block, and the
- * elementwise copy does better there), the source's last dim already unit
+ * less than a quarter used on average (below: a tile mostly idle costs a block, and the elementwise copy does better
+ * there), the source's last dim already unit
  * stride (the elementwise copy is coalesced both ways), or src and dst sharing storage. 2-byte dtypes
  * (f16, bf16) go through the rungs that take them (08_aligned declines them; 06_wide runs).
  *
@@ -153,13 +153,16 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
     if (ss[i] == 1) u = i;
   if (u < 0) return CK_NOT_APPLICABLE;
   if (sh[q] < CK_TR_MIN_EDGE || sh[u] < CK_TR_MIN_EDGE) return CK_NOT_APPLICABLE;
-  /* The tiled elementwise rung's rule (kernels/elementwise/03_tiled.cu): the rungs' 64 x 64 tiles less than half
-   * used on average (8-byte elements: three quarters) cost a block a tile, where the elementwise copy reads whole
-   * sectors; x:transpose(2, 3):contiguous() of 10^4 x 8 x 8 ran 1/64 of each tile. */
+  /* Tiles mostly idle cost a block each (x:transpose(2, 3):contiguous() of 10^4 x 8 x 8 ran 1/64 of each 64 x 64
+   * tile: 54.5 us where the elementwise copy took 7.8). lab/ew_small_tiles.lua (round 3 session 15, H200: this
+   * ladder's default rung beside the elementwise rungs on 12 shapes x f32/f64/f16) had the ladder slower below a
+   * quarter of its tiles used on average and as fast or faster from a quarter up, but for 8-byte elements whose
+   * dims fill the elementwise rung's 32 x 32 tiles better (at least 3/4, which that rung takes): f64 4096 x 32 x 32
+   * ran 22.0 us there against 28.3 here. Declined in those cases; the elementwise copy picks its rung. */
   const double nx = (double)sh[q], ny = (double)sh[u];
-  const double slots = ceil(nx / 64) * ceil(ny / 64) * 4096.0;
-  if (nx * ny < (es == 8 ? 0.75 : 0.5) * slots) return CK_NOT_APPLICABLE;
-
+  const double fill64 = nx * ny / (ceil(nx / 64) * ceil(ny / 64) * 4096.0);
+  const double fill32 = nx * ny / (ceil(nx / 32) * ceil(ny / 32) * 1024.0);
+  if (fill64 < 0.25 || (es == 8 && fill32 >= 0.75 && fill32 > fill64)) return CK_NOT_APPLICABLE;
   /* in(r, c) = src[.. dim q = r, dim u = c ..]: rows run along q, cols along src's unit-stride dim u.
    * out(i, j) = dst[.. dim u = i, dim q = j ..]: written along dst's last dim. */
   ck_tr_desc d;
