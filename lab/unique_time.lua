@@ -10,17 +10,21 @@ local u = ck.randint(0, 2 ^ 20 - 1, n, {device = "cuda"})
 local v, c, j = ck.unique(u, {counts = true, inverse = true})
 assert(ck.sum(c):item() == n and ck.equal(v:index_select(1, j), u), "unique: wrong")
 assert(ck.equal(ck.unique(u), v), "unique without inverse differs")
+local _, j2 = ck.unique(u, {inverse = true, inverse_by = "search"})
+assert(ck.equal(j2, j), "unique's inverse by search differs from the scatter's")
 local w = ck.randint(-(1 << 31), (1 << 31) - 1, n, {device = "cuda"})
 local sv = ck.sort(w, 1, {indices = false})
 local ran = ck.last_ran().name
 assert(ran == "cub" and ck.equal(sv, (ck.sort(w))), "sort values only: " .. ran .. " or differs")
 for _, o in ipairs {{function() ck.unique(u, {counts = true, inverse = true}) end, "unique i32 n=2^26 (counts, inverse)"},
+                    {function() ck.unique(u, {counts = true, inverse = true, inverse_by = "search"}) end,
+                     "unique i32 n=2^26 (counts, inverse by search)", "unique i32 n=2^26 (counts, inverse)"},
                     {function() ck.unique(u) end, "unique i32 n=2^26"},
                     {function() ck.unique(u, {counts = true}) end, "unique i32 n=2^26 (counts)"},
                     {function() ck.sort(w, 1, {indices = false}) end, "sort i32 n=2^26 values"},
                     {function() ck.sort(w) end, "sort i32 n=2^26 values and indices (ours only)"}} do
   local r = bench.run{fn = o[1], device = "cuda", warmup = 3, reps = 10}
-  local tt = t[o[2]]
+  local tt = t[o[3] or o[2]] -- (the torch row it stands beside)
   print(("%s: cukern %.3f ms, torch %s ms%s"):format(o[2], r.ms, tt and ("%.3f"):format(tt) or "-",
     tt and (" (%.2fx)"):format(tt / r.ms) or ""))
 end
@@ -45,6 +49,7 @@ for _, o in ipairs {
     local ends = ck.full({k}, n + 1, {dtype = "i64", device = "cuda"})
     ends:narrow(1, 1, k - 1):copy_(first:narrow(1, 2, k)); ck.sub(ends, first) end},
   {"cumsum(starts) bool -> i64", function() ck.cumsum(starts) end},
+  {"searchsorted of u in the values (inverse_by = search)", function() ck.searchsorted(s:index_select(1, first), u) end},
   {"scatter of the group numbers through perm", function()
     ck.scatter(ck.empty({n}, {dtype = "i64", device = "cuda"}), 1, perm, group) end},
 } do

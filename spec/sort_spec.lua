@@ -591,7 +591,8 @@ describe("searchsorted", function()
 end)
 
 -- ck.unique (NumPy's np.unique with return_counts / return_inverse): against a plain-Lua oracle on both
--- backends, with repeats, NaN (one value, last), -0 and +0 (one value), integers, views and empty arrays.
+-- backends, with repeats, NaN (one value, last), -0 and +0 (one value), integers, views and empty arrays; the inverse
+-- both ways (the scatter through the sort's permutation, and inverse_by = "search").
 describe("ck.unique", function()
   local function oracle(vals)
     local keyed = {}
@@ -648,6 +649,12 @@ describe("ck.unique", function()
           assert.equal(#wv, ck.unique(a):numel(), label)
           local _, c2 = ck.unique(a, {counts = true})
           assert.same(wc, c2:to("host"):flat(), label)
+          -- the inverse by searchsorted of a in the values (no permutation, no scatter): the same indices
+          local v3, inv3 = ck.unique(a, {inverse = true, inverse_by = "search"})
+          assert.equal(#wv, v3:numel(), label)
+          assert.equal("i64", inv3:dtype(), label)
+          assert.same(a:shape(), inv3:shape(), label)
+          assert.same(wi, inv3:to("host"):flat(), label .. " inverse_by search")
         end
       end
     end)
