@@ -63,7 +63,7 @@ ck_status la_info_check(la_env *e, int kind);
 ck_status la_wait(la_env *e);
 /* *any = some entry of info is positive (read back from a device), without raising */
 ck_status la_info_any(la_env *e, bool *any);
-/* A must be finite (when check): one reduction and a read */
+/* A must be finite (when check): an isfinite pass (bool), its count and a read */
 ck_status la_check_finite(la_env *e, const ck_tensor *a, const char *what);
 /* the diagonal of m's first k x k block as a view [batch..., k] */
 void la_diag(la_env *e, ck_tensor *d, la_mat *m, int k);
