@@ -9,6 +9,7 @@
 #   the complex division in NumPy's form (one reciprocal for both parts: cx_math.h, after c8b387a; complex_spec's
 #   cuda-vs-host and z / z cases, then examples/complex_bench.lua beside bench/torch_complex.py: c64 div against add
 #   and mul, % of memcpy, issue 35's 95%);
+#   551b0bb's NaN/Inf check of the linalg layer (an isfinite pass and its count: linalg_spec, linalg_complex_spec);
 #   and ck.unique's inverse by search against the scatter (lab/unique_time.lua beside lab/unique_torch.py: 2^26 i32
 #   in [0, 2^20), the composition's steps each timed), with sort_spec (its unique cases run inverse_by = "search" on
 #   both backends) before, to choose the default.
@@ -18,7 +19,7 @@ set -u
 export CUKERN_COMMIT="${CUKERN_COMMIT:-unknown}"
 build_sm90
 par_specs "spec/transpose_spec.lua spec/elementwise_spec.lua spec/half_spec.lua spec/assembly_spec.lua spec/core_spec.lua
-  spec/linalg_gpu_spec.lua spec/sort_spec.lua spec/complex_spec.lua" 8 240
+  spec/linalg_gpu_spec.lua spec/linalg_spec.lua spec/linalg_complex_spec.lua spec/sort_spec.lua spec/complex_spec.lua" 8 240
 timeout 90 lua5.4 lab/ew_small_tiles.lua > "$R/ew_small_tiles.txt" 2>&1; log "ew_small_tiles (default rules) rc=$?"
 cat "$R/ew_small_tiles.txt"
 timeout 150 python3 bench/torch_select.py --out "$R/torch_select.json" > "$R/torch.txt" 2>&1; log "torch_select rc=$?"
