@@ -6,9 +6,8 @@
 #            the rules on (its copy_ column against the tr-rung and strided columns of session 15's c);
 #   then the select rows that are still under 90% (examples/select_bench.lua beside bench/torch_select.py, cat,
 #   stack and index_select only) for the next try at cat_k's occupancy;
-#   the complex division in NumPy's form (one reciprocal for both parts: cx_math.h, after c8b387a; complex_spec's
-#   cuda-vs-host and z / z cases, then examples/complex_bench.lua beside bench/torch_complex.py: c64 div against add
-#   and mul, % of memcpy, issue 35's 95%);
+#   complex_spec on the GPU and examples/complex_bench.lua beside bench/torch_complex.py (c64 div against add and mul,
+#   % of memcpy, issue 35's 95%: NumPy's one-reciprocal form was tried in session 15 and taken back, lab/cx_div_ab.sh);
 #   551b0bb's NaN/Inf check of the linalg layer (an isfinite pass and its count: linalg_spec, linalg_complex_spec);
 #   and ck.unique's inverse by search against the scatter (lab/unique_time.lua beside lab/unique_torch.py: 2^26 i32
 #   in [0, 2^20), the composition's steps each timed), with sort_spec (its unique cases run inverse_by = "search" on

@@ -243,6 +243,7 @@ local CASES = {
   {"ck.searchsorted", [[ck.searchsorted(a, a)]], "the sorted array must be 1%-D"},
   {"ck.unique", [[ck.unique(a, {counts = 1})]], "counts must be true or false"},
   {"ck.unique", [[ck.unique(a, {inverse = true, inverse_by = "sort"})]], 'inverse_by must be "scatter" or "search"'},
+  {"ck.unique", [[ck.unique(a, {inverse_by = "search"})]], "ask for it with inverse = true"},
   {"ck.complex", [[ck.complex(a, "x")]], "argument 2 must be a cukern array, got"},
   {"ck.real", [[ck.real("x")]], "argument 1 must be a cukern array"},
   {"ck.imag", [[ck.imag(a, 1)]], "takes only the array"},

@@ -657,6 +657,17 @@ describe("ck.unique", function()
           assert.same(wi, inv3:to("host"):flat(), label .. " inverse_by search")
         end
       end
+      -- a transposed view (not copied first) with NaN and -0, and a 0-d array: both inverses, the same
+      local M = ck.array({{3, 1, 3}, {0 / 0, 1, -0.0}}, {dtype = "f64"}):to(dev):t()
+      local v1, i1 = ck.unique(M, {inverse = true})
+      local _, i2 = ck.unique(M, {inverse = true, inverse_by = "search"})
+      assert.equal(4, v1:numel())
+      assert.same({3, 2}, i2:shape())
+      assert.same(i1:to("host"):totable(), i2:to("host"):totable())
+      assert.same({{3, 4}, {2, 2}, {3, 1}}, i2:to("host"):totable())
+      local _, iz = ck.unique(ck.array({2.5}, {dtype = "f32"}):to(dev):reshape(), {inverse = true, inverse_by = "search"})
+      assert.equal(0, iz:ndim())
+      assert.equal(1, iz:item())
     end)
   end
 end)

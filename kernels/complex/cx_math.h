@@ -10,14 +10,15 @@
  * T; M is the suffix of T's libm names ("f" for float, empty for double). The includer provides <math.h>.
  *   div: Smith's algorithm (1962): scale by the larger part of the divisor, so |b|^2 is never formed and
  *        b = 1e30 + 1e30i divides in c64 without overflow (the textbook (a conj b) / |b|^2 overflows for
- *        |b| > 1.8e19 in c64 and 1.3e154 in c128). In NumPy's form (its complex divide loop): r = q / p, then one
- *        reciprocal s = 1 / (p + q r) that both parts multiply by, two divisions where dividing each part took
- *        three (c64 division ran at 94.3% of memcpy on an H100 where add and mul ran at 95.4%; round 3 session 12).
- *        A real divisor (im == 0) divides both parts, so z / 0 is
+ *        |b| > 1.8e19 in c64 and 1.3e154 in c128). A real divisor (im == 0) divides both parts, so z / 0 is
  *        +-inf or NaN per part as for real arrays. Its two cases (|re| or |im| of b the larger) are one path of
  *        selects giving the two branches' values bit for bit (the second case is the first with a's and b's parts
  *        swapped and the imaginary numerator's operands negated, not its result: -(a - b) would turn an exact +0
- *        into -0): on random divisors half a warp took each branch, so every warp paid for both.
+ *        into -0): on random divisors half a warp took each branch, so every warp paid for both. Not NumPy's
+ *        form (one reciprocal 1 / d that both parts multiply by): on an H200 it ran c64 division at 94.2% of memcpy
+ *        against 93.4% (round 3 session 15, lab/cx_div_ab.sh), but 1 / d overflows for a subnormal d (0 / (1e-39 +
+ *        1e-39i) gave NaN), loses bits for |d| > 8.5e37 in c64, and z / z came out 0.99999994 for 70 of the 400 z
+ *        with integer parts 1 to 20 (here: 1 for all of them).
  *   exp: e^re (cos im, sin im); im == 0 gives (e^re, im) exactly (no inf * 0 = NaN for large re).
  *   log: (log |z|, atan2(im, re)), |z| by hypot (no overflow of re^2 + im^2).
  *   sqrt: the principal root (re >= 0, im with the sign of z's im, -0 included: NumPy, MATLAB, C99 csqrt) in
@@ -43,9 +44,9 @@
     if (b.im == 0) return P##mk(a.re / b.re, a.im / b.re);                                                         \
     const int big_re = fabs##M(b.re) >= fabs##M(b.im);                                                            \
     const T p = big_re ? b.re : b.im, q = big_re ? b.im : b.re; /* |p| >= |q| */                                   \
-    const T x = big_re ? a.re : a.im, y = big_re ? a.im : a.re, r = q / p, s = (T)1 / (p + q * r);               \
+    const T x = big_re ? a.re : a.im, y = big_re ? a.im : a.re, r = q / p, d = p + q * r;                         \
     const T u = big_re ? y : -y, v = big_re ? x : -x; /* the imaginary numerator u - v r, as each case writes it */ \
-    return P##mk((x + y * r) * s, (u - v * r) * s);                                                                 \
+    return P##mk((x + y * r) / d, (u - v * r) / d);                                                                 \
   }                                                                                                                 \
   CK_CX_FN C P##neg(C a) { return P##mk(-a.re, -a.im); }                                                            \
   CK_CX_FN C P##conj(C a) { return P##mk(a.re, -a.im); }                                                            \

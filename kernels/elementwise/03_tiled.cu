@@ -379,9 +379,11 @@ extern "C" const char *ck_ew_tiled_supports(const void *desc) {
   const double slots = std::ceil(nx / t) * std::ceil(ny / t) * t * t;
   const int fill = ck_knob("CUKERN_EW_TILE_FILL", 0, 100, in_dtype_of(d) == CK_F64 ? 75 : 50);
   if (fill > 0 && nx * ny * 100 < fill * slots)
-    return fill == 75 ? "the tiles would be mostly idle (short tiled dims: under 3/4 of each 32 x 32 tile used; strided runs it)"
-         : fill == 50 ? "the tiles would be mostly idle (short tiled dims: under half of each 64 x 64 tile used; strided runs it)"
-                      : "the tiles would be mostly idle (under CUKERN_EW_TILE_FILL percent of each tile used; strided runs it)";
+    return fill != (in_dtype_of(d) == CK_F64 ? 75 : 50)
+               ? "the tiles would be mostly idle (under CUKERN_EW_TILE_FILL percent of each tile used; strided runs it)"
+           : in_dtype_of(d) == CK_F64
+               ? "the tiles would be mostly idle (short tiled dims: under 3/4 of each 32 x 32 tile used; strided runs it)"
+               : "the tiles would be mostly idle (short tiled dims: under half of each 64 x 64 tile used; strided runs it)";
   return nullptr;
 }
 

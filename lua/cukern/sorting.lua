@@ -182,6 +182,7 @@ local function unique_fn(where)
   where_of(where)
   return function(ck, a, opts)
     local o = check_opts(where, opts, UNIQUE)
+    if o.inverse_by and not o.inverse then raise(where .. ": inverse_by says how the inverse is made; ask for it with inverse = true") end
     check_live(where, a, "argument 1")
     local ok, v, c, inv = pcall(function()
       local n, dev = a:numel(), a:device()
@@ -216,8 +217,8 @@ local function unique_fn(where)
         if k > 1 then ends:narrow(1, 1, k - 1):copy_(first:narrow(1, 2, k)) end
         counts = ck.sub(ends, first)
       end
-      if o.inverse and by_search then
-        inverse = ck.searchsorted(values, a:contiguous()) -- i64, 1-based, a's shape
+      if o.inverse and by_search then -- i64, 1-based; flat is a's values already contiguous
+        inverse = ck.searchsorted(values, flat):reshape(table.unpack(a:shape()))
       elseif o.inverse then
         local group = ck.cumsum(starts) -- i64: the 1-based value number of each sorted position
         -- perm is a permutation of 1..n, so the scatter writes every element (no fill first) and no destination

@@ -156,13 +156,14 @@ ck_status ck_copy_permuted(ck_ctx *ctx, ck_tensor *dst, const ck_tensor *src) {
   /* Tiles mostly idle cost a block each (x:transpose(2, 3):contiguous() of 10^4 x 8 x 8 ran 1/64 of each 64 x 64
    * tile: 54.5 us where the elementwise copy took 7.8). lab/ew_small_tiles.lua (round 3 session 15, H200: this
    * ladder's default rung beside the elementwise rungs on 12 shapes x f32/f64/f16) had the ladder slower below a
-   * quarter of its tiles used on average and as fast or faster from a quarter up, but for 8-byte elements whose
-   * dims fill the elementwise rung's 32 x 32 tiles better (at least 3/4, which that rung takes): f64 4096 x 32 x 32
-   * ran 22.0 us there against 28.3 here. Declined in those cases; the elementwise copy picks its rung. */
+   * quarter of its tiles used on average and as fast or faster from a quarter up, but for f64 whose dims fill the
+   * elementwise rung's 32 x 32 tiles better (at least 3/4, which that rung takes; it has no other 8-byte dtype, so
+   * i64 stays here): f64 4096 x 32 x 32 ran 22.0 us there against 28.3 here. Declined in those cases; the
+   * elementwise copy picks its rung. */
   const double nx = (double)sh[q], ny = (double)sh[u];
   const double fill64 = nx * ny / (ceil(nx / 64) * ceil(ny / 64) * 4096.0);
   const double fill32 = nx * ny / (ceil(nx / 32) * ceil(ny / 32) * 1024.0);
-  if (fill64 < 0.25 || (es == 8 && fill32 >= 0.75 && fill32 > fill64)) return CK_NOT_APPLICABLE;
+  if (fill64 < 0.25 || (dst->dtype == CK_F64 && fill32 >= 0.75 && fill32 > fill64)) return CK_NOT_APPLICABLE;
   /* in(r, c) = src[.. dim q = r, dim u = c ..]: rows run along q, cols along src's unit-stride dim u.
    * out(i, j) = dst[.. dim u = i, dim q = j ..]: written along dst's last dim. */
   ck_tr_desc d;
